@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+# fabmon: one non-recursive Makefile. `make help` lists the targets.
+
+VERSION    := 0.1.0
+BUILD      := build
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+
+# Debian packages the build, the tests and the benchmarks need (make deps).
+DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlite3 \
+	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
+	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps
+
+PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0
+
+CC      ?= cc
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+CFLAGS  ?= -O2 -g
+CPPFLAGS += -D_GNU_SOURCE -DFABMON_VERSION='"$(VERSION)"'
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKG_LIBS) 2>/dev/null)
+PKG_LDLIBS = $(shell pkg-config --libs $(PKG_LIBS) 2>/dev/null)
+LDLIBS  += $(PKG_LDLIBS) -lpthread -lm
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.PHONY: all help deps run test unit-test bench install format format-check clean
+
+LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o
+MAIN_OBJ := $(BUILD)/agent/main.o
+SCHEMA_SQL := $(sort $(wildcard schema/[0-9]*.sql))
+
+TEST_SRCS := $(wildcard tests/unit/*.c)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+
+all: $(BUILD)/fabmon
+
+help:
+	@echo 'fabmon $(VERSION) targets:'
+	@echo '  make deps          install the Debian packages build, tests and benches need (apt-get)'
+	@echo '  make all           build $(BUILD)/fabmon (default)'
+	@echo '  make run           deps + build + run the agent here: ./var/fabmon.db, 127.0.0.1:9478'
+	@echo '  make test          deps + build + every test (unit, metrics lint, HTTP, store, lab)'
+	@echo '  make bench         deps + build + benchmarks that print figures (not asserted)'
+	@echo '  make install       install the binary, config and unit under $$(DESTDIR)$$(PREFIX)'
+	@echo '  make format        reformat the C sources with .clang-format'
+	@echo '  make format-check  fail if clang-format would change a C source'
+	@echo '  make clean         remove $(BUILD)/'
+	@echo 'Options: V=1 shows full commands; CI=true is set by .ci/run.'
+
+# Installs only what is missing, so a second run takes seconds.
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "deps: need root to apt-get install" >&2; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "deps: all $(words $(DEB_PKGS)) packages present"; fi
+
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+# The numbered migrations are compiled into the binary so that a database is
+# migrated by the program that will use it, with nothing to find at run time.
+$(BUILD)/schema/schema.c: $(SCHEMA_SQL) schema/embed.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)sh schema/embed.sh $(SCHEMA_SQL) > $@
+
+$(BUILD)/schema/schema.o: $(BUILD)/schema/schema.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Iagent -c $< -o $@
+
+$(BUILD)/fabmon: $(MAIN_OBJ) $(LIB_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/unit/runner: $(TEST_OBJS) $(LIB_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs check 2>/dev/null)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	@mkdir -p var
+	./$(BUILD)/fabmon agent --db var/fabmon.db --listen 127.0.0.1:9478
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/unit/runner
+	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon UNIT_RUNNER=$(CURDIR)/$(BUILD)/tests/unit/runner \
+		SHARED_FIXTURES=$(CURDIR)/../shared/fixtures sh tests/run.sh
+
+unit-test: $(BUILD)/tests/unit/runner
+	$(Q)cd tests/unit && SHARED_FIXTURES=$(CURDIR)/../shared/fixtures $(CURDIR)/$<
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon BENCH_DIR=$(CURDIR)/$(BUILD)/bench sh tests/bench/run.sh
+
+install: all
+	install -D -m 0755 $(BUILD)/fabmon $(DESTDIR)$(PREFIX)/bin/fabmon
+	install -D -m 0644 packaging/fabmon.conf $(DESTDIR)/etc/fabmon/fabmon.conf
+	install -D -m 0644 packaging/fabmon.service $(DESTDIR)/lib/systemd/system/fabmon.service
+	install -d -m 0750 $(DESTDIR)/var/lib/fabmon
+
+C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+format:
+	clang-format -i $(C_FILES)
+
+format-check:
+	$(Q)bad=0; for f in $(C_FILES); do \
+		clang-format --dry-run --Werror $$f >/dev/null 2>&1 || { echo "format-check: $$f"; bad=1; }; \
+	done; exit $$bad
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_EXPOSITION_H
+#define FABMON_EXPOSITION_H
+
+#include "registry.h"
+#include "strbuf.h"
+
+/*
+ * Renders the series reported in the registry's current tick as Prometheus
+ * text exposition format 0.0.4: "# HELP" and "# TYPE" once per family,
+ * families in name order, series in label order. Appends to out; returns 0 or
+ * -ENOMEM.
+ */
+int exposition_render(struct registry *reg, struct strbuf *out);
+
+/* Appends value the way the text format wants it (integers without a
+ * fraction, NaN and +Inf spelled as Prometheus does). */
+void exposition_format_value(struct strbuf *out, double value);
+
+#endif

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_COLLECTOR_H
+#define FABMON_COLLECTOR_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A collector reads one source (sysfs netdev statistics, SIOCETHTOOL, RDMA
+ * counters, qdisc stats, ...) and emits samples into a sink that the registry
+ * owns. Collectors never see the registry, the store or HTTP: data flows one
+ * way, collector -> registry -> store/http.
+ */
+
+enum metric_type { METRIC_COUNTER, METRIC_GAUGE };
+
+/*
+ * What a metric is. The registry copies name and help when it first sees a
+ * family, so a desc may live on the stack (ethtool builds names at run time).
+ */
+struct metric_desc {
+	const char *name; /* full name: fabmon_<subsystem>_<name>_<unit>[_total] */
+	const char *help;
+	enum metric_type type;
+	/* Counters only: width in bits at which the source wraps (32 for 32-bit
+	 * RDMA PMA counters); 0 means 64. */
+	unsigned char bits;
+	/* Multiplier from the source's unit to the metric's base unit (4 for
+	 * RDMA data counters in 4-byte words, 1e-6 for microseconds); 0 means 1.
+	 * Wraps are detected on the raw value, before scaling. */
+	double scale;
+};
+
+struct label {
+	const char *key;
+	const char *value;
+};
+
+/* Implemented by the registry; a collector only holds a pointer for one tick. */
+struct sample_sink;
+
+/*
+ * Emits one counter reading (the raw value the source shows). The registry
+ * turns successive readings into a monotonic total and a per-second rate,
+ * absorbing wraps at desc->bits and resets. Returns 0, or -ENOSPC when the
+ * registry is full (the sample is dropped and counted), -EINVAL on a bad desc.
+ */
+int sample_counter(struct sample_sink *out, const struct metric_desc *desc,
+		   const struct label *labels, size_t n_labels, uint64_t raw);
+
+/* Emits one gauge reading. Returns as sample_counter(). */
+int sample_gauge(struct sample_sink *out, const struct metric_desc *desc,
+		 const struct label *labels, size_t n_labels, double value);
+
+/*
+ * Counts a value the collector could not use (garbage, "N/A (no PMA)", a
+ * read error on one file). It shows as fabmon_collector_skipped_values_total.
+ */
+void sample_skip(struct sample_sink *out);
+
+/* What a collector may know about the agent's settings. */
+struct collector_env {
+	const char *sysfs_root;		/* "/sys", or a fixture tree laid out like it */
+	const regex_t *interfaces;	/* NULL: every network interface */
+	const regex_t *ethtool_include; /* NULL: only the known ethtool counters */
+};
+
+/* True if the interface name passes env->interfaces. */
+int collector_want_interface(const struct collector_env *env, const char *ifname);
+
+#define COLLECTOR_WHY_MAX 1024
+
+struct collector_ops {
+	const char *name;
+	/*
+	 * Prepares the collector. Returns >= 0 and sets *ret_state, or -errno
+	 * and writes the reason into why ("no RDMA devices under
+	 * /sys/class/infiniband"). -ENOENT, -EPERM and -EOPNOTSUPP mean the source
+	 * is absent on this host: the agent marks the collector down and runs on.
+	 * On success why may still hold a note for `fabmon doctor` (partial
+	 * support, e.g. "ethtool: operation not supported on lo"), or be empty.
+	 */
+	int (*init)(const struct collector_env *env, void **ret_state, char *why, size_t why_len);
+	/*
+	 * Reads the source once and emits its samples. Returns >= 0, or -errno
+	 * when the whole source failed this tick (counted in
+	 * fabmon_collector_errors_total, collector_up 0 for the tick).
+	 */
+	int (*sample)(void *state, const struct collector_env *env, struct sample_sink *out);
+	/* Releases what init made. Accepts NULL. */
+	void (*fini)(void *state);
+};
+
+extern const struct collector_ops netdev_collector;
+extern const struct collector_ops ethtool_collector;
+extern const struct collector_ops rdma_collector;
+extern const struct collector_ops qdisc_collector;
+
+/* The one list of collectors, in sampling order, NULL-terminated. */
+extern const struct collector_ops *const collector_all[];
+
+/* Returns the collector called name, or NULL. */
+const struct collector_ops *collector_find(const char *name);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "collector.h"
+
+const struct collector_ops *const collector_all[] = {
+	&netdev_collector,
+	&ethtool_collector,
+	&rdma_collector,
+	&qdisc_collector,
+	NULL,
+};
+
+const struct collector_ops *collector_find(const char *name)
+{
+	for (size_t i = 0; collector_all[i]; i++)
+		if (strcmp(collector_all[i]->name, name) == 0)
+			return collector_all[i];
+	return NULL;
+}
+
+int collector_want_interface(const struct collector_env *env, const char *ifname)
+{
+	return !env->interfaces || regexec(env->interfaces, ifname, 0, NULL, 0) == 0;
+}

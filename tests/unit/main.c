@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "suites.h"
+
+/*
+ * Runs every unit suite in fork mode (a crash fails one test, not the run).
+ * Check prints its own summary line; the exit status is 1 if any test failed.
+ */
+int main(void)
+{
+	Suite *(*const suites[])(void) = {
+		sysfs_suite,	config_suite, registry_suite, exposition_suite, store_suite,
+		http_suite,	netdev_suite, ethtool_suite,  rdma_suite,	qdisc_suite,
+	};
+	SRunner *sr = srunner_create(NULL);
+	int failed;
+
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		srunner_add_suite(sr, suites[i]());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_TEST_SUITES_H
+#define FABMON_TEST_SUITES_H
+
+#include <check.h>
+
+/* One suite per module; tests/unit/main.c runs them all. */
+Suite *sysfs_suite(void);
+Suite *registry_suite(void);
+Suite *exposition_suite(void);
+Suite *config_suite(void);
+Suite *store_suite(void);
+Suite *http_suite(void);
+Suite *netdev_suite(void);
+Suite *ethtool_suite(void);
+Suite *rdma_suite(void);
+Suite *qdisc_suite(void);
+
+#endif
