@@ -2,7 +2,7 @@
 #ifndef FABMON_SCHEMA_H
 #define FABMON_SCHEMA_H
 
-/* The numbered migrations from schema/*.sql, oldest first (schema/embed.sh). */
+/* The numbered migrations from schema/NNN_name.sql, oldest first (schema/embed.sh). */
 struct schema_migration {
 	unsigned version; /* PRAGMA user_version after this migration */
 	const char *file;

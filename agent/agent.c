@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "collector_set.h"
+#include "exposition.h"
+#include "http.h"
+#include "log.h"
+#include "registry.h"
+#include "store.h"
+
+/* Retention deletes at most this many old ticks per tick, so catching up
+ * after downtime is spread out and a tick never stalls on it. */
+#define PRUNE_TICKS_PER_TICK 4
+
+struct agent {
+	struct config cfg;
+	const struct config_source *src;
+	struct collector_set set;
+	struct registry *reg;
+	struct store *store;
+	struct http *http;
+	struct strbuf text;
+	char host[256];
+	double start_s;
+	uint64_t ticks;
+	uint64_t store_errors;
+	int store_ok;
+	int64_t store_last_ms;
+	double store_duration_s;
+	double tick_duration_s;
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define GAUGE(n, h) { .name = n, .help = h, .type = METRIC_GAUGE }
+#define COUNTER(n, h) { .name = n, .help = h, .type = METRIC_COUNTER }
+
+static const struct metric_desc desc_info =
+	GAUGE("fabmon_agent_info", "Always 1; labels name the fabmon version and the host.");
+static const struct metric_desc desc_start =
+	GAUGE("fabmon_agent_start_time_seconds", "When the agent started, in Unix seconds.");
+static const struct metric_desc desc_ticks =
+	COUNTER("fabmon_ticks_total", "Ticks the agent has run.");
+static const struct metric_desc desc_tick_duration =
+	GAUGE("fabmon_tick_duration_seconds",
+	      "Time the previous tick took: collect, store and render.");
+static const struct metric_desc desc_interval =
+	GAUGE("fabmon_tick_interval_seconds", "The configured tick interval.");
+static const struct metric_desc desc_series =
+	GAUGE("fabmon_registry_series", "Series the registry holds.");
+static const struct metric_desc desc_dropped =
+	COUNTER("fabmon_registry_dropped_samples_total",
+		"Samples dropped because the registry held max_series series.");
+static const struct metric_desc desc_store_up =
+	GAUGE("fabmon_store_up", "1 if the last tick was written to the database, 0 if not.");
+static const struct metric_desc desc_store_errors =
+	COUNTER("fabmon_store_errors_total", "Ticks that could not be written to the database.");
+static const struct metric_desc desc_store_duration =
+	GAUGE("fabmon_store_write_duration_seconds", "Time the last database write took.");
+static const struct metric_desc desc_store_last =
+	GAUGE("fabmon_store_last_tick_timestamp_seconds",
+	      "Time of the newest tick committed to the database, in Unix seconds.");
+
+static void agent_self_metrics(struct agent *a)
+{
+	struct sample_sink *out = registry_sink(a->reg, "agent");
+	struct label info[] = { { "version", FABMON_VERSION }, { "host", a->host } };
+
+	(void)sample_gauge(out, &desc_info, info, 2, 1);
+	(void)sample_gauge(out, &desc_start, NULL, 0, a->start_s);
+	(void)sample_counter(out, &desc_ticks, NULL, 0, a->ticks);
+	(void)sample_gauge(out, &desc_tick_duration, NULL, 0, a->tick_duration_s);
+	(void)sample_gauge(out, &desc_interval, NULL, 0, (double)a->cfg.interval_ms / 1000.0);
+	(void)sample_gauge(out, &desc_series, NULL, 0, registry_count(a->reg));
+	(void)sample_counter(out, &desc_dropped, NULL, 0, registry_dropped(a->reg));
+	(void)sample_counter(out, &desc_store_errors, NULL, 0, a->store_errors);
+	(void)sample_gauge(out, &desc_store_duration, NULL, 0, a->store_duration_s);
+}
+
+/* After the commit, so that a scrape shows what the database holds. */
+static void agent_store_metrics(struct agent *a)
+{
+	struct sample_sink *out = registry_sink(a->reg, "agent");
+
+	(void)sample_gauge(out, &desc_store_up, NULL, 0, a->store_ok);
+	(void)sample_gauge(out, &desc_store_last, NULL, 0, (double)a->store_last_ms / 1000.0);
+}
+
+static void agent_store(struct agent *a, double collect_s)
+{
+	char err[512];
+	double t0 = mono_s();
+	int r = store_write_tick(a->store, a->reg, collect_s, err, sizeof(err));
+
+	a->store_duration_s = mono_s() - t0;
+	if (r < 0) {
+		a->store_errors++;
+		/* once per outage, not once per tick */
+		if (a->store_ok)
+			log_error(r, "store: %s; serving /metrics on, retrying every tick", err);
+		a->store_ok = 0;
+		return;
+	}
+	if (!a->store_ok)
+		log_info("store: writing again to '%s'", a->cfg.db_path);
+	a->store_ok = 1;
+	a->store_last_ms = registry_now(a->reg);
+	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_TICKS_PER_TICK);
+}
+
+static void agent_tick(struct agent *a)
+{
+	double t0 = mono_s(), collect_s;
+	size_t len;
+	char *text;
+
+	a->ticks++;
+	registry_begin_tick(a->reg, wall_ms());
+	collector_set_sample(&a->set, a->reg);
+	agent_self_metrics(a);
+	registry_end_tick(a->reg);
+	collect_s = mono_s() - t0;
+	agent_store(a, collect_s);
+	agent_store_metrics(a);
+	strbuf_reset(&a->text);
+	if (exposition_render(a->reg, &a->text) == 0) {
+		/* the HTTP side owns what it serves; copy so our buffer is reused */
+		len = a->text.len;
+		text = malloc(len + 1);
+		if (text) {
+			memcpy(text, a->text.buf, len + 1);
+			http_publish(a->http, text, len);
+		}
+	}
+	a->tick_duration_s = mono_s() - t0;
+}
+
+static void agent_log_collectors(const struct collector_set *set)
+{
+	for (unsigned i = 0; i < set->n; i++) {
+		const struct collector_slot *s = &set->slots[i];
+
+		if (!s->available)
+			log_warnx("collector %s unavailable: %s", s->ops->name, s->why);
+		else if (s->why[0])
+			log_info("collector %s: %s", s->ops->name, s->why);
+	}
+}
+
+static void agent_reload(struct agent *a)
+{
+	struct config cfg;
+	char err[1024];
+	int r = config_build(a->src, &cfg, err, sizeof(err));
+
+	if (r < 0) {
+		log_error(0, "reload: %s; keeping the running configuration", err);
+		return;
+	}
+	if (strcmp(cfg.listen, a->cfg.listen) != 0 || strcmp(cfg.db_path, a->cfg.db_path) != 0 ||
+	    cfg.max_series != a->cfg.max_series)
+		log_warnx("reload: listen, db and max_series take effect at the next restart");
+	snprintf(cfg.listen, sizeof(cfg.listen), "%s", a->cfg.listen);
+	snprintf(cfg.db_path, sizeof(cfg.db_path), "%s", a->cfg.db_path);
+	cfg.max_series = a->cfg.max_series;
+	collector_set_release(&a->set);
+	a->cfg = cfg;
+	(void)collector_set_init(&a->set, &a->cfg, 0);
+	agent_log_collectors(&a->set);
+	log_info("configuration reloaded from '%s'", a->cfg.config_path);
+}
+
+/*
+ * Waits until the next tick is due or a signal arrives. Signals stay blocked
+ * in every thread and are taken here, between ticks, so a SIGTERM that comes
+ * during a tick lets that tick finish and commit.
+ */
+static int agent_wait(const sigset_t *set, double deadline_s)
+{
+	double left = deadline_s - mono_s();
+	struct timespec ts;
+	siginfo_t info;
+	int sig;
+
+	if (left <= 0) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = 0;
+	} else {
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+	}
+	sig = sigtimedwait(set, &info, &ts);
+	return sig < 0 ? 0 : sig;
+}
+
+static void agent_release(struct agent *a)
+{
+	collector_set_release(&a->set);
+	http_stop(a->http);
+	store_close(a->store);
+	registry_free(a->reg);
+	strbuf_release(&a->text);
+}
+
+int agent_run(const struct config_source *src, const struct config *cfg)
+{
+	struct agent a = { .cfg = *cfg, .src = src, .store_ok = 1 };
+	struct http_options hopt;
+	double next;
+	char err[1024];
+	sigset_t set;
+	int r, status = 1;
+
+	strbuf_init(&a.text);
+	a.start_s = (double)wall_ms() / 1000.0;
+	if (gethostname(a.host, sizeof(a.host)) < 0)
+		snprintf(a.host, sizeof(a.host), "unknown");
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	/* before any thread exists, so all inherit the mask */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	a.reg = registry_new(a.cfg.max_series,
+			     a.cfg.series_expiry_ms > a.cfg.interval_ms ? a.cfg.series_expiry_ms :
+									  a.cfg.interval_ms);
+	if (!a.reg) {
+		log_error(-ENOMEM, "unable to allocate the registry");
+		goto out;
+	}
+	r = store_open(a.cfg.db_path, STORE_READ_WRITE, &a.store, err, sizeof(err));
+	if (r < 0) {
+		log_error(0, "%s", err);
+		goto out;
+	}
+	hopt = (struct http_options){
+		.listen = a.cfg.listen,
+		.connection_limit = a.cfg.http_connection_limit,
+		.per_ip_limit = a.cfg.http_per_ip_limit,
+		.timeout_s = a.cfg.http_timeout_s,
+		.stale_ms = 10 * a.cfg.interval_ms > 30000 ? 10 * a.cfg.interval_ms : 30000,
+	};
+	r = http_start(&hopt, &a.http, err, sizeof(err));
+	if (r < 0) {
+		log_error(0, "%s", err);
+		goto out;
+	}
+	(void)collector_set_init(&a.set, &a.cfg, 0);
+	agent_log_collectors(&a.set);
+	log_info("listening on %s (port %u), database '%s', every %lldms", a.cfg.listen,
+		 http_port(a.http), a.cfg.db_path, (long long)a.cfg.interval_ms);
+
+	next = mono_s();
+	for (;;) {
+		int sig = agent_wait(&set, next);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			break;
+		}
+		if (sig == SIGHUP) {
+			agent_reload(&a);
+			continue;
+		}
+		agent_tick(&a);
+		next += (double)a.cfg.interval_ms / 1000.0;
+		/* a tick that overran skips the slots it missed instead of
+		 * running them back to back */
+		if (next < mono_s())
+			next = mono_s() + (double)a.cfg.interval_ms / 1000.0;
+	}
+	status = 0;
+out:
+	agent_release(&a);
+	return status;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector_set.h"
+
+/* Whole-name match: "eth0" must not select "eth01" (as node_exporter's
+ * --collector.netdev.device-include anchors its regex). */
+static int compile_anchored(regex_t *rx, const char *re)
+{
+	char buf[600];
+
+	snprintf(buf, sizeof(buf), "^(%s)$", re);
+	return regcomp(rx, buf, REG_EXTENDED | REG_NOSUB) ? -EINVAL : 0;
+}
+
+int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors)
+{
+	char names[sizeof(cfg->collectors)], *save = NULL;
+	int r = 0;
+
+	memset(set, 0, sizeof(*set));
+	set->env.sysfs_root = cfg->sysfs_root;
+	if (cfg->interfaces[0]) {
+		r = compile_anchored(&set->interfaces, cfg->interfaces);
+		if (r < 0)
+			return r;
+		set->has_interfaces = 1;
+		set->env.interfaces = &set->interfaces;
+	}
+	if (cfg->ethtool_include[0]) {
+		r = compile_anchored(&set->ethtool_include, cfg->ethtool_include);
+		if (r < 0) {
+			collector_set_release(set);
+			return r;
+		}
+		set->has_ethtool_include = 1;
+		set->env.ethtool_include = &set->ethtool_include;
+	}
+	for (size_t i = 0; collector_all[i] && set->n < sizeof(set->slots) / sizeof(set->slots[0]);
+	     i++) {
+		const struct collector_ops *ops = collector_all[i];
+		struct collector_slot *slot;
+		int wanted = all_collectors;
+
+		snprintf(names, sizeof(names), "%s", cfg->collectors);
+		for (char *n = strtok_r(names, ", ", &save); n && !wanted;
+		     n = strtok_r(NULL, ", ", &save))
+			wanted = strcmp(n, ops->name) == 0;
+		if (!wanted)
+			continue;
+		slot = &set->slots[set->n++];
+		slot->ops = ops;
+		slot->init_error = ops->init(&set->env, &slot->state, slot->why, sizeof(slot->why));
+		slot->available = slot->init_error >= 0;
+		if (!slot->available) {
+			slot->state = NULL;
+			if (!slot->why[0])
+				snprintf(slot->why, sizeof(slot->why), "%s: %s", ops->name,
+					 strerror(-slot->init_error));
+		}
+	}
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const struct metric_desc desc_up = {
+	.name = "fabmon_collector_up",
+	.help = "1 if the collector's last sample succeeded, 0 if it failed or its source is absent.",
+	.type = METRIC_GAUGE,
+};
+static const struct metric_desc desc_duration = {
+	.name = "fabmon_collector_duration_seconds",
+	.help = "Time the collector's last sample took.",
+	.type = METRIC_GAUGE,
+};
+static const struct metric_desc desc_errors = {
+	.name = "fabmon_collector_errors_total",
+	.help = "Samples of the collector that failed as a whole.",
+	.type = METRIC_COUNTER,
+};
+static const struct metric_desc desc_skipped = {
+	.name = "fabmon_collector_skipped_values_total",
+	.help = "Values the collector could not use (garbage, N/A, unreadable file) and skipped.",
+	.type = METRIC_COUNTER,
+};
+
+void collector_set_sample(struct collector_set *set, struct registry *reg)
+{
+	struct sample_sink *self;
+
+	for (unsigned i = 0; i < set->n; i++) {
+		struct collector_slot *s = &set->slots[i];
+		double t0;
+		int r;
+
+		if (!s->available)
+			continue;
+		t0 = mono_s();
+		r = s->ops->sample(s->state, &set->env, registry_sink(reg, s->ops->name));
+		s->duration_s = mono_s() - t0;
+		s->last_ok = r >= 0;
+		if (r < 0)
+			s->errors++;
+	}
+	for (unsigned i = 0; i < set->n; i++) {
+		struct collector_slot *s = &set->slots[i];
+		struct label l = { "collector", s->ops->name };
+
+		self = registry_sink(reg, "agent");
+		(void)sample_gauge(self, &desc_up, &l, 1, s->available && s->last_ok);
+		if (!s->available)
+			continue;
+		(void)sample_gauge(self, &desc_duration, &l, 1, s->duration_s);
+		(void)sample_counter(self, &desc_errors, &l, 1, s->errors);
+		(void)sample_counter(self, &desc_skipped, &l, 1,
+				     registry_skipped(reg, s->ops->name));
+	}
+}
+
+void collector_set_release(struct collector_set *set)
+{
+	for (unsigned i = 0; i < set->n; i++)
+		if (set->slots[i].available)
+			set->slots[i].ops->fini(set->slots[i].state);
+	if (set->has_interfaces)
+		regfree(&set->interfaces);
+	if (set->has_ethtool_include)
+		regfree(&set->ethtool_include);
+	memset(set, 0, sizeof(*set));
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_COLLECTOR_SET_H
+#define FABMON_COLLECTOR_SET_H
+
+#include <regex.h>
+
+#include "../collector/collector.h"
+#include "config.h"
+#include "registry.h"
+
+/* One configured collector and how it is doing. */
+struct collector_slot {
+	const struct collector_ops *ops;
+	void *state;
+	int available;	/* init succeeded */
+	int init_error; /* -errno from init, 0 if available */
+	char why[COLLECTOR_WHY_MAX];
+	int last_ok; /* last sample succeeded */
+	uint64_t errors;
+	double duration_s;
+};
+
+/* The collectors a config asks for, initialised against its sysfs root and
+ * interface filters. */
+struct collector_set {
+	struct collector_env env;
+	regex_t interfaces, ethtool_include;
+	int has_interfaces, has_ethtool_include;
+	struct collector_slot slots[8];
+	unsigned n;
+};
+
+/*
+ * Initialises every collector cfg->collectors names (all of them when
+ * all_collectors is set, as `fabmon doctor` wants). A collector whose source
+ * is absent is kept, marked unavailable with its reason. Returns 0 or -errno
+ * (a bad regex, which config_validate() would have caught).
+ */
+int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors);
+
+/* Samples every available collector into reg (between registry_begin_tick and
+ * registry_end_tick), then the fabmon_collector_* series for all of them. */
+void collector_set_sample(struct collector_set *set, struct registry *reg);
+
+/* Finalises the collectors and frees the regexes. */
+void collector_set_release(struct collector_set *set);
+
+#endif

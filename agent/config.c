@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../collector/collector.h"
+#include "config.h"
+
+enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
+
+/* The one table of settings: file key, kind, where it lives, the form. */
+struct key_def {
+	const char *key;
+	enum key_kind kind;
+	size_t offset;
+	size_t size; /* strings: buffer size */
+	const char *form;
+	int64_t min, max; /* durations in ms, uints */
+};
+
+#define STR(k, field, form) { k, KEY_STRING, offsetof(struct config, field), \
+			      sizeof(((struct config *)0)->field), form, 0, 0 }
+#define DUR(k, field, lo, hi, form) { k, KEY_DURATION, offsetof(struct config, field), 0, form, lo, hi }
+#define UINT(k, field, lo, hi, form) { k, KEY_UINT, offsetof(struct config, field), 0, form, lo, hi }
+
+static const struct key_def config_keys[] = {
+	STR("listen", listen, "ADDR:PORT, e.g. 127.0.0.1:9478, [::1]:9478 or :9478"),
+	STR("db", db_path, "a file path"),
+	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
+	STR("sysfs_root", sysfs_root, "a directory laid out like /sys"),
+	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc"),
+	STR("interfaces", interfaces, "a POSIX extended regex matched against whole interface names"),
+	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names"),
+	UINT("max_series", max_series, 16, 10000000, "an integer from 16 to 10000000"),
+	DUR("retention", retention_ms, 60000, 366LL * 86400000, "a duration from 1m to 366d, e.g. 48h"),
+	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
+	UINT("http_connection_limit", http_connection_limit, 1, 10000, "an integer from 1 to 10000"),
+	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
+	UINT("http_timeout", http_timeout_s, 1, 3600, "a number of seconds from 1 to 3600"),
+};
+
+void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->config_path, sizeof(cfg->config_path), "%s", CONFIG_DEFAULT_PATH);
+	snprintf(cfg->listen, sizeof(cfg->listen), "%s", CONFIG_DEFAULT_LISTEN);
+	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", CONFIG_DEFAULT_DB);
+	cfg->interval_ms = 1000;
+	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
+	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc");
+	cfg->max_series = 100000;
+	cfg->retention_ms = 48LL * 3600 * 1000;
+	cfg->series_expiry_ms = 5 * 60 * 1000;
+	cfg->http_connection_limit = 64;
+	cfg->http_per_ip_limit = 16;
+	cfg->http_timeout_s = 10;
+}
+
+int config_parse_duration(const char *text, int64_t *ret_ms)
+{
+	static const struct {
+		const char *suffix;
+		int64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		      { "d", 86400000 }, { "", 1000 } };
+	double v;
+	char *end;
+
+	while (isspace((unsigned char)*text))
+		text++;
+	if (!isdigit((unsigned char)*text))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].suffix) == 0) {
+			double ms = v * (double)units[i].ms;
+
+			if (ms > 1e15)
+				return -EINVAL;
+			*ret_ms = (int64_t)(ms + 0.5);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int config_parse_listen(const char *text, char *host, size_t host_len, unsigned *ret_port)
+{
+	const char *colon;
+	unsigned long port;
+	size_t hlen;
+	char *end;
+
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		hlen = (size_t)(close - text - 1);
+		text++;
+		colon = close + 1;
+	} else {
+		colon = strrchr(text, ':');
+		if (!colon || memchr(text, ':', (size_t)(colon - text)))
+			return -EINVAL;
+		hlen = (size_t)(colon - text);
+	}
+	if (hlen >= host_len || !isdigit((unsigned char)colon[1]))
+		return -EINVAL;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || port > 65535)
+		return -EINVAL;
+	memcpy(host, text, hlen);
+	host[hlen] = '\0';
+	*ret_port = (unsigned)port;
+	return 0;
+}
+
+int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len)
+{
+	const struct key_def *k = NULL;
+	char *field;
+
+	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++)
+		if (strcmp(config_keys[i].key, key) == 0)
+			k = &config_keys[i];
+	if (!k) {
+		snprintf(err, err_len, "unknown key '%s'", key);
+		return -EINVAL;
+	}
+	field = (char *)cfg + k->offset;
+	switch (k->kind) {
+	case KEY_STRING:
+		if (strlen(value) >= k->size)
+			goto bad;
+		memcpy(field, value, strlen(value) + 1);
+		return 0;
+	case KEY_DURATION: {
+		int64_t ms;
+
+		if (config_parse_duration(value, &ms) < 0 || ms < k->min || ms > k->max)
+			goto bad;
+		*(int64_t *)(void *)field = ms;
+		return 0;
+	}
+	case KEY_UINT: {
+		unsigned long long v;
+		char *end;
+
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (!isdigit((unsigned char)*value) || *end || errno || (int64_t)v < k->min ||
+		    (int64_t)v > k->max)
+			goto bad;
+		*(unsigned *)(void *)field = (unsigned)v;
+		return 0;
+	}
+	}
+bad:
+	snprintf(err, err_len, "bad value '%s' for '%s': expected %s", value, key, k->form);
+	return -EINVAL;
+}
+
+struct load_ctx {
+	struct config *cfg;
+	char msg[512];
+};
+
+/* inih calls this per "key = value"; a 0 return makes ini_parse() return the
+ * line number of the first error. */
+static int load_handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct load_ctx *ctx = user;
+
+	if (ctx->msg[0])
+		return 1; /* keep the first error */
+	if (strcmp(section, "agent") != 0) {
+		snprintf(ctx->msg, sizeof(ctx->msg), "unknown section [%s]: expected [agent]",
+			 section);
+		return 0;
+	}
+	return config_set(ctx->cfg, name, value, ctx->msg, sizeof(ctx->msg)) == 0;
+}
+
+int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
+{
+	struct load_ctx ctx = { .cfg = cfg };
+	FILE *f = fopen(path, "r");
+	int line;
+
+	if (!f) {
+		int r = -errno;
+
+		snprintf(err, err_len, "unable to open '%s': %s", path, strerror(-r));
+		return r;
+	}
+	line = ini_parse_file(f, load_handler, &ctx);
+	fclose(f);
+	if (line == 0)
+		return 0;
+	if (line < 0)
+		snprintf(err, err_len, "%s: unable to read", path);
+	else if (ctx.msg[0])
+		snprintf(err, err_len, "%s:%d: %s", path, line, ctx.msg);
+	else
+		snprintf(err, err_len, "%s:%d: syntax error: expected 'key = value' or '[agent]'",
+			 path, line);
+	return -EINVAL;
+}
+
+static int check_regex(const char *key, const char *re, char *err, size_t err_len)
+{
+	regex_t rx;
+	int r;
+
+	if (!*re)
+		return 0;
+	r = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+	if (r) {
+		char why[128];
+
+		regerror(r, &rx, why, sizeof(why));
+		snprintf(err, err_len, "bad regex '%s' for '%s': %s", re, key, why);
+		return -EINVAL;
+	}
+	regfree(&rx);
+	return 0;
+}
+
+int config_validate(const struct config *cfg, char *err, size_t err_len)
+{
+	char host[256], names[sizeof(cfg->collectors)], *save = NULL;
+	unsigned port;
+	int r;
+
+	if (config_parse_listen(cfg->listen, host, sizeof(host), &port) < 0) {
+		snprintf(err, err_len, "bad value '%s' for 'listen': expected %s", cfg->listen,
+			 config_keys[0].form);
+		return -EINVAL;
+	}
+	snprintf(names, sizeof(names), "%s", cfg->collectors);
+	for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*n))
+			n++;
+		if (!collector_find(n)) {
+			snprintf(err, err_len, "unknown collector '%s' in 'collectors': expected %s",
+				 n, "netdev, ethtool, rdma or qdisc");
+			return -EINVAL;
+		}
+	}
+	r = check_regex("interfaces", cfg->interfaces, err, err_len);
+	if (r == 0)
+		r = check_regex("ethtool_include", cfg->ethtool_include, err, err_len);
+	if (r == 0 && !cfg->db_path[0]) {
+		snprintf(err, err_len, "'db' is empty: expected a file path");
+		r = -EINVAL;
+	}
+	return r;
+}
+
+void config_print(const struct config *cfg, FILE *out)
+{
+	fprintf(out, "[agent]\n");
+	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++) {
+		const struct key_def *k = &config_keys[i];
+		const char *field = (const char *)cfg + k->offset;
+
+		if (k->kind == KEY_STRING)
+			fprintf(out, "%s = %s\n", k->key, field);
+		else if (k->kind == KEY_DURATION)
+			fprintf(out, "%s = %lldms\n", k->key,
+				(long long)*(const int64_t *)(const void *)field);
+		else
+			fprintf(out, "%s = %u\n", k->key, *(const unsigned *)(const void *)field);
+	}
+}
+
+int config_build(const struct config_source *src, struct config *ret_cfg, char *err,
+		 size_t err_len)
+{
+	const char *path = src->path ? src->path : CONFIG_DEFAULT_PATH;
+	struct config cfg;
+	int r;
+
+	config_defaults(&cfg);
+	snprintf(cfg.config_path, sizeof(cfg.config_path), "%s", path);
+	r = config_load(&cfg, path, err, err_len);
+	if (r == -ENOENT && !src->path_explicit)
+		r = 0;
+	for (unsigned i = 0; r == 0 && i < src->nflags; i++) {
+		char msg[400];
+
+		r = config_set(&cfg, src->flags[i].key, src->flags[i].value, msg, sizeof(msg));
+		if (r < 0)
+			snprintf(err, err_len, "--%s: %s", src->flags[i].key, msg);
+	}
+	if (r == 0)
+		r = config_validate(&cfg, err, err_len);
+	if (r == 0)
+		*ret_cfg = cfg;
+	return r;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_CONFIG_H
+#define FABMON_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * The agent's settings: built-in defaults, then the INI file, then flags.
+ * Every key of the file has a flag of the same name (sysfs_root is
+ * --sysfs-root). Strings are held inline so a config is a plain value that can
+ * be copied and swapped on SIGHUP.
+ */
+
+#define CONFIG_DEFAULT_PATH "/etc/fabmon/fabmon.conf"
+#define CONFIG_DEFAULT_DB "/var/lib/fabmon/fabmon.db"
+#define CONFIG_DEFAULT_LISTEN ":9478"
+
+struct config {
+	char config_path[PATH_MAX];
+	char listen[256];
+	char db_path[PATH_MAX];
+	int64_t interval_ms;
+	char sysfs_root[PATH_MAX];
+	char collectors[256]; /* comma-separated names */
+	char interfaces[512]; /* POSIX extended regex, anchored; "" = all */
+	char ethtool_include[512];
+	unsigned max_series;
+	int64_t retention_ms;
+	int64_t series_expiry_ms;
+	unsigned http_connection_limit;
+	unsigned http_per_ip_limit;
+	unsigned http_timeout_s;
+};
+
+/* Fills cfg with the built-in defaults. */
+void config_defaults(struct config *cfg);
+
+/*
+ * Reads an INI file over cfg. Returns 0, -ENOENT if the file is absent, or
+ * -EINVAL with a message "FILE:LINE: ..." naming the key and the expected
+ * form in err. cfg may be partly updated on error: parse into a copy.
+ */
+int config_load(struct config *cfg, const char *path, char *err, size_t err_len);
+
+/*
+ * Sets one key from a string, as the file and the flags do. Returns 0, or
+ * -EINVAL (unknown key or bad value) with the expected form in err.
+ */
+int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len);
+
+/* Checks the settings hang together (collector names, regexes, listen
+ * address). Returns 0 or -EINVAL with a message in err. */
+int config_validate(const struct config *cfg, char *err, size_t err_len);
+
+/*
+ * Parses "1s", "100ms", "5m", "48h", "2d" (a bare number is seconds) into
+ * milliseconds. Returns 0 or -EINVAL.
+ */
+int config_parse_duration(const char *text, int64_t *ret_ms);
+
+/* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" (all addresses); port 0 asks
+ * for any free port. Returns 0 or -EINVAL. host is "" for all addresses. */
+int config_parse_listen(const char *text, char *host, size_t host_len, unsigned *ret_port);
+
+/* Writes the effective settings as an INI file to out (for --help and docs). */
+void config_print(const struct config *cfg, FILE *out);
+
+
+
+/*
+ * Where a config comes from: a file (explicit, or the default path which may
+ * be absent) and flags that override it. Kept so SIGHUP can rebuild the same
+ * way.
+ */
+#define CONFIG_MAX_FLAGS 32
+struct config_source {
+	const char *path;     /* NULL: CONFIG_DEFAULT_PATH, absence is fine */
+	int path_explicit;    /* --config was given: absence is an error */
+	struct {
+		const char *key;
+		const char *value;
+	} flags[CONFIG_MAX_FLAGS];
+	unsigned nflags;
+};
+
+/* Builds cfg from defaults, the file and the flags, then validates it.
+ * Returns 0 or -errno with a message in err; cfg is written only on success. */
+int config_build(const struct config_source *src, struct config *cfg, char *err, size_t err_len);
+#endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DOCTOR_H
+#define FABMON_DOCTOR_H
+
+#include <stdio.h>
+
+#include "config.h"
+
+/*
+ * Tells, for every collector (not only the configured ones), whether its
+ * source is available on this host and why not; and whether the database and
+ * the listen address would work. Prints to out. Returns 0 if every configured
+ * collector is available, 1 otherwise.
+ */
+int doctor_run(const struct config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "http.h"
+
+/* A published /metrics body, shared by the scrapes that are sending it. */
+struct snapshot {
+	atomic_int refs;
+	size_t len;
+	char *text;
+};
+
+struct http {
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t lock;
+	struct snapshot *current; /* NULL until the first tick */
+	int64_t published_ms;	  /* monotonic */
+	int64_t stale_ms;
+	unsigned port;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void snapshot_unref(void *cls)
+{
+	struct snapshot *s = cls;
+
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+		free(s->text);
+		free(s);
+	}
+}
+
+static struct snapshot *snapshot_get(struct http *h, int64_t *ret_published)
+{
+	struct snapshot *s;
+
+	pthread_mutex_lock(&h->lock);
+	s = h->current;
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	*ret_published = h->published_ms;
+	pthread_mutex_unlock(&h->lock);
+	return s;
+}
+
+void http_publish(struct http *h, char *text, size_t len)
+{
+	struct snapshot *s = malloc(sizeof(*s)), *old;
+
+	if (!s) {
+		free(text);
+		return;
+	}
+	atomic_init(&s->refs, 1);
+	s->text = text;
+	s->len = len;
+	pthread_mutex_lock(&h->lock);
+	old = h->current;
+	h->current = s;
+	h->published_ms = mono_ms();
+	pthread_mutex_unlock(&h->lock);
+	snapshot_unref(old);
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *c)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct snapshot *s;
+	int64_t published;
+
+	s = snapshot_get(h, &published);
+	if (!s)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no tick has completed yet\n");
+	r = MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->text, snapshot_unref,
+								   s);
+	if (!r) {
+		snapshot_unref(s);
+		return MHD_NO;
+	}
+	/* Prometheus text exposition format 0.0.4 */
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				      "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result serve_healthz(struct http *h, struct MHD_Connection *c)
+{
+	int64_t published;
+	struct snapshot *s = snapshot_get(h, &published);
+
+	snapshot_unref(s);
+	if (s && mono_ms() - published > h->stale_ms)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "tick loop stalled\n");
+	return reply_text(c, MHD_HTTP_OK, "ok\n");
+}
+
+static enum MHD_Result serve_readyz(struct http *h, struct MHD_Connection *c)
+{
+	int64_t published;
+	struct snapshot *s = snapshot_get(h, &published);
+
+	snapshot_unref(s);
+	if (!s)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "waiting for the first tick\n");
+	return reply_text(c, MHD_HTTP_OK, "ready\n");
+}
+
+static const struct route {
+	const char *path;
+	enum MHD_Result (*serve)(struct http *h, struct MHD_Connection *c);
+} routes[] = {
+	{ "/metrics", serve_metrics },
+	{ "/healthz", serve_healthz },
+	{ "/readyz", serve_readyz },
+};
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **req)
+{
+	struct http *h = cls;
+
+	(void)version;
+	(void)upload;
+	(void)req;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		*upload_size = 0; /* discard any body; we answer 405 regardless */
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	}
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(url, routes[i].path) == 0)
+			return routes[i].serve(h, c);
+	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /healthz, /readyz\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fprintf(stderr, "fabmon: http: ");
+	vfprintf(stderr, fmt, ap);
+}
+
+int http_start(const struct http_options *opt, struct http **ret, char *err, size_t err_len)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST };
+	struct addrinfo *ai = NULL;
+	const union MHD_DaemonInfo *info;
+	char host[256];
+	unsigned port;
+	struct http *h;
+	int r;
+
+	if (config_parse_listen(opt->listen, host, sizeof(host), &port) < 0) {
+		snprintf(err, err_len, "bad listen address '%s': expected ADDR:PORT", opt->listen);
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	pthread_mutex_init(&h->lock, NULL);
+	h->stale_ms = opt->stale_ms;
+	if (host[0]) {
+		r = getaddrinfo(host, NULL, &hints, &ai);
+		if (r) {
+			snprintf(err, err_len, "bad listen address '%s': %s", opt->listen,
+				 gai_strerror(r));
+			r = -EINVAL;
+			goto fail;
+		}
+		if (ai->ai_family == AF_INET6) {
+			flags |= MHD_USE_IPv6;
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)port);
+		} else {
+			((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
+		}
+	} else {
+		flags |= MHD_USE_DUAL_STACK;
+	}
+	h->daemon = MHD_start_daemon(
+		flags, (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+		NULL, MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->per_ip_limit,
+		MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, MHD_OPTION_THREAD_POOL_SIZE, 2u,
+		ai ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, ai ? ai->ai_addr : NULL, MHD_OPTION_END);
+	if (!h->daemon && !host[0]) {
+		/* no IPv6 on this host: all IPv4 addresses */
+		flags &= ~(unsigned)MHD_USE_DUAL_STACK;
+		h->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, h,
+					     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					     MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
+					     MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->per_ip_limit,
+					     MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s,
+					     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_END);
+	}
+	if (!h->daemon) {
+		r = errno ? -errno : -EADDRINUSE;
+		snprintf(err, err_len, "unable to listen on '%s': %s", opt->listen, strerror(-r));
+		goto fail;
+	}
+	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : port;
+	freeaddrinfo(ai);
+	*ret = h;
+	return 0;
+fail:
+	if (ai)
+		freeaddrinfo(ai);
+	http_stop(h);
+	return r;
+}
+
+void http_stop(struct http *h)
+{
+	if (!h)
+		return;
+	if (h->daemon)
+		MHD_stop_daemon(h->daemon);
+	snapshot_unref(h->current);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+unsigned http_port(const struct http *h)
+{
+	return h->port;
+}

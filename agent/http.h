@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_HTTP_H
+#define FABMON_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The HTTP side: libmicrohttpd with its own polling threads (epoll). It
+ * serves the last published snapshot of /metrics, so a scrape never waits
+ * for a collector, plus /healthz and /readyz. GET and HEAD only (405
+ * otherwise), 404 for unknown paths.
+ */
+
+struct http;
+
+struct http_options {
+	const char *listen; /* "ADDR:PORT", "[V6]:PORT" or ":PORT" */
+	unsigned connection_limit;
+	unsigned per_ip_limit;
+	unsigned timeout_s;
+	int64_t stale_ms; /* /healthz fails if no tick was published for this long */
+};
+
+/* Starts serving. Returns 0 and sets *ret, or -errno with a message in err. */
+int http_start(const struct http_options *opt, struct http **ret, char *err, size_t err_len);
+
+/* Stops the server and frees the last snapshot. Accepts NULL. */
+void http_stop(struct http *h);
+
+/*
+ * Publishes a new /metrics body, taking ownership of text (malloc'd). The old
+ * one is freed once the last scrape that holds it is done. Marks the agent
+ * ready (/readyz 200) and alive (/healthz) as of now.
+ */
+void http_publish(struct http *h, char *text, size_t len);
+
+/* The port actually bound (useful with port 0 in tests). */
+unsigned http_port(const struct http *h);
+
+#endif

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "config.h"
+#include "doctor.h"
+#include "log.h"
+
+/* Exit statuses (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
+#define EXIT_USAGE 2
+
+static const char agent_usage[] =
+	"usage: fabmon agent [OPTION]...\n"
+	"Samples this host's network counters every tick, stores them in SQLite and\n"
+	"serves them on /metrics. Every option is also a key of the [agent] section\n"
+	"of the config file (--sysfs-root is sysfs_root); options win over the file.\n"
+	"\n"
+	"  --config FILE          config file (default " CONFIG_DEFAULT_PATH ", optional)\n"
+	"  --listen ADDR:PORT     HTTP listen address (default " CONFIG_DEFAULT_LISTEN ")\n"
+	"  --db PATH              SQLite database (default " CONFIG_DEFAULT_DB ")\n"
+	"  --interval DURATION    tick interval, 100ms to 1h (default 1s)\n"
+	"  --sysfs-root DIR       where sysfs is mounted (default /sys)\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc (default all)\n"
+	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
+	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
+	"  --max-series N         bound on series held (default 100000)\n"
+	"  --retention DURATION   keep raw samples this long (default 48h)\n"
+	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
+	"  --check-config         check the configuration, print 'configuration OK', exit\n"
+	"  -v, --verbose          debug logging\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"Signals: SIGTERM/SIGINT finish the current tick and exit 0; SIGHUP reloads\n"
+	"the config file (a bad one is reported and the running one kept).\n"
+	"Exit status: 0 stopped cleanly, 1 runtime failure, 2 usage or config error.\n";
+
+static const char doctor_usage[] =
+	"usage: fabmon doctor [OPTION]...\n"
+	"Tells which collectors work on this host and why the others do not, and\n"
+	"whether the database is usable. Takes the same options as 'fabmon agent'.\n"
+	"Exit status: 0 every enabled collector is available, 1 some are not,\n"
+	"2 usage or config error.\n";
+
+static const char main_usage[] =
+	"usage: fabmon COMMAND [OPTION]...\n"
+	"fabric telemetry and congestion monitoring agent\n"
+	"\n"
+	"commands:\n"
+	"  agent     run the agent (collect, store, serve /metrics)\n"
+	"  doctor    tell which collectors work on this host, and why not\n"
+	"  version   print the version\n"
+	"\n"
+	"'fabmon COMMAND --help' describes each command.\n";
+
+enum { OPT_CHECK_CONFIG = 256, OPT_CONFIG };
+
+static const struct option config_options[] = {
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "listen", required_argument, NULL, 0 },
+	{ "db", required_argument, NULL, 0 },
+	{ "interval", required_argument, NULL, 0 },
+	{ "sysfs-root", required_argument, NULL, 0 },
+	{ "collectors", required_argument, NULL, 0 },
+	{ "interfaces", required_argument, NULL, 0 },
+	{ "ethtool-include", required_argument, NULL, 0 },
+	{ "max-series", required_argument, NULL, 0 },
+	{ "retention", required_argument, NULL, 0 },
+	{ "series-expiry", required_argument, NULL, 0 },
+	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Flag names become config keys: --sysfs-root is sysfs_root. */
+static char *flag_key(const char *flag)
+{
+	char *k = strdup(flag);
+
+	for (char *p = k; p && *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return k;
+}
+
+/*
+ * Parses the options agent and doctor share into src. Returns 0, 1 if --help
+ * was printed, or EXIT_USAGE.
+ */
+static int parse_options(int argc, char **argv, const char *usage, struct config_source *src,
+			 int *check_config)
+{
+	int c, idx;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", config_options, &idx)) != -1) {
+		switch (c) {
+		case 0:
+			if (src->nflags == CONFIG_MAX_FLAGS) {
+				fprintf(stderr, "fabmon: too many options\n");
+				return EXIT_USAGE;
+			}
+			src->flags[src->nflags].key = flag_key(config_options[idx].name);
+			src->flags[src->nflags].value = optarg;
+			src->nflags++;
+			break;
+		case OPT_CONFIG:
+			src->path = optarg;
+			src->path_explicit = 1;
+			break;
+		case OPT_CHECK_CONFIG:
+			if (!check_config) {
+				fprintf(stderr, "fabmon: --check-config is for 'fabmon agent'\n");
+				return EXIT_USAGE;
+			}
+			*check_config = 1;
+			break;
+		case 'v':
+			log_set_level(LOG_LEVEL_DEBUG);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		default:
+			fprintf(stderr, "%s", usage);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fabmon: unexpected argument '%s'\n%s", argv[optind], usage);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void free_source(struct config_source *src)
+{
+	for (unsigned i = 0; i < src->nflags; i++)
+		free((char *)src->flags[i].key);
+}
+
+static int cmd_agent_or_doctor(int argc, char **argv, int doctor)
+{
+	struct config_source src = { 0 };
+	struct config cfg;
+	char err[1024];
+	int check = 0, r;
+
+	r = parse_options(argc, argv, doctor ? doctor_usage : agent_usage, &src,
+			  doctor ? NULL : &check);
+	if (r) {
+		free_source(&src);
+		return r == 1 ? EXIT_SUCCESS : r;
+	}
+	r = config_build(&src, &cfg, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "fabmon: %s\n", err);
+		r = EXIT_USAGE;
+	} else if (check) {
+		printf("configuration OK\n");
+		r = EXIT_SUCCESS;
+	} else {
+		r = doctor ? doctor_run(&cfg, stdout) : agent_run(&src, &cfg);
+	}
+	free_source(&src);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		fputs(main_usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(main_usage, stdout);
+		return EXIT_SUCCESS;
+	}
+	if (strcmp(cmd, "agent") == 0)
+		return cmd_agent_or_doctor(argc - 1, argv + 1, 0);
+	if (strcmp(cmd, "doctor") == 0)
+		return cmd_agent_or_doctor(argc - 1, argv + 1, 1);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+			printf("usage: fabmon version\nPrints the version of fabmon.\n");
+			return EXIT_SUCCESS;
+		}
+		if (argc > 2) {
+			fprintf(stderr, "usage: fabmon version\n");
+			return EXIT_USAGE;
+		}
+		printf("fabmon %s\n", FABMON_VERSION);
+		return EXIT_SUCCESS;
+	}
+	fprintf(stderr, "fabmon: unknown command '%s'\n%s", cmd, main_usage);
+	return EXIT_USAGE;
+}
