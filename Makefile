@@ -110,7 +110,7 @@ test: deps
 		SHARED_FIXTURES=$(CURDIR)/../shared/fixtures sh tests/run.sh
 
 unit-test: $(BUILD)/tests/unit/runner
-	$(Q)cd tests/unit && SHARED_FIXTURES=$(CURDIR)/../shared/fixtures $(CURDIR)/$<
+	$(Q)SHARED_FIXTURES=$(CURDIR)/../shared/fixtures ./$<
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

@@ -12,6 +12,10 @@
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 
+static int check_listen(const char *value);
+static int check_collectors(const char *value);
+static int check_regex(const char *value);
+
 /* The one table of settings: file key, kind, where it lives, the form. */
 struct key_def {
 	const char *key;
@@ -20,21 +24,27 @@ struct key_def {
 	size_t size; /* strings: buffer size */
 	const char *form;
 	int64_t min, max; /* durations in ms, uints */
+	int (*check)(const char *value); /* strings: 0 if the value is well formed */
 };
 
-#define STR(k, field, form) { k, KEY_STRING, offsetof(struct config, field), \
-			      sizeof(((struct config *)0)->field), form, 0, 0 }
-#define DUR(k, field, lo, hi, form) { k, KEY_DURATION, offsetof(struct config, field), 0, form, lo, hi }
-#define UINT(k, field, lo, hi, form) { k, KEY_UINT, offsetof(struct config, field), 0, form, lo, hi }
+#define STR(k, field, form, chk) { k, KEY_STRING, offsetof(struct config, field), \
+				   sizeof(((struct config *)0)->field), form, 0, 0, chk }
+#define DUR(k, field, lo, hi, form) { k, KEY_DURATION, offsetof(struct config, field), 0, form, \
+				      lo, hi, NULL }
+#define UINT(k, field, lo, hi, form) { k, KEY_UINT, offsetof(struct config, field), 0, form, \
+				       lo, hi, NULL }
 
 static const struct key_def config_keys[] = {
-	STR("listen", listen, "ADDR:PORT, e.g. 127.0.0.1:9478, [::1]:9478 or :9478"),
-	STR("db", db_path, "a file path"),
+	STR("listen", listen, "ADDR:PORT, e.g. 127.0.0.1:9478, [::1]:9478 or :9478", check_listen),
+	STR("db", db_path, "a file path", NULL),
 	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
-	STR("sysfs_root", sysfs_root, "a directory laid out like /sys"),
-	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc"),
-	STR("interfaces", interfaces, "a POSIX extended regex matched against whole interface names"),
-	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names"),
+	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", NULL),
+	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc",
+	    check_collectors),
+	STR("interfaces", interfaces, "a POSIX extended regex matched against whole interface names",
+	    check_regex),
+	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names",
+	    check_regex),
 	UINT("max_series", max_series, 16, 10000000, "an integer from 16 to 10000000"),
 	DUR("retention", retention_ms, 60000, 366LL * 86400000, "a duration from 1m to 366d, e.g. 48h"),
 	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
@@ -138,7 +148,7 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	field = (char *)cfg + k->offset;
 	switch (k->kind) {
 	case KEY_STRING:
-		if (strlen(value) >= k->size)
+		if (strlen(value) >= k->size || (k->check && k->check(value) < 0))
 			goto bad;
 		memcpy(field, value, strlen(value) + 1);
 		return 0;
@@ -215,54 +225,47 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 	return -EINVAL;
 }
 
-static int check_regex(const char *key, const char *re, char *err, size_t err_len)
+static int check_listen(const char *value)
+{
+	char host[256];
+	unsigned port;
+
+	return config_parse_listen(value, host, sizeof(host), &port);
+}
+
+static int check_collectors(const char *value)
+{
+	char names[256], *save = NULL;
+
+	if (snprintf(names, sizeof(names), "%s", value) >= (int)sizeof(names))
+		return -EINVAL;
+	for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save))
+		if (!collector_find(n))
+			return -EINVAL;
+	return 0;
+}
+
+static int check_regex(const char *value)
 {
 	regex_t rx;
-	int r;
 
-	if (!*re)
-		return 0;
-	r = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
-	if (r) {
-		char why[128];
-
-		regerror(r, &rx, why, sizeof(why));
-		snprintf(err, err_len, "bad regex '%s' for '%s': %s", re, key, why);
+	if (regcomp(&rx, value, REG_EXTENDED | REG_NOSUB))
 		return -EINVAL;
-	}
 	regfree(&rx);
 	return 0;
 }
 
 int config_validate(const struct config *cfg, char *err, size_t err_len)
 {
-	char host[256], names[sizeof(cfg->collectors)], *save = NULL;
-	unsigned port;
-	int r;
-
-	if (config_parse_listen(cfg->listen, host, sizeof(host), &port) < 0) {
-		snprintf(err, err_len, "bad value '%s' for 'listen': expected %s", cfg->listen,
-			 config_keys[0].form);
+	if (!cfg->db_path[0]) {
+		snprintf(err, err_len, "'db' is empty: expected a file path");
 		return -EINVAL;
 	}
-	snprintf(names, sizeof(names), "%s", cfg->collectors);
-	for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-		while (isspace((unsigned char)*n))
-			n++;
-		if (!collector_find(n)) {
-			snprintf(err, err_len, "unknown collector '%s' in 'collectors': expected %s",
-				 n, "netdev, ethtool, rdma or qdisc");
-			return -EINVAL;
-		}
+	if (!cfg->sysfs_root[0]) {
+		snprintf(err, err_len, "'sysfs_root' is empty: expected a directory");
+		return -EINVAL;
 	}
-	r = check_regex("interfaces", cfg->interfaces, err, err_len);
-	if (r == 0)
-		r = check_regex("ethtool_include", cfg->ethtool_include, err, err_len);
-	if (r == 0 && !cfg->db_path[0]) {
-		snprintf(err, err_len, "'db' is empty: expected a file path");
-		r = -EINVAL;
-	}
-	return r;
+	return 0;
 }
 
 void config_print(const struct config *cfg, FILE *out)

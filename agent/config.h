@@ -50,8 +50,8 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
  */
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len);
 
-/* Checks the settings hang together (collector names, regexes, listen
- * address). Returns 0 or -EINVAL with a message in err. */
+/* Checks what no single key can (each key's form is checked by config_set).
+ * Returns 0 or -EINVAL with a message in err. */
 int config_validate(const struct config *cfg, char *err, size_t err_len);
 
 /*

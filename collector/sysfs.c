@@ -115,7 +115,8 @@ int sysfs_list(const char *root, const char *path, int (*fn)(const char *name, v
 		}
 		n++;
 	}
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = fn(names[i], arg);
 out:

@@ -157,3 +157,18 @@ void testutil_write(const char *root, const char *rel, const char *text)
 	fputs(text, f);
 	fclose(f);
 }
+
+Suite *testutil_suite(const char *name, const struct testutil_case *cases, size_t n)
+{
+	Suite *s = suite_create(name);
+
+	for (size_t i = 0; i < n; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_add_test(tc, cases[i].fn);
+		if (cases[i].timeout_s)
+			tcase_set_timeout(tc, cases[i].timeout_s);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}

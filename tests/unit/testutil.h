@@ -2,6 +2,7 @@
 #ifndef FABMON_TESTUTIL_H
 #define FABMON_TESTUTIL_H
 
+#include <check.h>
 #include <stdint.h>
 
 #include "../../agent/registry.h"
@@ -49,5 +50,14 @@ const char *testutil_copy_tree(const char *src);
 
 /* Writes text to root/rel, creating parent directories. */
 void testutil_write(const char *root, const char *rel, const char *text);
+
+/* A suite of one tcase per test (one behaviour each), for the *_suite()s. */
+struct testutil_case {
+	const char *name;
+	const TTest *fn;
+	int timeout_s; /* 0: Check's default */
+};
+Suite *testutil_suite(const char *name, const struct testutil_case *cases, size_t n);
+#define TESTUTIL_SUITE(name, cases) testutil_suite(name, cases, sizeof(cases) / sizeof(cases[0]))
 
 #endif

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDMA counters from <sysfs_root>/class/infiniband. RDMA data bypasses the
+ * kernel's network stack, so these files are the host's only view of it: the
+ * PMA port counters (counters/), the driver's hw_counters (RoCE congestion and
+ * retransmission, per port and per device), and port and device information.
+ *
+ * Devices and ports are listed afresh each tick, so a hot-plugged or removed
+ * HCA shows up or goes away without a restart; the collector keeps no state.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "sysfs.h"
+
+#define RDMA_CLASS "class/infiniband"
+
+/* Long enough for any attribute we read; board_id and rate are the longest. */
+#define RDMA_TEXT_MAX 256
+
+/*
+ * A counter file and the metric it feeds: a counter wrapping at bits (0: 64),
+ * scaled by scale (0: 1). A NULL name marks a file to ignore.
+ */
+struct rdma_counter {
+	const char *file;
+	const char *name;
+	unsigned char bits;
+	double scale;
+	const char *help;
+};
+
+/*
+ * counters/: the PMA attributes. Widths are those of the IBTA spec vol 1,
+ * PortCounters attribute; data and packet counters come from
+ * PortCountersExtended (64 bits) wherever the kernel finds the HCA supports it.
+ * The spec has PortCounters stop at all ones rather than wrap: a saturated
+ * counter then reads as rate 0, and the width still lets the registry read a
+ * roll-over (as some firmware does) as a small step instead of a reset.
+ */
+static const struct rdma_counter rdma_port_counters[] = {
+	{ "port_xmit_data", "fabmon_rdma_port_transmit_bytes_total", 64, 4,
+	  "Bytes transmitted on the port (PortXmitData, which counts 4-byte words)." },
+	{ "port_rcv_data", "fabmon_rdma_port_receive_bytes_total", 64, 4,
+	  "Bytes received on the port (PortRcvData, which counts 4-byte words)." },
+	{ "port_xmit_packets", "fabmon_rdma_port_transmit_packets_total", 64, 0,
+	  "Packets transmitted on the port." },
+	{ "port_rcv_packets", "fabmon_rdma_port_receive_packets_total", 64, 0,
+	  "Packets received on the port." },
+	{ "unicast_xmit_packets", "fabmon_rdma_port_transmit_unicast_packets_total", 64, 0,
+	  "Unicast packets transmitted on the port." },
+	{ "unicast_rcv_packets", "fabmon_rdma_port_receive_unicast_packets_total", 64, 0,
+	  "Unicast packets received on the port." },
+	{ "multicast_xmit_packets", "fabmon_rdma_port_transmit_multicast_packets_total", 64, 0,
+	  "Multicast packets transmitted on the port." },
+	{ "multicast_rcv_packets", "fabmon_rdma_port_receive_multicast_packets_total", 64, 0,
+	  "Multicast packets received on the port." },
+	{ "port_xmit_discards", "fabmon_rdma_port_transmit_discards_total", 16, 0,
+	  "Outbound packets discarded because the port was down or congested." },
+	{ "port_xmit_wait", "fabmon_rdma_port_transmit_wait_total", 32, 0,
+	  "Ticks (device-defined length) during which the port had data to send "
+	  "but no flow-control credits: back-pressure from the link." },
+	{ "link_downed", "fabmon_rdma_port_link_downed_total", 8, 0,
+	  "Times the link failed its error recovery and went down." },
+	{ "link_error_recovery", "fabmon_rdma_port_link_error_recoveries_total", 8, 0,
+	  "Times the link completed error recovery." },
+	{ "symbol_error", "fabmon_rdma_port_symbol_errors_total", 16, 0,
+	  "Minor link errors detected on a physical lane." },
+	{ "port_rcv_errors", "fabmon_rdma_port_receive_errors_total", 16, 0,
+	  "Received packets that contained an error." },
+	{ "port_rcv_remote_physical_errors",
+	  "fabmon_rdma_port_receive_remote_physical_errors_total", 16, 0,
+	  "Received packets marked with the EBP delimiter (corrupted upstream)." },
+	{ "port_rcv_switch_relay_errors", "fabmon_rdma_port_receive_switch_relay_errors_total", 16,
+	  0, "Received packets discarded because they could not be forwarded." },
+	{ "port_xmit_constraint_errors", "fabmon_rdma_port_transmit_constraint_errors_total", 8, 0,
+	  "Outbound packets not sent because of partition or raw-packet constraints." },
+	{ "port_rcv_constraint_errors", "fabmon_rdma_port_receive_constraint_errors_total", 8, 0,
+	  "Received packets discarded because of partition or raw-packet constraints." },
+	{ "local_link_integrity_errors", "fabmon_rdma_port_local_link_integrity_errors_total", 4, 0,
+	  "Times the count of local physical errors exceeded its threshold." },
+	{ "excessive_buffer_overrun_errors",
+	  "fabmon_rdma_port_excessive_buffer_overrun_errors_total", 4, 0,
+	  "Times consecutive receive buffer overruns exceeded their threshold." },
+	{ "VL15_dropped", "fabmon_rdma_port_vl15_dropped_packets_total", 16, 0,
+	  "Subnet management (VL15) packets dropped for lack of buffers." },
+};
+
+/*
+ * hw_counters/: driver counters, 64 bits in the kernel (struct rdma_hw_stats).
+ * The ones that tell congestion and retransmission get a metric of their own;
+ * every other file goes to fabmon_rdma_hw_stat_total by name.
+ */
+static const struct rdma_counter rdma_hw_counters[] = {
+	{ "np_cnp_sent", "fabmon_rdma_cnp_sent_total", 0, 0,
+	  "Congestion notification packets sent as notification point, on receiving "
+	  "ECN-marked RoCE packets." },
+	{ "np_ecn_marked_roce_packets", "fabmon_rdma_ecn_marked_packets_total", 0, 0,
+	  "RoCE packets received with ECN Congestion Experienced set." },
+	{ "rp_cnp_handled", "fabmon_rdma_cnp_handled_total", 0, 0,
+	  "Congestion notification packets handled as reaction point (rate reduced)." },
+	{ "rp_cnp_ignored", "fabmon_rdma_cnp_ignored_total", 0, 0,
+	  "Congestion notification packets received and ignored as reaction point." },
+	{ "out_of_sequence", "fabmon_rdma_out_of_sequence_packets_total", 0, 0,
+	  "Packets received out of sequence: loss or reordering in the fabric." },
+	{ "packet_seq_err", "fabmon_rdma_packet_sequence_errors_total", 0, 0,
+	  "NAK sequence error packets received: the responder saw a PSN gap." },
+	{ "implied_nak_seq_err", "fabmon_rdma_implied_nak_sequence_errors_total", 0, 0,
+	  "Times the requester saw an ACK with a PSN past an expected READ or atomic response." },
+	{ "local_ack_timeout_err", "fabmon_rdma_local_ack_timeouts_total", 0, 0,
+	  "Times the ACK timer of a sender queue pair expired: a retransmission." },
+	{ "duplicate_request", "fabmon_rdma_duplicate_requests_total", 0, 0,
+	  "Duplicate requests received: the sender retransmitted." },
+	{ "rnr_nak_retry_err", "fabmon_rdma_rnr_nak_retry_errors_total", 0, 0,
+	  "Receiver-not-ready NAKs received (the retry limit not yet exceeded)." },
+	{ "out_of_buffer", "fabmon_rdma_out_of_buffer_drops_total", 0, 0,
+	  "Packets dropped because no receive WQE was posted." },
+	{ "roce_adp_retrans", "fabmon_rdma_adaptive_retransmissions_total", 0, 0,
+	  "Adaptive retransmissions of RoCE traffic." },
+	{ "roce_adp_retrans_to", "fabmon_rdma_adaptive_retransmission_timeouts_total", 0, 0,
+	  "Timeouts of RoCE traffic while adaptive retransmission was on." },
+	{ "roce_slow_restart", "fabmon_rdma_slow_restarts_total", 0, 0,
+	  "Times RoCE slow restart was used." },
+	{ "roce_slow_restart_cnps", "fabmon_rdma_slow_restart_cnps_total", 0, 0,
+	  "Congestion notification packets generated by RoCE slow restart." },
+	{ "roce_slow_restart_trans", "fabmon_rdma_slow_restart_transitions_total", 0, 0,
+	  "Times RoCE slow restart changed state to slow restart." },
+	{ "req_cqe_error", "fabmon_rdma_requester_cqe_errors_total", 0, 0,
+	  "Requester work completions with an error." },
+	{ "req_cqe_flush_error", "fabmon_rdma_requester_cqe_flush_errors_total", 0, 0,
+	  "Requester work completions flushed with an error." },
+	{ "resp_cqe_error", "fabmon_rdma_responder_cqe_errors_total", 0, 0,
+	  "Responder work completions with an error." },
+	{ "resp_cqe_flush_error", "fabmon_rdma_responder_cqe_flush_errors_total", 0, 0,
+	  "Responder work completions flushed with an error." },
+	/* The time in ms the driver caches hw_counters for: a setting, not a counter. */
+	{ "lifespan", NULL, 0, 0, NULL },
+};
+
+static const struct rdma_counter rdma_hw_other = {
+	.name = "fabmon_rdma_hw_stat_total",
+	.help = "Driver hw_counters without a metric of their own, by file name.",
+};
+
+static const struct metric_desc rdma_port_info = {
+	.name = "fabmon_rdma_port_info",
+	.help = "RDMA port state, physical state and link layer, as labels; always 1.",
+	.type = METRIC_GAUGE,
+};
+
+static const struct metric_desc rdma_port_state = {
+	.name = "fabmon_rdma_port_state",
+	.help = "RDMA port logical state (1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER).",
+	.type = METRIC_GAUGE,
+};
+
+static const struct metric_desc rdma_port_rate = {
+	.name = "fabmon_rdma_port_rate_bytes",
+	.help = "RDMA port signalling rate in bytes per second.",
+	.type = METRIC_GAUGE,
+	.scale = 1e9 / 8, /* the kernel reports Gb/sec */
+};
+
+static const struct metric_desc rdma_device_info = {
+	.name = "fabmon_rdma_device_info",
+	.help = "RDMA device HCA type, firmware version and board id, as labels; always 1.",
+	.type = METRIC_GAUGE,
+};
+
+/* A directory of counter files and how its files map to metrics. */
+struct rdma_counter_dir {
+	const char *subdir;
+	const struct rdma_counter *table;
+	size_t n;
+	/* For files not in table; NULL ignores them (counters/ holds only the PMA set). */
+	const struct rdma_counter *other;
+};
+
+#define RDMA_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct rdma_counter_dir rdma_port_counter_dir = {
+	.subdir = "counters",
+	.table = rdma_port_counters,
+	.n = RDMA_LEN(rdma_port_counters),
+};
+
+static const struct rdma_counter_dir rdma_hw_counter_dir = {
+	.subdir = "hw_counters",
+	.table = rdma_hw_counters,
+	.n = RDMA_LEN(rdma_hw_counters),
+	.other = &rdma_hw_other,
+};
+
+/* What one tick is reading: names borrowed from sysfs_list() for its callbacks. */
+struct rdma_scan {
+	const char *root;
+	struct sample_sink *out;
+	const char *device;
+	const char *port; /* NULL while reading device-level files */
+	const struct rdma_counter_dir *dir;
+};
+
+/* Builds the path of the current device (or port) plus fmt, relative to the root. */
+__attribute__((format(printf, 3, 4))) static int
+rdma_path(const struct rdma_scan *s, char path[PATH_MAX], const char *fmt, ...)
+{
+	va_list ap;
+	int n, m;
+
+	if (s->port)
+		n = snprintf(path, PATH_MAX, RDMA_CLASS "/%s/ports/%s/", s->device, s->port);
+	else
+		n = snprintf(path, PATH_MAX, RDMA_CLASS "/%s/", s->device);
+	if (n < 0 || n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	va_start(ap, fmt);
+	m = vsnprintf(path + n, PATH_MAX - (size_t)n, fmt, ap);
+	va_end(ap);
+	return m < 0 || m >= PATH_MAX - n ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * Reads attribute name of the current device or port into buf. An absent
+ * file is just absent; any other failure (unreadable, empty) is counted as a
+ * skipped value. buf is "" unless 0 is returned.
+ */
+static int rdma_read(const struct rdma_scan *s, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = rdma_path(s, path, "%s", name);
+	if (r >= 0)
+		r = sysfs_read(s->root, path, buf, len);
+	if (r < 0) {
+		buf[0] = '\0';
+		if (r != -ENOENT)
+			sample_skip(s->out);
+		return r;
+	}
+	return 0;
+}
+
+/* Fills l with {device, port (if any), counter (if not NULL)}; returns the count. */
+static size_t rdma_labels(const struct rdma_scan *s, struct label l[3], const char *counter)
+{
+	size_t n = 0;
+
+	l[n++] = (struct label){ "device", s->device };
+	if (s->port)
+		l[n++] = (struct label){ "port", s->port };
+	if (counter)
+		l[n++] = (struct label){ "counter", counter };
+	return n;
+}
+
+static const struct rdma_counter *rdma_counter_find(const struct rdma_counter_dir *dir,
+						    const char *file)
+{
+	for (size_t i = 0; i < dir->n; i++)
+		if (strcmp(dir->table[i].file, file) == 0)
+			return &dir->table[i];
+	return NULL;
+}
+
+static int rdma_counter_cb(const char *file, void *arg)
+{
+	struct rdma_scan *s = arg;
+	const struct rdma_counter *known = rdma_counter_find(s->dir, file);
+	const struct rdma_counter *c = known ? known : s->dir->other;
+	struct metric_desc desc;
+	char path[PATH_MAX];
+	struct label l[3];
+	uint64_t v;
+
+	if (!c || !c->name)
+		return 0;
+	/* A file listed a moment ago and gone now is as unusable as garbage. */
+	if (rdma_path(s, path, "%s/%s", s->dir->subdir, file) < 0 ||
+	    sysfs_read_u64(s->root, path, &v) < 0) {
+		sample_skip(s->out);
+		return 0;
+	}
+	desc = (struct metric_desc){ c->name, c->help, METRIC_COUNTER, c->bits, c->scale };
+	/* The registry counts what it cannot hold; nothing more to do here. */
+	(void)sample_counter(s->out, &desc, l, rdma_labels(s, l, known ? NULL : file), v);
+	return 0;
+}
+
+/* Samples the counter directory dir of the current device or port, if it has one. */
+static void rdma_sample_dir(struct rdma_scan *s, const struct rdma_counter_dir *dir)
+{
+	char path[PATH_MAX];
+	int r;
+
+	s->dir = dir;
+	r = rdma_path(s, path, "%s", dir->subdir);
+	if (r >= 0)
+		r = sysfs_list(s->root, path, rdma_counter_cb, s);
+	if (r < 0 && r != -ENOENT)
+		sample_skip(s->out);
+}
+
+/* The kernel writes state and phys_state as "%d: %s" ("4: ACTIVE"); returns the name part. */
+static const char *rdma_state_name(const char *text)
+{
+	const char *p = strstr(text, ": ");
+
+	return p ? p + 2 : text;
+}
+
+/* Parses the number of "4: ACTIVE". Returns 0 or -EINVAL. */
+static int rdma_state_number(const char *text, unsigned long *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*text))
+		return -EINVAL;
+	v = strtoul(text, &end, 10);
+	if (*end != ':')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Parses the Gb/sec figure of "25 Gb/sec (1X EDR)" or "2.5 Gb/sec (1X SDR)". */
+static int rdma_rate_gbps(const char *text, double *ret)
+{
+	double v;
+	char *end;
+
+	if (!isdigit((unsigned char)*text))
+		return -EINVAL;
+	v = strtod(text, &end);
+	if (strncmp(end, " Gb/sec", 7) != 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static void rdma_sample_port_info(struct rdma_scan *s)
+{
+	char state[RDMA_TEXT_MAX], phys[RDMA_TEXT_MAX], link_layer[RDMA_TEXT_MAX];
+	char rate[RDMA_TEXT_MAX];
+	struct label l[5];
+	size_t n = rdma_labels(s, l, NULL);
+	unsigned long num;
+	double gbps;
+
+	if (rdma_read(s, "state", state, sizeof(state)) == 0) {
+		if (rdma_state_number(state, &num) == 0)
+			(void)sample_gauge(s->out, &rdma_port_state, l, n, (double)num);
+		else
+			sample_skip(s->out);
+	}
+	if (rdma_read(s, "rate", rate, sizeof(rate)) == 0) {
+		if (rdma_rate_gbps(rate, &gbps) == 0)
+			(void)sample_gauge(s->out, &rdma_port_rate, l, n, gbps);
+		else
+			sample_skip(s->out);
+	}
+	(void)rdma_read(s, "phys_state", phys, sizeof(phys));
+	(void)rdma_read(s, "link_layer", link_layer, sizeof(link_layer));
+	l[n++] = (struct label){ "state", rdma_state_name(state) };
+	l[n++] = (struct label){ "phys_state", rdma_state_name(phys) };
+	l[n++] = (struct label){ "link_layer", link_layer };
+	(void)sample_gauge(s->out, &rdma_port_info, l, n, 1);
+}
+
+static int rdma_port_cb(const char *port, void *arg)
+{
+	struct rdma_scan *s = arg;
+
+	s->port = port;
+	rdma_sample_port_info(s);
+	rdma_sample_dir(s, &rdma_port_counter_dir);
+	rdma_sample_dir(s, &rdma_hw_counter_dir);
+	s->port = NULL;
+	return 0;
+}
+
+static int rdma_device_cb(const char *device, void *arg)
+{
+	char hca[RDMA_TEXT_MAX], fw[RDMA_TEXT_MAX], board[RDMA_TEXT_MAX], path[PATH_MAX];
+	struct rdma_scan *s = arg;
+	struct label l[4];
+	int r;
+
+	s->device = device;
+	(void)rdma_read(s, "hca_type", hca, sizeof(hca));
+	(void)rdma_read(s, "fw_ver", fw, sizeof(fw));
+	(void)rdma_read(s, "board_id", board, sizeof(board));
+	l[0] = (struct label){ "device", device };
+	l[1] = (struct label){ "hca_type", hca };
+	l[2] = (struct label){ "fw_ver", fw };
+	l[3] = (struct label){ "board_id", board };
+	(void)sample_gauge(s->out, &rdma_device_info, l, 4, 1);
+
+	/* Some drivers keep hw_counters for the whole device, next to ports/. */
+	rdma_sample_dir(s, &rdma_hw_counter_dir);
+
+	r = rdma_path(s, path, "ports");
+	if (r >= 0)
+		r = sysfs_list(s->root, path, rdma_port_cb, s);
+	if (r < 0 && r != -ENOENT)
+		sample_skip(s->out);
+	return 0;
+}
+
+static int rdma_any(const char *name, void *arg)
+{
+	(void)name;
+	(void)arg;
+	return 1;
+}
+
+static int rdma_init(const struct collector_env *env, void **ret_state, char *why, size_t why_len)
+{
+	int r = sysfs_list(env->sysfs_root, RDMA_CLASS, rdma_any, NULL);
+
+	if (r == 0 || r == -ENOENT) {
+		snprintf(why, why_len, "no RDMA devices under %s/" RDMA_CLASS, env->sysfs_root);
+		return -ENOENT;
+	}
+	if (r < 0) {
+		snprintf(why, why_len, "unable to read '%s/" RDMA_CLASS "': %s", env->sysfs_root,
+			 strerror(-r));
+		return r;
+	}
+	if (why_len)
+		why[0] = '\0';
+	*ret_state = NULL;
+	return 0;
+}
+
+static int rdma_sample(void *state, const struct collector_env *env, struct sample_sink *out)
+{
+	struct rdma_scan s = { .root = env->sysfs_root, .out = out };
+	int r;
+
+	(void)state;
+	r = sysfs_list(env->sysfs_root, RDMA_CLASS, rdma_device_cb, &s);
+	return r < 0 ? r : 0;
+}
+
+static void rdma_fini(void *state)
+{
+	(void)state;
+}
+
+const struct collector_ops rdma_collector = {
+	.name = "rdma",
+	.init = rdma_init,
+	.sample = rdma_sample,
+	.fini = rdma_fini,
+};

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../agent/config.h"
+#include "suites.h"
+#include "testutil.h"
+
+static const char *write_conf(const char *text)
+{
+	static char path[64];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/fabmon-conf-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+START_TEST(test_durations)
+{
+	int64_t ms;
+
+	ck_assert_int_eq(config_parse_duration("1s", &ms), 0);
+	ck_assert_int_eq(ms, 1000);
+	ck_assert_int_eq(config_parse_duration("100ms", &ms), 0);
+	ck_assert_int_eq(ms, 100);
+	ck_assert_int_eq(config_parse_duration("48h", &ms), 0);
+	ck_assert_int_eq(ms, 48LL * 3600000);
+	ck_assert_int_eq(config_parse_duration("1.5m", &ms), 0);
+	ck_assert_int_eq(ms, 90000);
+	ck_assert_int_eq(config_parse_duration("2", &ms), 0);
+	ck_assert_int_eq(ms, 2000);
+	ck_assert_int_eq(config_parse_duration("fast", &ms), -EINVAL);
+	ck_assert_int_eq(config_parse_duration("-1s", &ms), -EINVAL);
+	ck_assert_int_eq(config_parse_duration("1 parsec", &ms), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_listen)
+{
+	char host[64];
+	unsigned port;
+
+	ck_assert_int_eq(config_parse_listen(":9478", host, sizeof(host), &port), 0);
+	ck_assert_str_eq(host, "");
+	ck_assert_uint_eq(port, 9478);
+	ck_assert_int_eq(config_parse_listen("127.0.0.1:80", host, sizeof(host), &port), 0);
+	ck_assert_str_eq(host, "127.0.0.1");
+	ck_assert_int_eq(config_parse_listen("[::1]:9478", host, sizeof(host), &port), 0);
+	ck_assert_str_eq(host, "::1");
+	ck_assert_int_eq(config_parse_listen("9478", host, sizeof(host), &port), -EINVAL);
+	ck_assert_int_eq(config_parse_listen("::1:9478", host, sizeof(host), &port), -EINVAL);
+	ck_assert_int_eq(config_parse_listen("h:70000", host, sizeof(host), &port), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_file_ok)
+{
+	struct config_source src = { .path = write_conf("# comment\n[agent]\ninterval = 250ms\n"
+							"listen = 127.0.0.1:1234\n"
+							"collectors = netdev, rdma\n"),
+				     .path_explicit = 1 };
+	struct config cfg;
+	char err[512];
+
+	src.flags[0].key = "interval";
+	src.flags[0].value = "2s";
+	src.nflags = 1;
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.interval_ms, 2000); /* the flag wins */
+	ck_assert_str_eq(cfg.listen, "127.0.0.1:1234");
+	unlink(src.path);
+}
+END_TEST
+
+START_TEST(test_file_errors)
+{
+	const struct {
+		const char *text;
+		const char *want;
+	} bad[] = {
+		{ "[agent]\n\nspeed = 3\n", ":3: unknown key 'speed'" },
+		{ "[agent]\ninterval = soon\n", ":2: bad value 'soon' for 'interval': expected a duration" },
+		{ "[agent]\ninterval = 10ms\n", "expected a duration from 100ms" },
+		{ "[agnet]\ndb = x\n", ":2: unknown section [agnet]" },
+		{ "[agent]\nthis is not ini\n", ":2: syntax error" },
+		{ "[agent]\ncollectors = netdev,bogus\n", ":2: bad value 'netdev,bogus' for 'collectors'" },
+		{ "[agent]\ninterfaces = eth(\n", ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
+		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
+	};
+	struct config cfg;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct config_source src = { .path = write_conf(bad[i].text), .path_explicit = 1 };
+
+		ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].want) && strstr(err, src.path), "%zu: '%s'", i,
+			      err);
+		unlink(src.path);
+	}
+}
+END_TEST
+
+START_TEST(test_missing)
+{
+	struct config_source src = { .path = "/nonexistent/fabmon.conf", .path_explicit = 1 };
+	struct config cfg;
+	char err[512];
+
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), -ENOENT);
+	ck_assert(strstr(err, "unable to open '/nonexistent/fabmon.conf'"));
+	src.path_explicit = 0; /* the default path may be absent */
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.interval_ms, 1000);
+	ck_assert_str_eq(cfg.listen, ":9478");
+	ck_assert_str_eq(cfg.db_path, "/var/lib/fabmon/fabmon.db");
+}
+END_TEST
+
+START_TEST(test_shipped_config)
+{
+	struct config_source src = { .path = "packaging/fabmon.conf", .path_explicit = 1 };
+	struct config cfg;
+	char err[512];
+
+	ck_assert_msg(config_build(&src, &cfg, err, sizeof(err)) == 0, "%s", err);
+}
+END_TEST
+
+Suite *config_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "durations", test_durations, 0 }, { "listen", test_listen, 0 },
+		{ "file_ok", test_file_ok, 0 },	    { "file_errors", test_file_errors, 0 },
+		{ "missing", test_missing, 0 },	    { "shipped_config", test_shipped_config, 0 },
+	};
+
+	return TESTUTIL_SUITE("config", cases);
+}

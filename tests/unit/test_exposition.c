@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/exposition.h"
+#include "suites.h"
+#include "testutil.h"
+
+START_TEST(test_format)
+{
+	const struct metric_desc c = { .name = "fabmon_x_total", .help = "A \\ B\nC",
+				       .type = METRIC_COUNTER };
+	const struct metric_desc g = { .name = "fabmon_a", .help = "gauge", .type = METRIC_GAUGE };
+	struct registry *reg = registry_new(100, 60000);
+	struct label l[] = { { "interface", "e\"th\\0\n" }, { "kind", "k" } };
+	struct sample_sink *out;
+	char *text;
+
+	registry_begin_tick(reg, 1000);
+	out = registry_sink(reg, "t");
+	(void)sample_counter(out, &c, l, 2, 12345678901234ULL);
+	(void)sample_counter(out, &c, l + 1, 1, 7);
+	(void)sample_gauge(out, &g, NULL, 0, 0.25);
+	text = testutil_render(reg);
+	ck_assert_str_eq(text, "# HELP fabmon_a gauge\n"
+			       "# TYPE fabmon_a gauge\n"
+			       "fabmon_a 0.25\n"
+			       "# HELP fabmon_x_total A \\\\ B\\nC\n"
+			       "# TYPE fabmon_x_total counter\n"
+			       "fabmon_x_total{interface=\"e\\\"th\\\\0\\n\",kind=\"k\"} 12345678901234\n"
+			       "fabmon_x_total{kind=\"k\"} 7\n");
+	free(text);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_values)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	exposition_format_value(&sb, NAN);
+	strbuf_addch(&sb, ' ');
+	exposition_format_value(&sb, INFINITY);
+	strbuf_addch(&sb, ' ');
+	exposition_format_value(&sb, 1e20);
+	strbuf_addch(&sb, ' ');
+	exposition_format_value(&sb, -3);
+	ck_assert_str_eq(sb.buf, "NaN +Inf 1e+20 -3");
+	strbuf_release(&sb);
+}
+END_TEST
+
+Suite *exposition_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "format", test_format, 0 },
+		{ "values", test_values, 0 },
+	};
+
+	return TESTUTIL_SUITE("exposition", cases);
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../../agent/http.h"
+#include "suites.h"
+#include "testutil.h"
+
+/* A minimal HTTP/1.0 client over loopback: sends req, returns the whole
+ * response (caller frees). */
+static char *http_do(unsigned port, const char *req)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	ssize_t n;
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[len] = '\0';
+	close(fd);
+	return buf;
+}
+
+static struct http *start(void)
+{
+	struct http_options opt = { .listen = "127.0.0.1:0", .connection_limit = 64,
+				    .per_ip_limit = 32, .timeout_s = 5, .stale_ms = 30000 };
+	struct http *h = NULL;
+	char err[256];
+
+	ck_assert_msg(http_start(&opt, &h, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_gt(http_port(h), 0);
+	return h;
+}
+
+static void expect(unsigned port, const char *req, const char *status, const char *body)
+{
+	char *resp = http_do(port, req);
+
+	/* MHD answers HTTP/1.1 whatever the request's version */
+	ck_assert_msg(strncmp(resp, "HTTP/1.1 ", 9) == 0 && strncmp(resp + 9, status, 3) == 0,
+		      "%s -> %s", req, resp);
+	if (body)
+		ck_assert_msg(strstr(resp, body), "%s -> %s", req, resp);
+	free(resp);
+}
+
+START_TEST(test_routes)
+{
+	struct http *h = start();
+	unsigned p = http_port(h);
+
+	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "503", "no tick");
+	expect(p, "GET /readyz HTTP/1.0\r\n\r\n", "503", NULL);
+	expect(p, "GET /healthz HTTP/1.0\r\n\r\n", "200", "ok");
+	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "200", "\r\n\r\nfabmon_x 1\n");
+	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "200", "version=0.0.4");
+	expect(p, "GET /readyz HTTP/1.0\r\n\r\n", "200", "ready");
+	expect(p, "GET /nope HTTP/1.0\r\n\r\n", "404", NULL);
+	expect(p, "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc", "405",
+	       "Allow: GET, HEAD");
+	expect(p, "DELETE /metrics HTTP/1.0\r\n\r\n", "405", NULL);
+	http_stop(h);
+}
+END_TEST
+
+START_TEST(test_head)
+{
+	struct http *h = start();
+	char *resp;
+
+	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	resp = http_do(http_port(h), "HEAD /metrics HTTP/1.0\r\n\r\n");
+	ck_assert_msg(strncmp(resp, "HTTP/1.1 200", 12) == 0, "%s", resp);
+	ck_assert_msg(strstr(resp, "Content-Length: 11"), "%s", resp);
+	ck_assert_msg(!strstr(resp, "fabmon_x"), "HEAD sent a body: %s", resp);
+	free(resp);
+	http_stop(h);
+}
+END_TEST
+
+struct scrape_arg {
+	unsigned port;
+	int ok;
+};
+
+static void *scrape(void *p)
+{
+	struct scrape_arg *a = p;
+	char *resp = http_do(a->port, "GET /metrics HTTP/1.0\r\n\r\n");
+
+	a->ok = strncmp(resp, "HTTP/1.1 200", 12) == 0 && strstr(resp, "fabmon_big_") != NULL;
+	free(resp);
+	return NULL;
+}
+
+START_TEST(test_concurrent)
+{
+	struct http *h = start();
+	struct scrape_arg args[20];
+	pthread_t th[20];
+	struct strbuf sb;
+	size_t len;
+	char *text;
+
+	strbuf_init(&sb);
+	for (int i = 0; i < 10000; i++)
+		strbuf_addf(&sb, "fabmon_big_%d{interface=\"eth%d\"} %d\n", i % 50, i, i);
+	text = strbuf_detach(&sb, &len);
+	http_publish(h, text, len);
+	for (int i = 0; i < 20; i++) {
+		args[i].port = http_port(h);
+		ck_assert_int_eq(pthread_create(&th[i], NULL, scrape, &args[i]), 0);
+	}
+	/* swap the snapshot while scrapes are in flight: old bodies stay valid */
+	http_publish(h, strdup("fabmon_big_0 1\n"), 15);
+	for (int i = 0; i < 20; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(args[i].ok, "scrape %d failed", i);
+	}
+	http_stop(h);
+}
+END_TEST
+
+START_TEST(test_bad_listen)
+{
+	struct http_options opt = { .listen = "nonsense", .connection_limit = 4,
+				    .per_ip_limit = 4, .timeout_s = 5, .stale_ms = 1000 };
+	struct http *h = NULL, *h2 = NULL;
+	char err[256], addr[64];
+
+	ck_assert_int_lt(http_start(&opt, &h, err, sizeof(err)), 0);
+	ck_assert(strstr(err, "bad listen address 'nonsense'"));
+	h = start();
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", http_port(h));
+	opt.listen = addr;
+	ck_assert_int_lt(http_start(&opt, &h2, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "unable to listen on"), "%s", err);
+	http_stop(h);
+}
+END_TEST
+
+Suite *http_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "routes", test_routes, 0 },
+		{ "head", test_head, 0 },
+		{ "concurrent", test_concurrent, 30 },
+		{ "bad_listen", test_bad_listen, 0 },
+	};
+
+	return TESTUTIL_SUITE("http", cases);
+}

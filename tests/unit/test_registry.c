@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/registry.h"
+#include "suites.h"
+#include "testutil.h"
+
+static const struct metric_desc c64 = { .name = "t_bytes_total", .help = "h",
+					.type = METRIC_COUNTER };
+static const struct metric_desc c32 = { .name = "t_wait_total", .help = "h",
+					.type = METRIC_COUNTER, .bits = 32 };
+static const struct metric_desc words = { .name = "t_data_bytes_total", .help = "h",
+					  .type = METRIC_COUNTER, .scale = 4 };
+static const struct metric_desc g = { .name = "t_level", .help = "h", .type = METRIC_GAUGE };
+
+struct found {
+	const char *name;
+	const struct series *s;
+};
+
+static int find_cb(struct series *s, void *arg)
+{
+	struct found *f = arg;
+
+	if (strcmp(s->name, f->name) == 0) {
+		f->s = s;
+		return 1;
+	}
+	return 0;
+}
+
+static const struct series *find(struct registry *reg, const char *name)
+{
+	struct found f = { name, NULL };
+
+	(void)registry_foreach(reg, find_cb, &f);
+	return f.s;
+}
+
+static void feed(struct registry *reg, const struct metric_desc *d, int64_t ms, uint64_t raw)
+{
+	struct label l = { "interface", "eth0" };
+
+	registry_begin_tick(reg, ms);
+	ck_assert_int_eq(sample_counter(registry_sink(reg, "t"), d, &l, 1, raw), 0);
+	registry_end_tick(reg);
+}
+
+START_TEST(test_rate)
+{
+	struct registry *reg = registry_new(100, 60000);
+	const struct series *s;
+
+	feed(reg, &c64, 1000, 100);
+	s = find(reg, "t_bytes_total");
+	ck_assert_int_eq(s->has_rate, 0);
+	ck_assert_double_eq(s->value, 100);
+	feed(reg, &c64, 3000, 700);
+	s = find(reg, "t_bytes_total");
+	ck_assert_int_eq(s->has_rate, 1);
+	ck_assert_double_eq_tol(s->rate, 300, 1e-9);
+	ck_assert_double_eq(s->value, 700);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_wrap32)
+{
+	struct registry *reg = registry_new(100, 60000);
+	const struct series *s;
+
+	feed(reg, &c32, 1000, 4294967000u);
+	feed(reg, &c32, 2000, 100);
+	s = find(reg, "t_wait_total");
+	/* 2^32 - 4294967000 + 100 = 396 */
+	ck_assert_double_eq_tol(s->rate, 396, 1e-9);
+	ck_assert_double_eq(s->value, 4294967000.0 + 396);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_reset)
+{
+	struct registry *reg = registry_new(100, 60000);
+	const struct series *s;
+
+	feed(reg, &c64, 1000, 1000000);
+	feed(reg, &c64, 2000, 50);
+	s = find(reg, "t_bytes_total");
+	ck_assert(s->rate >= 0);
+	ck_assert_double_eq_tol(s->rate, 50, 1e-9);
+	ck_assert_double_eq(s->value, 1000050);
+	/* a 32-bit counter that falls far (not a plausible wrap) is a reset too */
+	feed(reg, &c32, 1000, 1000000000u);
+	feed(reg, &c32, 2000, 10);
+	ck_assert_double_eq_tol(find(reg, "t_wait_total")->rate, 10, 1e-9);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_scale)
+{
+	struct registry *reg = registry_new(100, 60000);
+
+	feed(reg, &words, 1000, 10);
+	feed(reg, &words, 2000, 20);
+	ck_assert_double_eq(find(reg, "t_data_bytes_total")->value, 80);
+	ck_assert_double_eq_tol(find(reg, "t_data_bytes_total")->rate, 40, 1e-9);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_bound)
+{
+	struct registry *reg = registry_new(16, 60000);
+	struct sample_sink *out;
+	char name[16];
+	int r = 0;
+
+	registry_begin_tick(reg, 1000);
+	out = registry_sink(reg, "t");
+	for (int i = 0; i < 20; i++) {
+		struct label l = { "interface", name };
+
+		snprintf(name, sizeof(name), "if%d", i);
+		r = sample_gauge(out, &g, &l, 1, i);
+		if (i < 16)
+			ck_assert_int_eq(r, 0);
+	}
+	ck_assert_int_eq(r, -ENOSPC);
+	ck_assert_uint_eq(registry_count(reg), 16);
+	ck_assert_uint_eq(registry_dropped(reg), 4);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_expiry)
+{
+	struct registry *reg = registry_new(100, 5000);
+	struct label a = { "interface", "a" }, b = { "interface", "b" };
+	char *text;
+
+	registry_begin_tick(reg, 1000);
+	(void)sample_gauge(registry_sink(reg, "t"), &g, &a, 1, 1);
+	(void)sample_gauge(registry_sink(reg, "t"), &g, &b, 1, 2);
+	registry_end_tick(reg);
+	ck_assert_uint_eq(registry_count(reg), 2);
+	registry_begin_tick(reg, 2000);
+	(void)sample_gauge(registry_sink(reg, "t"), &g, &a, 1, 1);
+	registry_end_tick(reg);
+	/* b vanished: not rendered at once, forgotten after the expiry */
+	text = testutil_render(reg);
+	ck_assert(!strstr(text, "interface=\"b\""));
+	free(text);
+	ck_assert_uint_eq(registry_count(reg), 2);
+	registry_begin_tick(reg, 7000);
+	(void)sample_gauge(registry_sink(reg, "t"), &g, &a, 1, 1);
+	registry_end_tick(reg);
+	ck_assert_uint_eq(registry_count(reg), 1);
+	registry_free(reg);
+}
+END_TEST
+
+START_TEST(test_type_clash)
+{
+	struct registry *reg = registry_new(100, 5000);
+	struct metric_desc other = g;
+
+	other.name = "t_bytes_total";
+	registry_begin_tick(reg, 1000);
+	ck_assert_int_eq(sample_counter(registry_sink(reg, "t"), &c64, NULL, 0, 1), 0);
+	ck_assert_int_eq(sample_gauge(registry_sink(reg, "t"), &other,
+				      &(struct label){ "x", "y" }, 1, 1),
+			 -EINVAL);
+	sample_skip(registry_sink(reg, "t"));
+	ck_assert_uint_eq(registry_skipped(reg, "t"), 1);
+	registry_free(reg);
+}
+END_TEST
+
+Suite *registry_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "rate", test_rate, 0 },     { "wrap32", test_wrap32, 0 },
+		{ "reset", test_reset, 0 },   { "scale", test_scale, 0 },
+		{ "bound", test_bound, 0 },   { "expiry", test_expiry, 0 },
+		{ "type_clash", test_type_clash, 0 },
+	};
+
+	return TESTUTIL_SUITE("registry", cases);
+}
