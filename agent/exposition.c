@@ -14,7 +14,7 @@ void exposition_format_value(struct strbuf *out, double v)
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0) /* 2^53: exact in a double */
 		strbuf_addf(out, "%.0f", v);
 	else
-		strbuf_addf(out, "%.9g", v);
+		strbuf_addf(out, "%.15g", v);
 }
 
 /* HELP text escapes backslash and newline (text format 0.0.4). */

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+# Shared by the tests/*/t_*.sh scripts: sourced, not run.
+# Every script gets a private work dir and a cleanup trap that runs whatever
+# the script registered with `on_exit`, even when it fails or is interrupted.
+set -u
+WORK=$(mktemp -d /tmp/fabmon-t-XXXXXX)
+CLEANUP=""
+on_exit() { CLEANUP="$*; $CLEANUP"; }
+_cleanup() {
+	rc=$?
+	eval "$CLEANUP" >/dev/null 2>&1
+	rm -rf "$WORK"
+	exit $rc
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"; }
+
+# A free TCP port on loopback (bounded tries).
+free_port() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		p=$(( (($$ + $(date +%N | sed 's/^0*//') ) % 20000) + 30000 ))
+		if ! (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo $p; return; fi
+	done
+	echo 39478
+}
+
+# start_agent PORT [ARGS...]: runs fabmon agent in the background (pid in
+# AGENT_PID, log in $WORK/agent.log) and waits (at most 10 s) for /readyz.
+start_agent() {
+	port=$1; shift
+	"$FABMON" agent --listen "127.0.0.1:$port" "$@" >>"$WORK/agent.log" 2>&1 &
+	AGENT_PID=$!
+	on_exit "kill -9 $AGENT_PID"
+	i=0
+	while [ $i -lt 100 ]; do
+		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
+		kill -0 $AGENT_PID 2>/dev/null || { cat "$WORK/agent.log" >&2; fail "agent exited"; }
+		sleep 0.1; i=$((i + 1))
+	done
+	cat "$WORK/agent.log" >&2
+	fail "agent not ready after 10 s"
+}
+
+# metric PORT SERIES: the value of one series on /metrics, or empty.
+metric() {
+	curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s { print $2; exit }'
+}
