@@ -53,8 +53,14 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-#define GAUGE(n, h) { .name = n, .help = h, .type = METRIC_GAUGE }
-#define COUNTER(n, h) { .name = n, .help = h, .type = METRIC_COUNTER }
+#define GAUGE(n, h)                                                                                \
+	{                                                                                          \
+		.name = n, .help = h, .type = METRIC_GAUGE                                         \
+	}
+#define COUNTER(n, h)                                                                              \
+	{                                                                                          \
+		.name = n, .help = h, .type = METRIC_COUNTER                                       \
+	}
 
 static const struct metric_desc desc_info =
 	GAUGE("fabmon_agent_info", "Always 1; labels name the fabmon version and the host.");
@@ -62,9 +68,8 @@ static const struct metric_desc desc_start =
 	GAUGE("fabmon_agent_start_time_seconds", "When the agent started, in Unix seconds.");
 static const struct metric_desc desc_ticks =
 	COUNTER("fabmon_ticks_total", "Ticks the agent has run.");
-static const struct metric_desc desc_tick_duration =
-	GAUGE("fabmon_tick_duration_seconds",
-	      "Time the previous tick took: collect, store and render.");
+static const struct metric_desc desc_tick_duration = GAUGE(
+	"fabmon_tick_duration_seconds", "Time the previous tick took: collect, store and render.");
 static const struct metric_desc desc_interval =
 	GAUGE("fabmon_tick_interval_seconds", "The configured tick interval.");
 static const struct metric_desc desc_series =
@@ -243,9 +248,9 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	/* before any thread exists, so all inherit the mask */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	a.reg = registry_new(a.cfg.max_series,
-			     a.cfg.series_expiry_ms > a.cfg.interval_ms ? a.cfg.series_expiry_ms :
-									  a.cfg.interval_ms);
+	a.reg = registry_new(a.cfg.max_series, a.cfg.series_expiry_ms > a.cfg.interval_ms
+						       ? a.cfg.series_expiry_ms
+						       : a.cfg.interval_ms);
 	if (!a.reg) {
 		log_error(-ENOMEM, "unable to allocate the registry");
 		goto out;

@@ -12,7 +12,7 @@
 struct collector_slot {
 	const struct collector_ops *ops;
 	void *state;
-	int available;	/* init succeeded */
+	int available; /* init succeeded */
 	int init_error; /* -errno from init, 0 if available */
 	char why[COLLECTOR_WHY_MAX];
 	int last_ok; /* last sample succeeded */

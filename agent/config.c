@@ -27,12 +27,19 @@ struct key_def {
 	int (*check)(const char *value); /* strings: 0 if the value is well formed */
 };
 
-#define STR(k, field, form, chk) { k, KEY_STRING, offsetof(struct config, field), \
-				   sizeof(((struct config *)0)->field), form, 0, 0, chk }
-#define DUR(k, field, lo, hi, form) { k, KEY_DURATION, offsetof(struct config, field), 0, form, \
-				      lo, hi, NULL }
-#define UINT(k, field, lo, hi, form) { k, KEY_UINT, offsetof(struct config, field), 0, form, \
-				       lo, hi, NULL }
+#define STR(k, field, form, chk)                                                                   \
+	{                                                                                          \
+		k, KEY_STRING, offsetof(struct config, field),                                     \
+			sizeof(((struct config *)0)->field), form, 0, 0, chk                       \
+	}
+#define DUR(k, field, lo, hi, form)                                                                \
+	{                                                                                          \
+		k, KEY_DURATION, offsetof(struct config, field), 0, form, lo, hi, NULL             \
+	}
+#define UINT(k, field, lo, hi, form)                                                               \
+	{                                                                                          \
+		k, KEY_UINT, offsetof(struct config, field), 0, form, lo, hi, NULL                 \
+	}
 
 static const struct key_def config_keys[] = {
 	STR("listen", listen, "ADDR:PORT, e.g. 127.0.0.1:9478, [::1]:9478 or :9478", check_listen),
@@ -41,14 +48,16 @@ static const struct key_def config_keys[] = {
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", NULL),
 	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc",
 	    check_collectors),
-	STR("interfaces", interfaces, "a POSIX extended regex matched against whole interface names",
-	    check_regex),
+	STR("interfaces", interfaces,
+	    "a POSIX extended regex matched against whole interface names", check_regex),
 	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names",
 	    check_regex),
 	UINT("max_series", max_series, 16, 10000000, "an integer from 16 to 10000000"),
-	DUR("retention", retention_ms, 60000, 366LL * 86400000, "a duration from 1m to 366d, e.g. 48h"),
+	DUR("retention", retention_ms, 60000, 366LL * 86400000,
+	    "a duration from 1m to 366d, e.g. 48h"),
 	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
-	UINT("http_connection_limit", http_connection_limit, 1, 10000, "an integer from 1 to 10000"),
+	UINT("http_connection_limit", http_connection_limit, 1, 10000,
+	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
 	UINT("http_timeout", http_timeout_s, 1, 3600, "a number of seconds from 1 to 3600"),
 };
@@ -75,8 +84,8 @@ int config_parse_duration(const char *text, int64_t *ret_ms)
 	static const struct {
 		const char *suffix;
 		int64_t ms;
-	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
-		      { "d", 86400000 }, { "", 1000 } };
+	} units[] = { { "ms", 1 },	{ "s", 1000 },	   { "m", 60000 },
+		      { "h", 3600000 }, { "d", 86400000 }, { "", 1000 } };
 	double v;
 	char *end;
 
@@ -285,8 +294,7 @@ void config_print(const struct config *cfg, FILE *out)
 	}
 }
 
-int config_build(const struct config_source *src, struct config *ret_cfg, char *err,
-		 size_t err_len)
+int config_build(const struct config_source *src, struct config *ret_cfg, char *err, size_t err_len)
 {
 	const char *path = src->path ? src->path : CONFIG_DEFAULT_PATH;
 	struct config cfg;

@@ -67,8 +67,6 @@ int config_parse_listen(const char *text, char *host, size_t host_len, unsigned 
 /* Writes the effective settings as an INI file to out (for --help and docs). */
 void config_print(const struct config *cfg, FILE *out);
 
-
-
 /*
  * Where a config comes from: a file (explicit, or the default path which may
  * be absent) and flags that override it. Kept so SIGHUP can rebuild the same
@@ -76,8 +74,8 @@ void config_print(const struct config *cfg, FILE *out);
  */
 #define CONFIG_MAX_FLAGS 32
 struct config_source {
-	const char *path;     /* NULL: CONFIG_DEFAULT_PATH, absence is fine */
-	int path_explicit;    /* --config was given: absence is an error */
+	const char *path; /* NULL: CONFIG_DEFAULT_PATH, absence is fine */
+	int path_explicit; /* --config was given: absence is an error */
 	struct {
 		const char *key;
 		const char *value;

@@ -23,8 +23,8 @@ int doctor_run(const struct config *cfg, FILE *out)
 	struct collector_set set;
 	int status = 0;
 
-	fprintf(out, "fabmon %s doctor: sysfs root '%s'%s%s\n\n", FABMON_VERSION,
-		cfg->sysfs_root, cfg->interfaces[0] ? ", interfaces " : "", cfg->interfaces);
+	fprintf(out, "fabmon %s doctor: sysfs root '%s'%s%s\n\n", FABMON_VERSION, cfg->sysfs_root,
+		cfg->interfaces[0] ? ", interfaces " : "", cfg->interfaces);
 	if (collector_set_init(&set, cfg, 1) < 0) {
 		fprintf(out, "bad interface regex\n");
 		return 1;
@@ -37,8 +37,6 @@ int doctor_run(const struct config *cfg, FILE *out)
 		fprintf(out, "%-10s %-12s %-10s %s\n", s->ops->name,
 			s->available ? "available" : "unavailable", on ? "yes" : "no",
 			s->why[0] ? s->why : "-");
-		if (on && !s->available)
-			status = 1;
 	}
 	collector_set_release(&set);
 
@@ -52,6 +50,7 @@ int doctor_run(const struct config *cfg, FILE *out)
 			store_close(st);
 		} else {
 			fprintf(out, "%s\n", err);
+			status = 1;
 		}
 	} else {
 		fprintf(out, "absent (the agent creates it)\n");

@@ -9,8 +9,9 @@
 /*
  * Tells, for every collector (not only the configured ones), whether its
  * source is available on this host and why not; and whether the database and
- * the listen address would work. Prints to out. Returns 0 if every configured
- * collector is available, 1 otherwise.
+ * the listen address would work. Prints to out. An absent source is a fact about
+ * the host, not a failure: returns 0, or 1 if the database exists but cannot
+ * be used.
  */
 int doctor_run(const struct config *cfg, FILE *out);
 

@@ -24,7 +24,7 @@ struct http {
 	struct MHD_Daemon *daemon;
 	pthread_mutex_t lock;
 	struct snapshot *current; /* NULL until the first tick */
-	int64_t published_ms;	  /* monotonic */
+	int64_t published_ms; /* monotonic */
 	int64_t stale_ms;
 	unsigned port;
 };
@@ -218,7 +218,8 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 		NULL, MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->per_ip_limit,
 		MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, MHD_OPTION_THREAD_POOL_SIZE, 2u,
-		ai ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, ai ? ai->ai_addr : NULL, MHD_OPTION_END);
+		ai ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, ai ? ai->ai_addr : NULL,
+		MHD_OPTION_END);
 	if (!h->daemon && !host[0]) {
 		/* no IPv6 on this host: all IPv4 addresses */
 		flags &= ~(unsigned)MHD_USE_DUAL_STACK;

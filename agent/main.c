@@ -41,7 +41,7 @@ static const char doctor_usage[] =
 	"usage: fabmon doctor [OPTION]...\n"
 	"Tells which collectors work on this host and why the others do not, and\n"
 	"whether the database is usable. Takes the same options as 'fabmon agent'.\n"
-	"Exit status: 0 every enabled collector is available, 1 some are not,\n"
+	"Exit status: 0 report printed, 1 the database exists but is unusable,\n"
 	"2 usage or config error.\n";
 
 static const char main_usage[] =

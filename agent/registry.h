@@ -18,15 +18,15 @@ struct registry;
 
 /* One series as the store and the exposition see it. */
 struct series {
-	const char *name;   /* family name */
+	const char *name; /* family name */
 	const char *help;
 	enum metric_type type;
 	const char *labels; /* Prometheus text: key="value",... (escaped), "" if none */
-	double value;	    /* gauge value, or the counter's monotonic total */
-	double rate;	    /* counters: per-second rate over the last interval */
-	int has_rate;	    /* counters: 0 until two readings exist */
-	int64_t last_ms;    /* tick time of the last reading */
-	int64_t store_id;   /* the store's id for this series; 0 = not yet stored */
+	double value; /* gauge value, or the counter's monotonic total */
+	double rate; /* counters: per-second rate over the last interval */
+	int has_rate; /* counters: 0 until two readings exist */
+	int64_t last_ms; /* tick time of the last reading */
+	int64_t store_id; /* the store's id for this series; 0 = not yet stored */
 };
 
 /*

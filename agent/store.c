@@ -84,6 +84,10 @@ static int store_check(sqlite3 *db, const char *path, int64_t *ret_version, char
 		rc = query_int(db, "PRAGMA user_version", &version);
 	if (rc == SQLITE_OK)
 		rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &tables);
+	if ((rc & 0xff) == SQLITE_NOTADB) {
+		snprintf(err, err_len, "'%s' is not a fabmon database (not SQLite at all)", path);
+		return -EMEDIUMTYPE;
+	}
 	if (rc != SQLITE_OK)
 		return fail(db, rc, err, err_len, path);
 	if (app != STORE_APPLICATION_ID && (tables > 0 || app != 0)) {
@@ -124,10 +128,11 @@ static int store_migrate(sqlite3 *db, int64_t from, char *err, size_t err_len)
 		rc = sqlite3_exec(db, pragma, NULL, NULL, &msg);
 	}
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db,
-				  "INSERT OR REPLACE INTO meta VALUES ('writer_version', '" FABMON_VERSION
-				  "')",
-				  NULL, NULL, &msg);
+		rc = sqlite3_exec(
+			db,
+			"INSERT OR REPLACE INTO meta VALUES ('writer_version', '" FABMON_VERSION
+			"')",
+			NULL, NULL, &msg);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
 	if (rc != SQLITE_OK) {
@@ -159,8 +164,9 @@ static int store_prepare(struct store *st)
 		rc = prepare(st->db, &st->series_select,
 			     "SELECT id FROM series WHERE name = ? AND labels = ?");
 	if (rc == SQLITE_OK)
-		rc = prepare(st->db, &st->sample_insert,
-			     "INSERT INTO samples (ts_ms, series_id, value, rate) VALUES (?, ?, ?, ?)");
+		rc = prepare(
+			st->db, &st->sample_insert,
+			"INSERT INTO samples (ts_ms, series_id, value, rate) VALUES (?, ?, ?, ?)");
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->tick_insert,
 			     "INSERT OR REPLACE INTO ticks VALUES (?, ?, ?, ?, ?)");
@@ -179,8 +185,8 @@ static int store_prepare(struct store *st)
 int store_open(const char *path, enum store_mode mode, struct store **ret, char *err,
 	       size_t err_len)
 {
-	int flags = mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY :
-					      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	int flags = mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY
+					    : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	struct store *st = calloc(1, sizeof(*st));
 	int64_t version = 0;
 	int rc, r;
@@ -276,8 +282,8 @@ static int series_id(struct store *st, const struct series *s, int64_t *ret)
 
 	sqlite3_bind_text(st->series_insert, 1, s->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st->series_insert, 2, s->labels, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st->series_insert, 3, s->type == METRIC_COUNTER ? "counter" : "gauge",
-			  -1, SQLITE_STATIC);
+	sqlite3_bind_text(st->series_insert, 3, s->type == METRIC_COUNTER ? "counter" : "gauge", -1,
+			  SQLITE_STATIC);
 	rc = step_done(st->series_insert);
 	if (rc != SQLITE_OK)
 		return rc;

@@ -61,8 +61,8 @@ void sample_skip(struct sample_sink *out);
 
 /* What a collector may know about the agent's settings. */
 struct collector_env {
-	const char *sysfs_root;		/* "/sys", or a fixture tree laid out like it */
-	const regex_t *interfaces;	/* NULL: every network interface */
+	const char *sysfs_root; /* "/sys", or a fixture tree laid out like it */
+	const regex_t *interfaces; /* NULL: every network interface */
 	const regex_t *ethtool_include; /* NULL: only the known ethtool counters */
 };
 

@@ -89,12 +89,15 @@ START_TEST(test_file_errors)
 		const char *want;
 	} bad[] = {
 		{ "[agent]\n\nspeed = 3\n", ":3: unknown key 'speed'" },
-		{ "[agent]\ninterval = soon\n", ":2: bad value 'soon' for 'interval': expected a duration" },
+		{ "[agent]\ninterval = soon\n",
+		  ":2: bad value 'soon' for 'interval': expected a duration" },
 		{ "[agent]\ninterval = 10ms\n", "expected a duration from 100ms" },
 		{ "[agnet]\ndb = x\n", ":2: unknown section [agnet]" },
 		{ "[agent]\nthis is not ini\n", ":2: syntax error" },
-		{ "[agent]\ncollectors = netdev,bogus\n", ":2: bad value 'netdev,bogus' for 'collectors'" },
-		{ "[agent]\ninterfaces = eth(\n", ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
+		{ "[agent]\ncollectors = netdev,bogus\n",
+		  ":2: bad value 'netdev,bogus' for 'collectors'" },
+		{ "[agent]\ninterfaces = eth(\n",
+		  ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
 		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
 	};
 	struct config cfg;

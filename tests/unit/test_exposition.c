@@ -10,7 +10,8 @@
 
 START_TEST(test_format)
 {
-	const struct metric_desc c = { .name = "fabmon_x_total", .help = "A \\ B\nC",
+	const struct metric_desc c = { .name = "fabmon_x_total",
+				       .help = "A \\ B\nC",
 				       .type = METRIC_COUNTER };
 	const struct metric_desc g = { .name = "fabmon_a", .help = "gauge", .type = METRIC_GAUGE };
 	struct registry *reg = registry_new(100, 60000);
@@ -24,13 +25,14 @@ START_TEST(test_format)
 	(void)sample_counter(out, &c, l + 1, 1, 7);
 	(void)sample_gauge(out, &g, NULL, 0, 0.25);
 	text = testutil_render(reg);
-	ck_assert_str_eq(text, "# HELP fabmon_a gauge\n"
-			       "# TYPE fabmon_a gauge\n"
-			       "fabmon_a 0.25\n"
-			       "# HELP fabmon_x_total A \\\\ B\\nC\n"
-			       "# TYPE fabmon_x_total counter\n"
-			       "fabmon_x_total{interface=\"e\\\"th\\\\0\\n\",kind=\"k\"} 12345678901234\n"
-			       "fabmon_x_total{kind=\"k\"} 7\n");
+	ck_assert_str_eq(text,
+			 "# HELP fabmon_a gauge\n"
+			 "# TYPE fabmon_a gauge\n"
+			 "fabmon_a 0.25\n"
+			 "# HELP fabmon_x_total A \\\\ B\\nC\n"
+			 "# TYPE fabmon_x_total counter\n"
+			 "fabmon_x_total{interface=\"e\\\"th\\\\0\\n\",kind=\"k\"} 12345678901234\n"
+			 "fabmon_x_total{kind=\"k\"} 7\n");
 	free(text);
 	registry_free(reg);
 }

@@ -40,8 +40,11 @@ static char *http_do(unsigned port, const char *req)
 
 static struct http *start(void)
 {
-	struct http_options opt = { .listen = "127.0.0.1:0", .connection_limit = 64,
-				    .per_ip_limit = 32, .timeout_s = 5, .stale_ms = 30000 };
+	struct http_options opt = { .listen = "127.0.0.1:0",
+				    .connection_limit = 64,
+				    .per_ip_limit = 32,
+				    .timeout_s = 5,
+				    .stale_ms = 30000 };
 	struct http *h = NULL;
 	char err[256];
 
@@ -142,8 +145,11 @@ END_TEST
 
 START_TEST(test_bad_listen)
 {
-	struct http_options opt = { .listen = "nonsense", .connection_limit = 4,
-				    .per_ip_limit = 4, .timeout_s = 5, .stale_ms = 1000 };
+	struct http_options opt = { .listen = "nonsense",
+				    .connection_limit = 4,
+				    .per_ip_limit = 4,
+				    .timeout_s = 5,
+				    .stale_ms = 1000 };
 	struct http *h = NULL, *h2 = NULL;
 	char err[256], addr[64];
 

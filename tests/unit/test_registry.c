@@ -9,12 +9,15 @@
 #include "suites.h"
 #include "testutil.h"
 
-static const struct metric_desc c64 = { .name = "t_bytes_total", .help = "h",
+static const struct metric_desc c64 = { .name = "t_bytes_total",
+					.help = "h",
 					.type = METRIC_COUNTER };
-static const struct metric_desc c32 = { .name = "t_wait_total", .help = "h",
-					.type = METRIC_COUNTER, .bits = 32 };
-static const struct metric_desc words = { .name = "t_data_bytes_total", .help = "h",
-					  .type = METRIC_COUNTER, .scale = 4 };
+static const struct metric_desc c32 = {
+	.name = "t_wait_total", .help = "h", .type = METRIC_COUNTER, .bits = 32
+};
+static const struct metric_desc words = {
+	.name = "t_data_bytes_total", .help = "h", .type = METRIC_COUNTER, .scale = 4
+};
 static const struct metric_desc g = { .name = "t_level", .help = "h", .type = METRIC_GAUGE };
 
 struct found {
@@ -173,9 +176,9 @@ START_TEST(test_type_clash)
 	other.name = "t_bytes_total";
 	registry_begin_tick(reg, 1000);
 	ck_assert_int_eq(sample_counter(registry_sink(reg, "t"), &c64, NULL, 0, 1), 0);
-	ck_assert_int_eq(sample_gauge(registry_sink(reg, "t"), &other,
-				      &(struct label){ "x", "y" }, 1, 1),
-			 -EINVAL);
+	ck_assert_int_eq(
+		sample_gauge(registry_sink(reg, "t"), &other, &(struct label){ "x", "y" }, 1, 1),
+		-EINVAL);
 	sample_skip(registry_sink(reg, "t"));
 	ck_assert_uint_eq(registry_skipped(reg, "t"), 1);
 	registry_free(reg);
@@ -185,9 +188,12 @@ END_TEST
 Suite *registry_suite(void)
 {
 	const struct testutil_case cases[] = {
-		{ "rate", test_rate, 0 },     { "wrap32", test_wrap32, 0 },
-		{ "reset", test_reset, 0 },   { "scale", test_scale, 0 },
-		{ "bound", test_bound, 0 },   { "expiry", test_expiry, 0 },
+		{ "rate", test_rate, 0 },
+		{ "wrap32", test_wrap32, 0 },
+		{ "reset", test_reset, 0 },
+		{ "scale", test_scale, 0 },
+		{ "bound", test_bound, 0 },
+		{ "expiry", test_expiry, 0 },
 		{ "type_clash", test_type_clash, 0 },
 	};
 

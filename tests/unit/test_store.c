@@ -51,7 +51,8 @@ static void exec(const char *path, const char *sql)
 
 static void tick(struct store *st, struct registry *reg, int64_t ms, uint64_t v)
 {
-	const struct metric_desc d = { .name = "fabmon_t_total", .help = "h",
+	const struct metric_desc d = { .name = "fabmon_t_total",
+				       .help = "h",
 				       .type = METRIC_COUNTER };
 	const struct metric_desc g = { .name = "fabmon_g", .help = "h", .type = METRIC_GAUGE };
 	struct label l = { "interface", "eth0" };
@@ -79,8 +80,9 @@ START_TEST(test_create_and_reopen)
 	ck_assert_int_eq(q(path, "PRAGMA application_id"), STORE_APPLICATION_ID);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM samples"), 4);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM ticks"), 2);
-	ck_assert_int_eq(q(path, "SELECT CAST(rate AS INT) FROM samples s JOIN series r ON "
-				 "r.id = s.series_id WHERE r.name = 'fabmon_t_total' AND ts_ms = 2000"),
+	ck_assert_int_eq(q(path,
+			   "SELECT CAST(rate AS INT) FROM samples s JOIN series r ON "
+			   "r.id = s.series_id WHERE r.name = 'fabmon_t_total' AND ts_ms = 2000"),
 			 20);
 	/* reopen: same series ids reused, nothing lost */
 	registry_forget_store_ids(reg);
@@ -179,13 +181,13 @@ START_TEST(test_unwritable)
 	struct store *st = NULL;
 	char err[256];
 
-	ck_assert_int_lt(store_open("/nonexistent-dir/fabmon.db", STORE_READ_WRITE, &st, err,
-				    sizeof(err)),
-			 0);
+	ck_assert_int_lt(
+		store_open("/nonexistent-dir/fabmon.db", STORE_READ_WRITE, &st, err, sizeof(err)),
+		0);
 	ck_assert_msg(strstr(err, "unable to open database"), "%s", err);
-	ck_assert_int_eq(store_open("/nonexistent-dir/fabmon.db", STORE_READ_ONLY, &st, err,
-				    sizeof(err)),
-			 -ENOENT);
+	ck_assert_int_eq(
+		store_open("/nonexistent-dir/fabmon.db", STORE_READ_ONLY, &st, err, sizeof(err)),
+		-ENOENT);
 }
 END_TEST
 

@@ -31,9 +31,9 @@ START_TEST(test_read_shared)
 	uint64_t v;
 
 	snprintf(root, sizeof(root), "%s/sysfs", testutil_shared_fixtures());
-	ck_assert_int_eq(sysfs_read_u64(root, "class/infiniband/mlx5_0/ports/1/counters/port_xmit_data",
-				       &v),
-			 0);
+	ck_assert_int_eq(
+		sysfs_read_u64(root, "class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", &v),
+		0);
 	ck_assert(v == 2880761508848ULL);
 	ck_assert_int_gt(sysfs_read(root, "class/infiniband/mlx5_0/ports/1/rate", buf, sizeof(buf)),
 			 0);

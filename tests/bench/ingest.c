@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ingest: how fast the store appends ticks, through the same registry and
+ * store_write_tick() the agent uses, with none of the collectors: a
+ * synthetic host of S series (a mix of counters and gauges, the shape of
+ * netdev's per-interface families) written for T ticks into a fresh file.
+ *
+ * Usage: ingest -d DB [-s SERIES] [-t TICKS] [-x]
+ * -x drops the samples (series_id, ts_ms) index after opening: a diagnostic
+ * that shows what the index costs, not a configuration the agent runs.
+ * Prints its figures; exits 1 only if the store could not be used.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../agent/registry.h"
+#include "../../agent/store.h"
+
+/* Per "interface": 12 counters and 8 gauges, like netdev plus qdisc. */
+#define INGEST_COUNTERS 12
+#define INGEST_GAUGES 8
+#define INGEST_FAMILIES (INGEST_COUNTERS + INGEST_GAUGES)
+#define INGEST_NAME_MAX 64
+
+struct ingest_opts {
+	const char *db;
+	unsigned series;
+	unsigned ticks;
+	int drop_index;
+};
+
+struct ingest_host {
+	char names[INGEST_FAMILIES][INGEST_NAME_MAX];
+	struct metric_desc descs[INGEST_FAMILIES];
+	unsigned ifaces;
+	char (*ifnames)[16];
+	uint64_t *raw; /* counter readings, one per counter series */
+	uint64_t rng;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* xorshift64: reproducible across runs, so two runs store the same bytes. */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double percentile(const double *v, unsigned n, double p)
+{
+	unsigned rank = (unsigned)(p / 100.0 * n + 0.999999);
+
+	if (rank < 1)
+		rank = 1;
+	return v[(rank > n ? n : rank) - 1];
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+/* This process's bytes written so far: "wchar" (what write() was given) or
+ * "write_bytes" (what reached the block layer), from /proc/self/io. */
+static long long proc_io(const char *key)
+{
+	char line[128];
+	long long v = -1;
+	size_t klen = strlen(key);
+	FILE *f = fopen("/proc/self/io", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Mean of v[from..to-1]. */
+static double mean(const double *v, unsigned from, unsigned to)
+{
+	double sum = 0;
+
+	for (unsigned i = from; i < to; i++)
+		sum += v[i];
+	return to > from ? sum / (to - from) : 0;
+}
+
+static int ingest_host_init(struct ingest_host *h, unsigned series)
+{
+	memset(h, 0, sizeof(*h));
+	h->rng = 0x9e3779b97f4a7c15ull;
+	h->ifaces = (series + INGEST_FAMILIES - 1) / INGEST_FAMILIES;
+	for (unsigned f = 0; f < INGEST_FAMILIES; f++) {
+		int counter = f < INGEST_COUNTERS;
+
+		snprintf(h->names[f], INGEST_NAME_MAX,
+			 counter ? "fabmon_bench_c%02u_bytes_total" : "fabmon_bench_g%02u_bytes",
+			 f);
+		h->descs[f] = (struct metric_desc){
+			.name = h->names[f],
+			.help = "Synthetic series of the ingest benchmark.",
+			.type = counter ? METRIC_COUNTER : METRIC_GAUGE,
+		};
+	}
+	h->ifnames = calloc(h->ifaces, sizeof(*h->ifnames));
+	h->raw = calloc((size_t)h->ifaces * INGEST_COUNTERS, sizeof(*h->raw));
+	if (!h->ifnames || !h->raw)
+		return -ENOMEM;
+	for (unsigned i = 0; i < h->ifaces; i++)
+		snprintf(h->ifnames[i], sizeof(h->ifnames[i]), "eth%u", i);
+	return 0;
+}
+
+static void ingest_host_release(struct ingest_host *h)
+{
+	free(h->ifnames);
+	free(h->raw);
+}
+
+/*
+ * One tick of readings: counters move by a random amount (some idle, as on
+ * a real host), gauges take random values, half of them fractional, so that
+ * SQLite stores the mix of integer and 8-byte REAL values a host produces.
+ */
+static void ingest_host_sample(struct ingest_host *h, struct sample_sink *out, unsigned series)
+{
+	unsigned emitted = 0;
+
+	for (unsigned i = 0; i < h->ifaces; i++) {
+		struct label l = { "interface", h->ifnames[i] };
+
+		for (unsigned f = 0; f < INGEST_FAMILIES && emitted < series; f++, emitted++) {
+			uint64_t r = rng_next(&h->rng);
+
+			if (f < INGEST_COUNTERS) {
+				uint64_t *raw = &h->raw[(size_t)i * INGEST_COUNTERS + f];
+
+				*raw += (r & 3) ? r % 1000000 : 0;
+				(void)sample_counter(out, &h->descs[f], &l, 1, *raw);
+			} else {
+				double v = (f & 1) ? (double)(r % 100000)
+						   : (double)(r % 1000000) / 1000.0;
+
+				(void)sample_gauge(out, &h->descs[f], &l, 1, v);
+			}
+		}
+	}
+}
+
+static int parse_args(int argc, char **argv, struct ingest_opts *o)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "d:s:t:x")) != -1) {
+		switch (c) {
+		case 'd':
+			o->db = optarg;
+			break;
+		case 's':
+			o->series = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			o->ticks = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'x':
+			o->drop_index = 1;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return o->db && o->series > 0 && o->ticks > 0 ? 0 : -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	struct ingest_opts o = { .series = 10000, .ticks = 200 };
+	struct registry *reg = NULL;
+	struct store *st = NULL;
+	struct ingest_host host = { 0 };
+	double store_s = 0, reg_s = 0, t0, t1, t2, *tick_ms = NULL, *sorted = NULL;
+	uint64_t samples = 0;
+	int64_t now_ms = 1700000000000;
+	long long wchar0, wbytes0, wchar, wbytes;
+	char err[512], wal[4096];
+	off_t db_bytes, wal_bytes;
+	unsigned t, edge;
+	int r, status = 1;
+
+	if (parse_args(argc, argv, &o) < 0) {
+		fprintf(stderr, "usage: ingest -d DB [-s SERIES] [-t TICKS] [-x]\n");
+		return 2;
+	}
+	snprintf(wal, sizeof(wal), "%s-wal", o.db);
+	(void)unlink(o.db);
+	(void)unlink(wal);
+	tick_ms = calloc(o.ticks, sizeof(*tick_ms));
+	sorted = calloc(o.ticks, sizeof(*sorted));
+	reg = registry_new(o.series + 16, INT64_MAX / 2);
+	if (!tick_ms || !sorted || !reg || ingest_host_init(&host, o.series) < 0) {
+		fprintf(stderr, "ingest: out of memory\n");
+		goto out;
+	}
+	r = store_open(o.db, STORE_READ_WRITE, &st, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "ingest: %s\n", err);
+		goto out;
+	}
+	if (o.drop_index && sqlite3_exec(store_db(st), "DROP INDEX samples_series_ts", NULL, NULL,
+					 NULL) != SQLITE_OK) {
+		fprintf(stderr, "ingest: unable to drop the index: %s\n",
+			sqlite3_errmsg(store_db(st)));
+		goto out;
+	}
+	wchar0 = proc_io("wchar");
+	wbytes0 = proc_io("write_bytes");
+	for (t = 0; t < o.ticks; t++) {
+		/* a few ms of jitter, as the agent's wall clock has, so rates are
+		 * fractional and stored as 8-byte REALs */
+		now_ms += 1000 + (int64_t)(rng_next(&host.rng) % 7) - 3;
+		t0 = mono_s();
+		registry_begin_tick(reg, now_ms);
+		ingest_host_sample(&host, registry_sink(reg, "bench"), o.series);
+		registry_end_tick(reg);
+		t1 = mono_s();
+		r = store_write_tick(st, reg, t1 - t0, err, sizeof(err));
+		t2 = mono_s();
+		if (r < 0) {
+			fprintf(stderr, "ingest: tick %u: %s\n", t, err);
+			goto out;
+		}
+		reg_s += t1 - t0;
+		store_s += t2 - t1;
+		tick_ms[t] = (t2 - t1) * 1000.0;
+		samples += registry_count(reg);
+	}
+	/* What a reader of the file pays for: the WAL folded into the main file
+	 * (as the agent's own auto-checkpoints and close do). */
+	r = sqlite3_wal_checkpoint_v2(store_db(st), NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (r != SQLITE_OK)
+		fprintf(stderr, "ingest: checkpoint: %s\n", sqlite3_errstr(r));
+	wchar = proc_io("wchar") - wchar0;
+	wbytes = proc_io("write_bytes") - wbytes0;
+	db_bytes = file_size(o.db);
+	wal_bytes = file_size(wal);
+	memcpy(sorted, tick_ms, o.ticks * sizeof(*sorted));
+	qsort(sorted, o.ticks, sizeof(*sorted), cmp_double);
+	edge = o.ticks >= 40 ? 10 : (o.ticks + 3) / 4;
+	printf("series=%u ticks=%u samples=%llu%s\n", registry_count(reg), o.ticks,
+	       (unsigned long long)samples,
+	       o.drop_index ? " (samples index dropped: diagnostic)" : "");
+	printf("store_write_tick: %.0f samples/s (%.2f s in all); per tick p50=%.2f ms p99=%.2f ms "
+	       "max=%.2f ms\n",
+	       (double)samples / store_s, store_s, percentile(sorted, o.ticks, 50),
+	       percentile(sorted, o.ticks, 99), sorted[o.ticks - 1]);
+	printf("tick cost as the file grows: first %u ticks %.2f ms, last %u ticks %.2f ms (mean)\n",
+	       edge, mean(tick_ms, 0, edge), edge, mean(tick_ms, o.ticks - edge, o.ticks));
+	printf("registry + store: %.0f samples/s (registry %.2f s)\n",
+	       (double)samples / (store_s + reg_s), reg_s);
+	printf("on disk after checkpoint: db=%lld wal=%lld bytes -> %.1f bytes/sample\n",
+	       (long long)db_bytes, (long long)wal_bytes,
+	       (double)(db_bytes + wal_bytes) / (double)samples);
+	if (wchar >= 0)
+		printf("written: %.1f MB by write() (%.0f bytes/sample, %.1fx the file), %.1f MB "
+		       "reached the disk\n",
+		       (double)wchar / 1e6, (double)wchar / (double)samples,
+		       (double)wchar / (double)(db_bytes + wal_bytes), (double)wbytes / 1e6);
+	printf("samples_per_s=%.0f bytes_per_sample=%.1f\n", (double)samples / store_s,
+	       (double)(db_bytes + wal_bytes) / (double)samples);
+	status = 0;
+out:
+	store_close(st);
+	registry_free(reg);
+	ingest_host_release(&host);
+	free(tick_ms);
+	free(sorted);
+	return status;
+}
