@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "collector_set.h"
 #include "exposition.h"
 #include "http.h"
@@ -36,22 +37,6 @@ struct agent {
 	double store_duration_s;
 	double tick_duration_s;
 };
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 #define GAUGE(n, h)                                                                                \
 	{                                                                                          \
@@ -115,10 +100,10 @@ static void agent_store_metrics(struct agent *a)
 static void agent_store(struct agent *a, double collect_s)
 {
 	char err[512];
-	double t0 = mono_s();
+	double t0 = clock_mono_s();
 	int r = store_write_tick(a->store, a->reg, collect_s, err, sizeof(err));
 
-	a->store_duration_s = mono_s() - t0;
+	a->store_duration_s = clock_mono_s() - t0;
 	if (r < 0) {
 		a->store_errors++;
 		/* once per outage, not once per tick */
@@ -136,16 +121,16 @@ static void agent_store(struct agent *a, double collect_s)
 
 static void agent_tick(struct agent *a)
 {
-	double t0 = mono_s(), collect_s;
+	double t0 = clock_mono_s(), collect_s;
 	size_t len;
 	char *text;
 
 	a->ticks++;
-	registry_begin_tick(a->reg, wall_ms());
+	registry_begin_tick(a->reg, clock_wall_ms());
 	collector_set_sample(&a->set, a->reg);
 	agent_self_metrics(a);
 	registry_end_tick(a->reg);
-	collect_s = mono_s() - t0;
+	collect_s = clock_mono_s() - t0;
 	agent_store(a, collect_s);
 	agent_store_metrics(a);
 	strbuf_reset(&a->text);
@@ -158,7 +143,7 @@ static void agent_tick(struct agent *a)
 			http_publish(a->http, text, len);
 		}
 	}
-	a->tick_duration_s = mono_s() - t0;
+	a->tick_duration_s = clock_mono_s() - t0;
 }
 
 static void agent_log_collectors(const struct collector_set *set)
@@ -203,7 +188,7 @@ static void agent_reload(struct agent *a)
  */
 static int agent_wait(const sigset_t *set, double deadline_s)
 {
-	double left = deadline_s - mono_s();
+	double left = deadline_s - clock_mono_s();
 	struct timespec ts;
 	siginfo_t info;
 	int sig;
@@ -238,7 +223,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	int r, status = 1;
 
 	strbuf_init(&a.text);
-	a.start_s = (double)wall_ms() / 1000.0;
+	a.start_s = (double)clock_wall_ms() / 1000.0;
 	if (gethostname(a.host, sizeof(a.host)) < 0)
 		snprintf(a.host, sizeof(a.host), "unknown");
 	sigemptyset(&set);
@@ -277,7 +262,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	log_info("listening on %s (port %u), database '%s', every %lldms", a.cfg.listen,
 		 http_port(a.http), a.cfg.db_path, (long long)a.cfg.interval_ms);
 
-	next = mono_s();
+	next = clock_mono_s();
 	for (;;) {
 		int sig = agent_wait(&set, next);
 
@@ -293,8 +278,8 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		next += (double)a.cfg.interval_ms / 1000.0;
 		/* a tick that overran skips the slots it missed instead of
 		 * running them back to back */
-		if (next < mono_s())
-			next = mono_s() + (double)a.cfg.interval_ms / 1000.0;
+		if (next < clock_mono_s())
+			next = clock_mono_s() + (double)a.cfg.interval_ms / 1000.0;
 	}
 	status = 0;
 out:

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "collector_set.h"
 
 /* Whole-name match: "eth0" must not select "eth01" (as node_exporter's
@@ -65,14 +66,6 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	return 0;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static const struct metric_desc desc_up = {
 	.name = "fabmon_collector_up",
 	.help = "1 if the collector's last sample succeeded, 0 if it failed or its source is absent.",
@@ -105,9 +98,9 @@ void collector_set_sample(struct collector_set *set, struct registry *reg)
 
 		if (!s->available)
 			continue;
-		t0 = mono_s();
+		t0 = clock_mono_s();
 		r = s->ops->sample(s->state, &set->env, registry_sink(reg, s->ops->name));
-		s->duration_s = mono_s() - t0;
+		s->duration_s = clock_mono_s() - t0;
 		s->last_ok = r >= 0;
 		if (r < 0)
 			s->errors++;

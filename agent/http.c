@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "http.h"
 
@@ -28,14 +29,6 @@ struct http {
 	int64_t stale_ms;
 	unsigned port;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void snapshot_unref(void *cls)
 {
@@ -74,7 +67,7 @@ void http_publish(struct http *h, char *text, size_t len)
 	pthread_mutex_lock(&h->lock);
 	old = h->current;
 	h->current = s;
-	h->published_ms = mono_ms();
+	h->published_ms = clock_mono_ms();
 	pthread_mutex_unlock(&h->lock);
 	snapshot_unref(old);
 }
@@ -125,7 +118,7 @@ static enum MHD_Result serve_healthz(struct http *h, struct MHD_Connection *c)
 	struct snapshot *s = snapshot_get(h, &published);
 
 	snapshot_unref(s);
-	if (s && mono_ms() - published > h->stale_ms)
+	if (s && clock_mono_ms() - published > h->stale_ms)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "tick loop stalled\n");
 	return reply_text(c, MHD_HTTP_OK, "ok\n");
 }
