@@ -402,12 +402,11 @@ void registry_end_tick(struct registry *reg)
 			series_remove(reg, i);
 }
 
-static const struct registry *sort_reg;
-
-static int order_cmp(const void *a, const void *b)
+static int order_cmp(const void *a, const void *b, void *arg)
 {
-	const struct series *x = &sort_reg->slots[*(const uint32_t *)a].pub;
-	const struct series *y = &sort_reg->slots[*(const uint32_t *)b].pub;
+	const struct registry *reg = arg;
+	const struct series *x = &reg->slots[*(const uint32_t *)a].pub;
+	const struct series *y = &reg->slots[*(const uint32_t *)b].pub;
 	int c = strcmp(x->name, y->name);
 
 	return c ? c : strcmp(x->labels, y->labels);
@@ -420,9 +419,7 @@ int registry_foreach(struct registry *reg, int (*fn)(struct series *s, void *arg
 		for (uint32_t i = 0; i < reg->nslots; i++)
 			if (reg->slots[i].used)
 				reg->order[reg->norder++] = i;
-		/* qsort has no context argument; the tick thread is the only user */
-		sort_reg = reg;
-		qsort(reg->order, reg->norder, sizeof(*reg->order), order_cmp);
+		qsort_r(reg->order, reg->norder, sizeof(*reg->order), order_cmp, reg);
 		reg->order_dirty = 0;
 	}
 	for (uint32_t i = 0; i < reg->norder; i++) {
