@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <net/if.h>
 #include <regex.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <unistd.h>
 
 #include "../../collector/ethtool.h"
 #include "suites.h"
@@ -206,19 +202,6 @@ START_TEST(test_classify_label_shapes)
 }
 END_TEST
 
-static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Removes a fixture tree made by the test. */
-static void remove_tree(const char *root)
-{
-	ck_assert_int_eq(nftw(root, remove_one, 8, FTW_DEPTH | FTW_PHYS), 0);
-}
-
 /* lo has no ethtool stats: with only lo wanted the collector is down, and says why. */
 START_TEST(test_init_only_lo)
 {
@@ -248,7 +231,7 @@ START_TEST(test_init_fixture_tree)
 	ck_assert_int_eq(ethtool_collector.init(&env, &state, why, sizeof(why)), -EOPNOTSUPP);
 	snprintf(want, sizeof(want), "ethtool: no interface in '%s/class/net' has stats", root);
 	ck_assert_str_eq(why, want);
-	remove_tree(root);
+	testutil_remove_tree(root);
 }
 END_TEST
 
@@ -268,74 +251,17 @@ END_TEST
 /*
  * Gives this test process a network namespace of its own holding a veth pair
  * (fmveth0, fmveth1; veth has ethtool stats, lo has none), and a sysfs at /sys
- * that shows it. Everything goes away with the forked test process. Returns 0,
- * or says why it cannot and returns -1.
+ * that shows it. Returns 0, or says why it cannot and returns -1.
  */
 static int veth_netns(const char *test)
 {
-	const char *fork_mode = getenv("CK_FORK");
-
-	if (!testutil_is_root()) {
-		testutil_skip(test, "needs root to make a network namespace");
+	if (testutil_netns_enter(1, test) < 0)
 		return -1;
-	}
-	if (fork_mode && strcmp(fork_mode, "no") == 0) {
-		testutil_skip(test,
-			      "needs Check's fork mode: it moves the test process to a netns");
-		return -1;
-	}
-	if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0) {
-		testutil_skip(test, "unable to unshare the network and mount namespaces");
-		return -1;
-	}
-	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	ck_assert_int_eq(mount("sysfs", "/sys", "sysfs", 0, NULL), 0);
 	if (system("ip link add fmveth0 type veth peer name fmveth1") != 0) {
 		testutil_skip(test, "unable to make a veth pair (ip(8), veth driver)");
 		return -1;
 	}
 	return 0;
-}
-
-/* The ethtool collector on a registry, as the agent runs it. */
-struct ethtool_rig {
-	regex_t include;
-	struct collector_env env;
-	struct registry *reg;
-	void *state;
-	char why[COLLECTOR_WHY_MAX];
-};
-
-/* include: the ethtool_include regex, or NULL; interfaces: as in collector_env. */
-static void rig_init(struct ethtool_rig *rig, const char *include, const regex_t *interfaces)
-{
-	memset(rig, 0, sizeof(*rig));
-	rig->env.sysfs_root = "/sys";
-	rig->env.interfaces = interfaces;
-	if (include) {
-		ck_assert_int_eq(regcomp(&rig->include, include, REG_EXTENDED | REG_NOSUB), 0);
-		rig->env.ethtool_include = &rig->include;
-	}
-	rig->reg = registry_new(10000, 5000);
-	ck_assert_ptr_nonnull(rig->reg);
-	ck_assert_msg(ethtool_collector.init(&rig->env, &rig->state, rig->why, sizeof(rig->why)) ==
-			      0,
-		      "init: %s", rig->why);
-}
-
-static void rig_release(struct ethtool_rig *rig)
-{
-	ethtool_collector.fini(rig->state);
-	registry_free(rig->reg);
-	if (rig->env.ethtool_include)
-		regfree(&rig->include);
-}
-
-static char *rig_tick(struct ethtool_rig *rig, int64_t now_ms)
-{
-	ck_assert_int_eq(testutil_tick(rig->reg, &ethtool_collector, rig->state, &rig->env, now_ms),
-			 0);
-	return testutil_render(rig->reg);
 }
 
 /* True if text holds an untyped stat of interface ifname. */
@@ -350,14 +276,14 @@ static int has_stat_on(const char *text, const char *ifname)
 /* An untyped stat appears when ethtool_include names it; init notes lo. */
 START_TEST(test_veth_include)
 {
-	struct ethtool_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
 	if (veth_netns("ethtool veth_include") < 0)
 		return;
-	rig_init(&rig, "^peer_ifindex$", NULL);
+	testutil_rig_init(&rig, &ethtool_collector, "/sys", NULL, "^peer_ifindex$");
 	ck_assert_str_eq(rig.why, "ethtool: operation not supported on lo");
-	text = rig_tick(&rig, T0);
+	text = testutil_rig_tick(&rig, T0);
 	testutil_check_golden(text, "ethtool_veth.prom");
 	ck_assert_double_eq(
 		testutil_value(
@@ -366,63 +292,60 @@ START_TEST(test_veth_include)
 		if_nametoindex("fmveth1"));
 	ck_assert_uint_eq(registry_skipped(rig.reg, "ethtool"), 0);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 /* veth has only stats fabmon does not know: without the regex none shows. */
 START_TEST(test_veth_default)
 {
-	struct ethtool_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
 	if (veth_netns("ethtool veth_default") < 0)
 		return;
-	rig_init(&rig, NULL, NULL);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &ethtool_collector, "/sys", NULL, NULL);
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert_msg(strstr(text, "fabmon_ethtool_") == NULL, "unexpected series:\n%s", text);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 START_TEST(test_veth_interface_filter)
 {
-	regex_t only0;
-	struct ethtool_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
 	if (veth_netns("ethtool veth_interface_filter") < 0)
 		return;
-	ck_assert_int_eq(regcomp(&only0, "^fmveth0$", REG_EXTENDED | REG_NOSUB), 0);
-	rig_init(&rig, "^peer_ifindex$", &only0);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &ethtool_collector, "/sys", "^fmveth0$", "^peer_ifindex$");
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(has_stat_on(text, "fmveth0"));
 	ck_assert(!has_stat_on(text, "fmveth1"));
 	/* lo is filtered out, so there is nothing to note */
 	ck_assert_str_eq(rig.why, "");
 	free(text);
-	rig_release(&rig);
-	regfree(&only0);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 /* Interfaces that appear and vanish between ticks show up and drop out. */
 START_TEST(test_veth_come_and_go)
 {
-	struct ethtool_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
 	if (veth_netns("ethtool veth_come_and_go") < 0)
 		return;
-	rig_init(&rig, "^peer_ifindex$", NULL);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &ethtool_collector, "/sys", NULL, "^peer_ifindex$");
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(has_stat_on(text, "fmveth0"));
 	free(text);
 	ck_assert_int_eq(system("ip link del fmveth0 && "
 				"ip link add fmveth2 type veth peer name fmveth3"),
 			 0);
-	text = rig_tick(&rig, T0 + 1000);
+	text = testutil_rig_tick(&rig, T0 + 1000);
 	ck_assert(!has_stat_on(text, "fmveth0"));
 	ck_assert(!has_stat_on(text, "fmveth1"));
 	ck_assert_double_eq(
@@ -432,30 +355,30 @@ START_TEST(test_veth_come_and_go)
 		if_nametoindex("fmveth3"));
 	ck_assert_uint_eq(registry_skipped(rig.reg, "ethtool"), 0);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 /* A driver whose stat count changes (more queues) has its names read again. */
 START_TEST(test_veth_count_change)
 {
-	struct ethtool_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
 	if (veth_netns("ethtool veth_count_change") < 0)
 		return;
-	rig_init(&rig, "^rx_queue_[0-9]+_xdp_packets$", NULL);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &ethtool_collector, "/sys", NULL, "^rx_queue_[0-9]+_xdp_packets$");
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(strstr(text, "interface=\"fmveth0\",stat=\"rx_queue_0_xdp_packets\"") != NULL);
 	ck_assert(strstr(text, "stat=\"rx_queue_1_xdp_packets\"") == NULL);
 	free(text);
 	ck_assert_int_eq(system("ip link del fmveth0 && ip link add fmveth0 numrxqueues 2 "
 				"type veth peer name fmveth1"),
 			 0);
-	text = rig_tick(&rig, T0 + 1000);
+	text = testutil_rig_tick(&rig, T0 + 1000);
 	ck_assert(strstr(text, "interface=\"fmveth0\",stat=\"rx_queue_1_xdp_packets\"") != NULL);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
@@ -463,23 +386,23 @@ END_TEST
 START_TEST(test_veth_gone_quietly)
 {
 	char root[] = "/tmp/fabmon-ethtool-XXXXXX";
-	struct ethtool_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
 	if (veth_netns("ethtool veth_gone_quietly") < 0)
 		return;
-	rig_init(&rig, "^peer_ifindex$", NULL);
+	testutil_rig_init(&rig, &ethtool_collector, "/sys", NULL, "^peer_ifindex$");
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	testutil_write(root, "class/net/fmghost0/ifindex", "999\n");
 	testutil_write(root, "class/net/fmveth0/ifindex", "3\n");
 	rig.env.sysfs_root = root;
-	text = rig_tick(&rig, T0);
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(has_stat_on(text, "fmveth0"));
 	ck_assert(!has_stat_on(text, "fmghost0"));
 	ck_assert_uint_eq(registry_skipped(rig.reg, "ethtool"), 0);
 	free(text);
-	rig_release(&rig);
-	remove_tree(root);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 

@@ -2,12 +2,10 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "suites.h"
 #include "testutil.h"
@@ -16,83 +14,13 @@
 #define ENP "interface=\"enp65s0f0\""
 #define T0 1700000000000
 
-/*
- * One netdev collector on a registry, as the agent runs it. A rig made with
- * copy set works on a scratch copy of the tree (rig.root), removed on release.
- */
-struct netdev_rig {
-	struct collector_env env;
-	struct registry *reg;
-	void *state;
-	char root[PATH_MAX];
-	int copy;
-};
-
-static void rig_init(struct netdev_rig *rig, const char *root, int copy)
+/* Removes root/rel, which must exist: one file or a whole directory. */
+static void tree_remove(const char *root, const char *rel)
 {
-	char why[COLLECTOR_WHY_MAX] = "";
+	char path[PATH_MAX];
 
-	memset(rig, 0, sizeof(*rig));
-	snprintf(rig->root, sizeof(rig->root), "%s", copy ? testutil_copy_tree(root) : root);
-	rig->copy = copy;
-	rig->env.sysfs_root = rig->root;
-	rig->reg = registry_new(1000, 5000);
-	ck_assert_ptr_nonnull(rig->reg);
-	ck_assert_msg(netdev_collector.init(&rig->env, &rig->state, why, sizeof(why)) == 0,
-		      "init on '%s': %s", root, why);
-}
-
-/* Runs rm -r on root/rel, which must exist ("" removes the whole copy). */
-static void rig_remove(const struct netdev_rig *rig, const char *rel)
-{
-	char cmd[PATH_MAX + 64];
-
-	snprintf(cmd, sizeof(cmd), "rm -r '%s/%s'", rig->root, rel);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void rig_release(struct netdev_rig *rig)
-{
-	netdev_collector.fini(rig->state);
-	registry_free(rig->reg);
-	if (rig->copy)
-		rig_remove(rig, "");
-}
-
-/* Ticks at now_ms and returns the rendered /metrics text (caller frees). */
-static char *rig_tick(struct netdev_rig *rig, int64_t now_ms)
-{
-	ck_assert_int_eq(testutil_tick(rig->reg, &netdev_collector, rig->state, &rig->env, now_ms),
-			 0);
-	return testutil_render(rig->reg);
-}
-
-struct find_series {
-	const char *name;
-	const char *labels;
-	struct series found;
-	int hit;
-};
-
-static int find_fn(struct series *s, void *arg)
-{
-	struct find_series *f = arg;
-
-	if (strcmp(s->name, f->name) != 0 || strcmp(s->labels, f->labels) != 0)
-		return 0;
-	f->found = *s;
-	f->hit = 1;
-	return 1;
-}
-
-/* The registry's view of one series in the current tick (rate included). */
-static struct series rig_series(struct netdev_rig *rig, const char *name, const char *labels)
-{
-	struct find_series f = { .name = name, .labels = labels };
-
-	(void)registry_foreach(rig->reg, find_fn, &f);
-	ck_assert_msg(f.hit, "no series %s{%s} in this tick", name, labels);
-	return f.found;
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	testutil_remove_tree(path);
 }
 
 START_TEST(test_init_no_class_net)
@@ -120,21 +48,18 @@ START_TEST(test_init_empty_class_net)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	ck_assert_int_eq(netdev_collector.init(&env, &state, why, sizeof(why)), -ENOENT);
 	ck_assert_msg(strstr(why, "no network interfaces under ") == why, "why: %s", why);
-	ck_assert_int_eq(rmdir(dir), 0);
-	snprintf(dir, sizeof(dir), "%s/class", root);
-	ck_assert_int_eq(rmdir(dir), 0);
-	ck_assert_int_eq(rmdir(root), 0);
+	testutil_remove_tree(root);
 }
 END_TEST
 
 /* Every series of the fixture tree: counters, info, up, MTU, and speed only where known. */
 START_TEST(test_golden_fixture)
 {
-	struct netdev_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
-	rig_init(&rig, NETDEV_FIXTURE, 0);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &netdev_collector, NETDEV_FIXTURE, NULL, NULL);
+	text = testutil_rig_tick(&rig, T0);
 	testutil_check_golden(text, "netdev_fixture.prom");
 	ck_assert_double_eq(testutil_value(text, "fabmon_netdev_speed_bytes{" ENP "}"),
 			    100000 * 125000.0);
@@ -143,7 +68,7 @@ START_TEST(test_golden_fixture)
 	/* A link without a speed is not a skipped value. */
 	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 0);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
@@ -153,63 +78,59 @@ END_TEST
  */
 START_TEST(test_golden_shared)
 {
-	char root[PATH_MAX];
-	struct netdev_rig rig;
+	struct testutil_rig rig;
 	char *text;
 
-	snprintf(root, sizeof(root), "%s/sysfs", testutil_shared_fixtures());
-	rig_init(&rig, root, 0);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &netdev_collector, testutil_shared_sysfs(), NULL, NULL);
+	text = testutil_rig_tick(&rig, T0);
 	testutil_check_golden(text, "netdev_shared.prom");
 	ck_assert_double_eq(testutil_value(text, "fabmon_netdev_up{interface=\"eth0\"}"), 1);
 	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 8);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 START_TEST(test_interface_filter)
 {
-	struct netdev_rig rig;
-	regex_t re;
+	struct testutil_rig rig;
 	char *text;
 
-	ck_assert_int_eq(regcomp(&re, "^(enp|veth)", REG_EXTENDED | REG_NOSUB), 0);
-	rig_init(&rig, NETDEV_FIXTURE, 0);
-	rig.env.interfaces = &re;
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &netdev_collector, NETDEV_FIXTURE, "^(enp|veth)", NULL);
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(testutil_has(text, "fabmon_netdev_receive_bytes_total{" ENP "}"));
 	ck_assert(testutil_has(text, "fabmon_netdev_up{interface=\"veth1\"}"));
 	ck_assert_msg(strstr(text, "interface=\"lo\"") == NULL, "lo passed the filter:\n%s", text);
 	free(text);
-	rig_release(&rig);
-	regfree(&re);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 START_TEST(test_counters_move)
 {
-	struct netdev_rig rig;
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct testutil_rig rig;
 	struct series s;
 	char *text;
 
-	rig_init(&rig, NETDEV_FIXTURE, 1);
-	free(rig_tick(&rig, T0));
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	free(testutil_rig_tick(&rig, T0));
 	/* 125 MB in 1 s on receive, 10 packets in 1 s on transmit */
-	testutil_write(rig.root, "class/net/enp65s0f0/statistics/rx_bytes", "1043273645\n");
-	testutil_write(rig.root, "class/net/enp65s0f0/statistics/tx_packets", "934577\n");
-	text = rig_tick(&rig, T0 + 1000);
+	testutil_write(root, "class/net/enp65s0f0/statistics/rx_bytes", "1043273645\n");
+	testutil_write(root, "class/net/enp65s0f0/statistics/tx_packets", "934577\n");
+	text = testutil_rig_tick(&rig, T0 + 1000);
 	ck_assert_double_eq(testutil_value(text, "fabmon_netdev_receive_bytes_total{" ENP "}"),
 			    1043273645);
-	s = rig_series(&rig, "fabmon_netdev_receive_bytes_total", ENP);
+	s = testutil_series(rig.reg, "fabmon_netdev_receive_bytes_total", ENP);
 	ck_assert(s.has_rate);
 	ck_assert_double_eq_tol(s.rate, 125000000, 1e-6);
-	s = rig_series(&rig, "fabmon_netdev_transmit_packets_total", ENP);
+	s = testutil_series(rig.reg, "fabmon_netdev_transmit_packets_total", ENP);
 	ck_assert_double_eq_tol(s.rate, 10, 1e-9);
-	s = rig_series(&rig, "fabmon_netdev_transmit_bytes_total", ENP);
+	s = testutil_series(rig.reg, "fabmon_netdev_transmit_bytes_total", ENP);
 	ck_assert_double_eq(s.rate, 0);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 
@@ -219,41 +140,43 @@ END_TEST
  */
 START_TEST(test_counter_reset)
 {
-	struct netdev_rig rig;
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct testutil_rig rig;
 	double before, after;
 	struct series s;
 	char *text;
 
-	rig_init(&rig, NETDEV_FIXTURE, 1);
-	testutil_write(rig.root, "class/net/enp65s0f0/statistics/rx_bytes",
-		       "18446744073709551000\n");
-	free(rig_tick(&rig, T0));
-	before = rig_series(&rig, "fabmon_netdev_receive_bytes_total", ENP).value;
-	testutil_write(rig.root, "class/net/enp65s0f0/statistics/rx_bytes", "500\n");
-	text = rig_tick(&rig, T0 + 1000);
-	s = rig_series(&rig, "fabmon_netdev_receive_bytes_total", ENP);
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	testutil_write(root, "class/net/enp65s0f0/statistics/rx_bytes", "18446744073709551000\n");
+	free(testutil_rig_tick(&rig, T0));
+	before = testutil_series(rig.reg, "fabmon_netdev_receive_bytes_total", ENP).value;
+	testutil_write(root, "class/net/enp65s0f0/statistics/rx_bytes", "500\n");
+	text = testutil_rig_tick(&rig, T0 + 1000);
+	s = testutil_series(rig.reg, "fabmon_netdev_receive_bytes_total", ENP);
 	after = testutil_value(text, "fabmon_netdev_receive_bytes_total{" ENP "}");
 	ck_assert_msg(after >= before, "total went back: %g -> %g", before, after);
 	ck_assert(s.has_rate);
 	ck_assert_msg(s.rate >= 0, "negative rate %g after a reset", s.rate);
 	ck_assert_double_eq_tol(s.rate, 500, 1e-9);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 
 /* A value that is not a number is skipped and counted; the rest of the tick stands. */
 START_TEST(test_garbage)
 {
-	struct netdev_rig rig;
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct testutil_rig rig;
 	char *text;
 
-	rig_init(&rig, NETDEV_FIXTURE, 1);
-	testutil_write(rig.root, "class/net/enp65s0f0/statistics/tx_errors", "garbage\n");
-	testutil_write(rig.root, "class/net/enp65s0f0/statistics/rx_dropped", "-3\n");
-	testutil_write(rig.root, "class/net/enp65s0f0/speed", "fast\n");
-	testutil_write(rig.root, "class/net/veth1/mtu", "1500 bytes\n");
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	testutil_write(root, "class/net/enp65s0f0/statistics/tx_errors", "garbage\n");
+	testutil_write(root, "class/net/enp65s0f0/statistics/rx_dropped", "-3\n");
+	testutil_write(root, "class/net/enp65s0f0/speed", "fast\n");
+	testutil_write(root, "class/net/veth1/mtu", "1500 bytes\n");
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(!testutil_has(text, "fabmon_netdev_transmit_errors_total{" ENP "}"));
 	ck_assert(!testutil_has(text, "fabmon_netdev_receive_drops_total{" ENP "}"));
 	ck_assert(!testutil_has(text, "fabmon_netdev_speed_bytes{" ENP "}"));
@@ -263,27 +186,30 @@ START_TEST(test_garbage)
 			    65536);
 	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 4);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 
 /* An interface removed between ticks (veth torn down) leaves /metrics with it. */
 START_TEST(test_interface_vanished)
 {
-	struct netdev_rig rig;
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct testutil_rig rig;
 	char *text;
 
-	rig_init(&rig, NETDEV_FIXTURE, 1);
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(testutil_has(text, "fabmon_netdev_receive_bytes_total{interface=\"veth1\"}"));
 	free(text);
-	rig_remove(&rig, "class/net/veth1");
-	text = rig_tick(&rig, T0 + 1000);
+	tree_remove(root, "class/net/veth1");
+	text = testutil_rig_tick(&rig, T0 + 1000);
 	ck_assert_msg(strstr(text, "interface=\"veth1\"") == NULL, "veth1 still shown:\n%s", text);
 	ck_assert(testutil_has(text, "fabmon_netdev_receive_bytes_total{" ENP "}"));
 	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 0);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 
@@ -293,30 +219,34 @@ END_TEST
  */
 START_TEST(test_interface_gone_mid_tick)
 {
-	struct netdev_rig rig;
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct testutil_rig rig;
 	char *text;
 
-	rig_init(&rig, NETDEV_FIXTURE, 1);
-	rig_remove(&rig, "class/net/veth1/operstate");
-	text = rig_tick(&rig, T0);
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	tree_remove(root, "class/net/veth1/operstate");
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert_msg(strstr(text, "interface=\"veth1\"") == NULL, "veth1 shown:\n%s", text);
 	ck_assert(testutil_has(text, "fabmon_netdev_up{interface=\"lo\"}"));
 	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 0);
 	free(text);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 
 /* class/net itself gone (sysfs unmounted): the whole tick fails, and says why. */
 START_TEST(test_class_net_vanished)
 {
-	struct netdev_rig rig;
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct testutil_rig rig;
 
-	rig_init(&rig, NETDEV_FIXTURE, 1);
-	rig_remove(&rig, "class/net");
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	tree_remove(root, "class/net");
 	ck_assert_int_eq(testutil_tick(rig.reg, &netdev_collector, rig.state, &rig.env, T0),
 			 -ENOENT);
-	rig_release(&rig);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
 }
 END_TEST
 

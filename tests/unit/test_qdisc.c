@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <check.h>
-#include <errno.h>
 #include <netinet/in.h>
-#include <regex.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +44,13 @@
 
 #define FMQ0_TBF "{interface=\"fmq0\",kind=\"tbf\",handle=\"1a:\",parent=\"root\"}"
 
-/* Makes the private namespace; returns 0, or 1 after saying why the test skips. */
+/* Makes the private namespace; returns 0, or -errno after saying why the test skips. */
 static int lab_up(const char *test)
 {
-	if (!testutil_is_root()) {
-		testutil_skip(test, "needs root to unshare(CLONE_NEWNET) and add qdiscs; "
-				    "the qdisc collector is NOT tested in this run");
-		return 1;
-	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		testutil_skip(test, "unshare(CLONE_NEWNET) failed (no network namespaces here); "
-				    "the qdisc collector is NOT tested in this run");
-		return 1;
-	}
+	int r = testutil_netns_enter(0, test);
+
+	if (r < 0)
+		return r;
 	ck_assert_msg(system(LAB_SETUP) == 0, "lab setup failed (ip, tc, veth, tbf, htb): %s",
 		      LAB_SETUP);
 	return 0;
@@ -82,14 +73,11 @@ static void lab_send(void)
 	close(fd);
 }
 
-static void *qdisc_start(const struct collector_env *env)
+/* The qdisc collector in the lab namespace; interfaces: an ERE, or NULL for all. */
+static void rig_init(struct testutil_rig *rig, const char *interfaces)
 {
-	char why[COLLECTOR_WHY_MAX] = "";
-	void *state = NULL;
-
-	ck_assert_msg(qdisc_collector.init(env, &state, why, sizeof(why)) == 0, "init: %s", why);
-	ck_assert_ptr_nonnull(state);
-	return state;
+	testutil_rig_init(rig, &qdisc_collector, "/sys", interfaces, NULL);
+	ck_assert_ptr_nonnull(rig->state);
 }
 
 /*
@@ -98,21 +86,16 @@ static void *qdisc_start(const struct collector_env *env)
  */
 START_TEST(test_tbf_traffic)
 {
-	struct collector_env env = { .sysfs_root = "/sys" };
+	struct testutil_rig rig;
 	double sent, queued;
-	struct registry *reg;
-	void *state;
 	char *text;
 
-	if (lab_up("qdisc tbf_traffic"))
+	if (lab_up("qdisc tbf_traffic") < 0)
 		return;
-	reg = registry_new(1000, 5000);
-	ck_assert_ptr_nonnull(reg);
-	state = qdisc_start(&env);
+	rig_init(&rig, NULL);
 	lab_send();
 	/* 40 kB at 125 kB/s takes some 300 ms to drain: it is still queued now. */
-	ck_assert_int_eq(testutil_tick(reg, &qdisc_collector, state, &env, T0), 0);
-	text = testutil_render(reg);
+	text = testutil_rig_tick(&rig, T0);
 	sent = testutil_value(text, "fabmon_qdisc_packets_total" FMQ0_TBF);
 	queued = testutil_value(text, "fabmon_qdisc_backlog_packets" FMQ0_TBF);
 	ck_assert_double_gt(sent, 0);
@@ -131,66 +114,48 @@ START_TEST(test_tbf_traffic)
 				     "handle=\"1:\",parent=\"root\"}"));
 	ck_assert(testutil_has(text, "fabmon_qdisc_packets_total{interface=\"fmq1\",kind=\"tbf\","
 				     "handle=\"10:\",parent=\"1:10\"}"));
-	ck_assert_uint_eq(registry_skipped(reg, "qdisc"), 0);
+	ck_assert_uint_eq(registry_skipped(rig.reg, "qdisc"), 0);
 	free(text);
-	qdisc_collector.fini(state);
-	registry_free(reg);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 /* Counters keep counting across ticks; the second tick has a rate. */
 START_TEST(test_two_ticks)
 {
-	struct collector_env env = { .sysfs_root = "/sys" };
+	struct testutil_rig rig;
 	double first, second;
-	struct registry *reg;
-	void *state;
 	char *text;
 
-	if (lab_up("qdisc two_ticks"))
+	if (lab_up("qdisc two_ticks") < 0)
 		return;
-	reg = registry_new(1000, 5000);
-	ck_assert_ptr_nonnull(reg);
-	state = qdisc_start(&env);
-	ck_assert_int_eq(testutil_tick(reg, &qdisc_collector, state, &env, T0), 0);
-	text = testutil_render(reg);
+	rig_init(&rig, NULL);
+	text = testutil_rig_tick(&rig, T0);
 	first = testutil_value(text, "fabmon_qdisc_bytes_total" FMQ0_TBF);
 	free(text);
 	lab_send();
-	ck_assert_int_eq(testutil_tick(reg, &qdisc_collector, state, &env, T0 + 1000), 0);
-	text = testutil_render(reg);
+	text = testutil_rig_tick(&rig, T0 + 1000);
 	second = testutil_value(text, "fabmon_qdisc_bytes_total" FMQ0_TBF);
 	ck_assert_msg(second >= first + LAB_PAYLOAD, "bytes %g -> %g after a burst", first, second);
 	free(text);
-	qdisc_collector.fini(state);
-	registry_free(reg);
+	testutil_rig_release(&rig);
 }
 END_TEST
 
 START_TEST(test_interface_filter)
 {
-	struct collector_env env = { .sysfs_root = "/sys" };
-	struct registry *reg;
-	regex_t re;
-	void *state;
+	struct testutil_rig rig;
 	char *text;
 
-	if (lab_up("qdisc interface_filter"))
+	if (lab_up("qdisc interface_filter") < 0)
 		return;
-	ck_assert_int_eq(regcomp(&re, "^fmq0$", REG_EXTENDED | REG_NOSUB), 0);
-	env.interfaces = &re;
-	reg = registry_new(1000, 5000);
-	ck_assert_ptr_nonnull(reg);
-	state = qdisc_start(&env);
-	ck_assert_int_eq(testutil_tick(reg, &qdisc_collector, state, &env, T0), 0);
-	text = testutil_render(reg);
+	rig_init(&rig, "^fmq0$");
+	text = testutil_rig_tick(&rig, T0);
 	ck_assert(testutil_has(text, "fabmon_qdisc_packets_total" FMQ0_TBF));
 	ck_assert_msg(strstr(text, "interface=\"fmq1\"") == NULL, "fmq1 passed:\n%s", text);
 	ck_assert_msg(strstr(text, "interface=\"lo\"") == NULL, "lo passed:\n%s", text);
 	free(text);
-	qdisc_collector.fini(state);
-	registry_free(reg);
-	regfree(&re);
+	testutil_rig_release(&rig);
 }
 END_TEST
 

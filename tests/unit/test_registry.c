@@ -20,29 +20,8 @@ static const struct metric_desc words = {
 };
 static const struct metric_desc g = { .name = "t_level", .help = "h", .type = METRIC_GAUGE };
 
-struct found {
-	const char *name;
-	const struct series *s;
-};
-
-static int find_cb(struct series *s, void *arg)
-{
-	struct found *f = arg;
-
-	if (strcmp(s->name, f->name) == 0) {
-		f->s = s;
-		return 1;
-	}
-	return 0;
-}
-
-static const struct series *find(struct registry *reg, const char *name)
-{
-	struct found f = { name, NULL };
-
-	(void)registry_foreach(reg, find_cb, &f);
-	return f.s;
-}
+/* The labels feed() gives every reading. */
+#define ETH0 "interface=\"eth0\""
 
 static void feed(struct registry *reg, const struct metric_desc *d, int64_t ms, uint64_t raw)
 {
@@ -56,17 +35,17 @@ static void feed(struct registry *reg, const struct metric_desc *d, int64_t ms, 
 START_TEST(test_rate)
 {
 	struct registry *reg = registry_new(100, 60000);
-	const struct series *s;
+	struct series s;
 
 	feed(reg, &c64, 1000, 100);
-	s = find(reg, "t_bytes_total");
-	ck_assert_int_eq(s->has_rate, 0);
-	ck_assert_double_eq(s->value, 100);
+	s = testutil_series(reg, "t_bytes_total", ETH0);
+	ck_assert_int_eq(s.has_rate, 0);
+	ck_assert_double_eq(s.value, 100);
 	feed(reg, &c64, 3000, 700);
-	s = find(reg, "t_bytes_total");
-	ck_assert_int_eq(s->has_rate, 1);
-	ck_assert_double_eq_tol(s->rate, 300, 1e-9);
-	ck_assert_double_eq(s->value, 700);
+	s = testutil_series(reg, "t_bytes_total", ETH0);
+	ck_assert_int_eq(s.has_rate, 1);
+	ck_assert_double_eq_tol(s.rate, 300, 1e-9);
+	ck_assert_double_eq(s.value, 700);
 	registry_free(reg);
 }
 END_TEST
@@ -74,14 +53,14 @@ END_TEST
 START_TEST(test_wrap32)
 {
 	struct registry *reg = registry_new(100, 60000);
-	const struct series *s;
+	struct series s;
 
 	feed(reg, &c32, 1000, 4294967000u);
 	feed(reg, &c32, 2000, 100);
-	s = find(reg, "t_wait_total");
+	s = testutil_series(reg, "t_wait_total", ETH0);
 	/* 2^32 - 4294967000 + 100 = 396 */
-	ck_assert_double_eq_tol(s->rate, 396, 1e-9);
-	ck_assert_double_eq(s->value, 4294967000.0 + 396);
+	ck_assert_double_eq_tol(s.rate, 396, 1e-9);
+	ck_assert_double_eq(s.value, 4294967000.0 + 396);
 	registry_free(reg);
 }
 END_TEST
@@ -89,18 +68,18 @@ END_TEST
 START_TEST(test_reset)
 {
 	struct registry *reg = registry_new(100, 60000);
-	const struct series *s;
+	struct series s;
 
 	feed(reg, &c64, 1000, 1000000);
 	feed(reg, &c64, 2000, 50);
-	s = find(reg, "t_bytes_total");
-	ck_assert(s->rate >= 0);
-	ck_assert_double_eq_tol(s->rate, 50, 1e-9);
-	ck_assert_double_eq(s->value, 1000050);
+	s = testutil_series(reg, "t_bytes_total", ETH0);
+	ck_assert(s.rate >= 0);
+	ck_assert_double_eq_tol(s.rate, 50, 1e-9);
+	ck_assert_double_eq(s.value, 1000050);
 	/* a 32-bit counter that falls far (not a plausible wrap) is a reset too */
 	feed(reg, &c32, 1000, 1000000000u);
 	feed(reg, &c32, 2000, 10);
-	ck_assert_double_eq_tol(find(reg, "t_wait_total")->rate, 10, 1e-9);
+	ck_assert_double_eq_tol(testutil_series(reg, "t_wait_total", ETH0).rate, 10, 1e-9);
 	registry_free(reg);
 }
 END_TEST
@@ -111,8 +90,8 @@ START_TEST(test_scale)
 
 	feed(reg, &words, 1000, 10);
 	feed(reg, &words, 2000, 20);
-	ck_assert_double_eq(find(reg, "t_data_bytes_total")->value, 80);
-	ck_assert_double_eq_tol(find(reg, "t_data_bytes_total")->rate, 40, 1e-9);
+	ck_assert_double_eq(testutil_series(reg, "t_data_bytes_total", ETH0).value, 80);
+	ck_assert_double_eq_tol(testutil_series(reg, "t_data_bytes_total", ETH0).rate, 40, 1e-9);
 	registry_free(reg);
 }
 END_TEST

@@ -21,8 +21,20 @@ static const char *tmp_db(void)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	unlink(path);
+	rm_db(path);
 	return path;
+}
+
+/* Removes the database and SQLite's side files. */
+static void rm_db(const char *path)
+{
+	char side[80];
+
+	rm_db(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
 }
 
 static int64_t q(const char *path, const char *sql)
@@ -95,7 +107,7 @@ START_TEST(test_create_and_reopen)
 				 "integrity_check = 'ok'"),
 			 1);
 	registry_free(reg);
-	unlink(path);
+	rm_db(path);
 }
 END_TEST
 
@@ -117,7 +129,7 @@ START_TEST(test_migrate_older)
 	ck_assert_int_eq(q(path, "PRAGMA user_version"), store_schema_version());
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM events"), 0);
 	ck_assert_int_eq(q(path, "SELECT value FROM samples"), 42);
-	unlink(path);
+	rm_db(path);
 }
 END_TEST
 
@@ -152,7 +164,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_ne(access(err, F_OK), 0); /* not even a WAL file was made */
 	free(before);
 	free(after);
-	unlink(path);
+	rm_db(path);
 }
 END_TEST
 
@@ -166,13 +178,13 @@ START_TEST(test_foreign_refused)
 	exec(path, "CREATE TABLE users (name TEXT);");
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), -EMEDIUMTYPE);
 	ck_assert_msg(strstr(err, "is not a fabmon database"), "%s", err);
-	unlink(path);
+	rm_db(path);
 	f = fopen(path, "w");
 	fputs("this is not sqlite at all, just text that is long enough to be a header....", f);
 	fclose(f);
 	ck_assert_int_lt(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
 	ck_assert_msg(strlen(err) > 0, "no message");
-	unlink(path);
+	rm_db(path);
 }
 END_TEST
 
@@ -210,7 +222,7 @@ START_TEST(test_prune)
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM samples"), 6);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM ticks"), 3);
 	registry_free(reg);
-	unlink(path);
+	rm_db(path);
 }
 END_TEST
 

@@ -2,7 +2,6 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "../../collector/sysfs.h"
@@ -27,10 +26,10 @@ END_TEST
 
 START_TEST(test_read_shared)
 {
-	char root[512], buf[64];
+	const char *root = testutil_shared_sysfs();
+	char buf[64];
 	uint64_t v;
 
-	snprintf(root, sizeof(root), "%s/sysfs", testutil_shared_fixtures());
 	ck_assert_int_eq(
 		sysfs_read_u64(root, "class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", &v),
 		0);
@@ -51,10 +50,9 @@ static int count_cb(const char *name, void *arg)
 
 START_TEST(test_list)
 {
-	char root[512];
+	const char *root = testutil_shared_sysfs();
 	int n = 0;
 
-	snprintf(root, sizeof(root), "%s/sysfs", testutil_shared_fixtures());
 	ck_assert_int_eq(sysfs_list(root, "class/infiniband", count_cb, &n), 0);
 	ck_assert_int_eq(n, 3);
 	ck_assert_int_eq(sysfs_list(root, "class/nothing", count_cb, &n), -ENOENT);
