@@ -21,7 +21,7 @@ static const char *tmp_db(void)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	rm_db(path);
+	unlink(path);
 	return path;
 }
 
