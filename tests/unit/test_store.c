@@ -30,7 +30,7 @@ static void rm_db(const char *path)
 {
 	char side[80];
 
-	rm_db(path);
+	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-shm", path);
