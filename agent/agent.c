@@ -108,7 +108,8 @@ static void agent_store(struct agent *a, double collect_s)
 		a->store_errors++;
 		/* once per outage, not once per tick */
 		if (a->store_ok)
-			log_error(r, "store: %s; serving /metrics on, retrying every tick", err);
+			log_error(0, "store: %s (%s); /metrics still served, retrying every tick",
+				  err, strerror(-r));
 		a->store_ok = 0;
 		return;
 	}
