@@ -240,17 +240,22 @@ fail:
 	return r;
 }
 
+static void store_finalize(struct store *st)
+{
+	sqlite3_stmt *stmts[] = { st->begin,	     st->commit,	st->rollback,
+				  st->series_insert, st->series_select, st->sample_insert,
+				  st->tick_insert,   st->prune_select,	st->prune_samples,
+				  st->prune_tick };
+
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
+		sqlite3_finalize(stmts[i]);
+}
+
 void store_close(struct store *st)
 {
-	sqlite3_stmt **stmts[] = { &st->begin,	       &st->commit,	   &st->rollback,
-				   &st->series_insert, &st->series_select, &st->sample_insert,
-				   &st->tick_insert,   &st->prune_select,  &st->prune_samples,
-				   &st->prune_tick };
-
 	if (!st)
 		return;
-	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
-		sqlite3_finalize(*stmts[i]);
+	store_finalize(st);
 	(void)sqlite3_close(st->db);
 	free(st);
 }

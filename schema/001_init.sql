@@ -35,4 +35,7 @@ CREATE TABLE samples (
 	value     REAL NOT NULL,
 	rate      REAL
 );
-CREATE INDEX samples_series_ts ON samples (series_id, ts_ms);
+-- No index on samples: one over (series_id, ts_ms) takes every tick's
+-- inserts scattered over its pages and cut ingest from ~930k to ~70k
+-- samples/s with 85x write amplification (make bench). Time ranges go
+-- through ticks' rowid ranges instead.

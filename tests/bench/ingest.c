@@ -5,9 +5,7 @@
  * synthetic host of S series (a mix of counters and gauges, the shape of
  * netdev's per-interface families) written for T ticks into a fresh file.
  *
- * Usage: ingest -d DB [-s SERIES] [-t TICKS] [-x]
- * -x drops the samples (series_id, ts_ms) index after opening: a diagnostic
- * that shows what the index costs, not a configuration the agent runs.
+ * Usage: ingest -d DB [-s SERIES] [-t TICKS]
  * Prints its figures; exits 1 only if the store could not be used.
  */
 #include <errno.h>
@@ -32,7 +30,6 @@ struct ingest_opts {
 	const char *db;
 	unsigned series;
 	unsigned ticks;
-	int drop_index;
 };
 
 struct ingest_host {
@@ -178,7 +175,7 @@ static int parse_args(int argc, char **argv, struct ingest_opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:s:t:x")) != -1) {
+	while ((c = getopt(argc, argv, "d:s:t:")) != -1) {
 		switch (c) {
 		case 'd':
 			o->db = optarg;
@@ -188,9 +185,6 @@ static int parse_args(int argc, char **argv, struct ingest_opts *o)
 			break;
 		case 't':
 			o->ticks = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'x':
-			o->drop_index = 1;
 			break;
 		default:
 			return -EINVAL;
@@ -215,7 +209,7 @@ int main(int argc, char **argv)
 	int r, status = 1;
 
 	if (parse_args(argc, argv, &o) < 0) {
-		fprintf(stderr, "usage: ingest -d DB [-s SERIES] [-t TICKS] [-x]\n");
+		fprintf(stderr, "usage: ingest -d DB [-s SERIES] [-t TICKS]\n");
 		return 2;
 	}
 	snprintf(wal, sizeof(wal), "%s-wal", o.db);
@@ -231,12 +225,6 @@ int main(int argc, char **argv)
 	r = store_open(o.db, STORE_READ_WRITE, &st, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "ingest: %s\n", err);
-		goto out;
-	}
-	if (o.drop_index && sqlite3_exec(store_db(st), "DROP INDEX samples_series_ts", NULL, NULL,
-					 NULL) != SQLITE_OK) {
-		fprintf(stderr, "ingest: unable to drop the index: %s\n",
-			sqlite3_errmsg(store_db(st)));
 		goto out;
 	}
 	wchar0 = proc_io("wchar");
@@ -273,9 +261,8 @@ int main(int argc, char **argv)
 	memcpy(sorted, tick_ms, o.ticks * sizeof(*sorted));
 	qsort(sorted, o.ticks, sizeof(*sorted), cmp_double);
 	edge = o.ticks >= 40 ? 10 : (o.ticks + 3) / 4;
-	printf("series=%u ticks=%u samples=%llu%s\n", registry_count(reg), o.ticks,
-	       (unsigned long long)samples,
-	       o.drop_index ? " (samples index dropped: diagnostic)" : "");
+	printf("series=%u ticks=%u samples=%llu\n", registry_count(reg), o.ticks,
+	       (unsigned long long)samples);
 	printf("store_write_tick: %.0f samples/s (%.2f s in all); per tick p50=%.2f ms p99=%.2f ms "
 	       "max=%.2f ms\n",
 	       (double)samples / store_s, store_s, percentile(sorted, o.ticks, 50),
