@@ -5,8 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netpacket/packet.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "../../collector/sysfs.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -250,6 +256,99 @@ START_TEST(test_class_net_vanished)
 }
 END_TEST
 
+/* Sends n broadcast Ethernet frames of 100 bytes out of ifname. */
+static void send_frames(const char *ifname, int n)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_halen = ETH_ALEN };
+	unsigned char frame[100] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2,
+		0,    0,    0,	  0,	1,    0x88, 0xb5 /* IEEE 802 local experimental */
+	};
+	int fd = socket(AF_PACKET, SOCK_RAW, 0);
+
+	ck_assert_int_ge(fd, 0);
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	ck_assert_int_gt(sll.sll_ifindex, 0);
+	memset(sll.sll_addr, 0xff, ETH_ALEN);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(
+			sendto(fd, frame, sizeof(frame), 0, (struct sockaddr *)&sll, sizeof(sll)),
+			(ssize_t)sizeof(frame));
+	close(fd);
+	usleep(100000); /* veth delivers to the peer asynchronously */
+}
+
+/*
+ * On a live sysfs the collector reads rtnetlink; what it reports must equal
+ * what the files of the same interfaces say (the oracle), in a namespace of
+ * the test's own where nothing else moves the counters.
+ */
+START_TEST(test_netlink_matches_sysfs)
+{
+	static const char *const files[] = {
+		"rx_bytes",  "tx_bytes",  "rx_packets", "tx_packets",
+		"rx_errors", "tx_errors", "rx_dropped", "tx_dropped",
+	};
+	static const char *const names[] = {
+		"fabmon_netdev_receive_bytes_total",   "fabmon_netdev_transmit_bytes_total",
+		"fabmon_netdev_receive_packets_total", "fabmon_netdev_transmit_packets_total",
+		"fabmon_netdev_receive_errors_total",  "fabmon_netdev_transmit_errors_total",
+		"fabmon_netdev_receive_drops_total",   "fabmon_netdev_transmit_drops_total",
+	};
+	const char *ifs[] = { "fmnd0", "fmnd1", "lo" };
+	struct testutil_rig rig;
+	char path[128], addr[64], state[32], want_info[256];
+	uint64_t v;
+	char *text;
+
+	if (testutil_netns_enter(1, "netlink_matches_sysfs") < 0)
+		return;
+	/* no IPv6: nothing but our frames may move the counters */
+	ck_assert_int_eq(
+		system("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+		       "net.ipv6.conf.default.disable_ipv6=1 && "
+		       "ip link add fmnd0 mtu 9000 type veth peer name fmnd1 && "
+		       "ip link set fmnd0 up && ip link set fmnd1 up && ip link set lo up"),
+		0);
+	send_frames("fmnd0", 3); /* tx on fmnd0, rx on fmnd1: rx and tx differ */
+	testutil_rig_init(&rig, &netdev_collector, "/sys", NULL, NULL);
+	ck_assert_msg(rig.state != NULL, "live sysfs but not read through rtnetlink: %s", rig.why);
+	text = testutil_rig_tick(&rig, 1000);
+	for (size_t k = 0; k < sizeof(ifs) / sizeof(ifs[0]); k++) {
+		char labels[64];
+
+		snprintf(labels, sizeof(labels), "interface=\"%s\"", ifs[k]);
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "class/net/%s/statistics/%s", ifs[k],
+				 files[i]);
+			ck_assert_int_eq(sysfs_read_u64("/sys", path, &v), 0);
+			ck_assert_msg(testutil_series(rig.reg, names[i], labels).value == (double)v,
+				      "%s{%s}: netlink %.0f, sysfs %llu", names[i], labels,
+				      testutil_series(rig.reg, names[i], labels).value,
+				      (unsigned long long)v);
+		}
+		snprintf(path, sizeof(path), "class/net/%s/mtu", ifs[k]);
+		ck_assert_int_eq(sysfs_read_u64("/sys", path, &v), 0);
+		ck_assert(testutil_series(rig.reg, "fabmon_netdev_mtu_bytes", labels).value ==
+			  (double)v);
+		snprintf(path, sizeof(path), "class/net/%s/address", ifs[k]);
+		ck_assert_int_ge(sysfs_read("/sys", path, addr, sizeof(addr)), 0);
+		snprintf(path, sizeof(path), "class/net/%s/operstate", ifs[k]);
+		ck_assert_int_ge(sysfs_read("/sys", path, state, sizeof(state)), 0);
+		snprintf(want_info, sizeof(want_info),
+			 "fabmon_netdev_info{interface=\"%s\",operstate=\"%s\",address=\"%s\"} 1",
+			 ifs[k], state, addr);
+		ck_assert_msg(strstr(text, want_info), "no '%s' in:\n%s", want_info, text);
+	}
+	ck_assert_double_eq(
+		testutil_series(rig.reg, "fabmon_netdev_mtu_bytes", "interface=\"fmnd0\"").value,
+		9000);
+	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 0);
+	free(text);
+	testutil_rig_release(&rig);
+}
+END_TEST
+
 Suite *netdev_suite(void)
 {
 	const struct testutil_case cases[] = {
@@ -264,6 +363,7 @@ Suite *netdev_suite(void)
 		{ "interface_vanished", test_interface_vanished, 0 },
 		{ "interface_gone_mid_tick", test_interface_gone_mid_tick, 0 },
 		{ "class_net_vanished", test_class_net_vanished, 0 },
+		{ "netlink_matches_sysfs", test_netlink_matches_sysfs, 0 },
 	};
 
 	return TESTUTIL_SUITE("netdev", cases);
