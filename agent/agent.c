@@ -84,8 +84,6 @@ static void agent_self_metrics(struct agent *a)
 	(void)sample_gauge(out, &desc_interval, NULL, 0, (double)a->cfg.interval_ms / 1000.0);
 	(void)sample_gauge(out, &desc_series, NULL, 0, registry_count(a->reg));
 	(void)sample_counter(out, &desc_dropped, NULL, 0, registry_dropped(a->reg));
-	(void)sample_counter(out, &desc_store_errors, NULL, 0, a->store_errors);
-	(void)sample_gauge(out, &desc_store_duration, NULL, 0, a->store_duration_s);
 }
 
 /* After the commit, so that a scrape shows what the database holds. */
@@ -94,6 +92,8 @@ static void agent_store_metrics(struct agent *a)
 	struct sample_sink *out = registry_sink(a->reg, "agent");
 
 	(void)sample_gauge(out, &desc_store_up, NULL, 0, a->store_ok);
+	(void)sample_counter(out, &desc_store_errors, NULL, 0, a->store_errors);
+	(void)sample_gauge(out, &desc_store_duration, NULL, 0, a->store_duration_s);
 	(void)sample_gauge(out, &desc_store_last, NULL, 0, (double)a->store_last_ms / 1000.0);
 }
 
