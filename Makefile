@@ -9,14 +9,20 @@ DESTDIR    ?=
 # Debian packages the build, the tests and the benchmarks need (make deps).
 DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlite3 \
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
-	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps
+	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
+	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 
-PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0
+PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-CPPFLAGS += -D_GNU_SOURCE -DFABMON_VERSION='"$(VERSION)"'
+CPPFLAGS += -D_GNU_SOURCE -DFABMON_VERSION='"$(VERSION)"' -I$(BUILD)/bpf
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+# The probes' target arch for CO-RE's PT_REGS and syscall wrappers.
+BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror -I$(BUILD) -Ibpf
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKG_LIBS) 2>/dev/null)
 PKG_LDLIBS = $(shell pkg-config --libs $(PKG_LIBS) 2>/dev/null)
 LDLIBS  += $(PKG_LDLIBS) -lpthread -lm
@@ -37,6 +43,9 @@ LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collecto
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o
 MAIN_OBJ := $(BUILD)/agent/main.o
 SCHEMA_SQL := $(sort $(wildcard schema/[0-9]*.sql))
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
 TEST_SRCS := $(wildcard tests/unit/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -74,6 +83,25 @@ $(BUILD)/%.o: %.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+# vmlinux.h: every kernel type, from the running kernel's BTF (CO-RE
+# relocates field offsets at load time, so the probes run on other kernels).
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h
+	$(call msg,BPF,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GENSKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# C that includes a skeleton waits for all of them.
+$(LIB_OBJS) $(MAIN_OBJ) $(TEST_OBJS): | $(BPF_SKELS)
 
 # The numbered migrations are compiled into the binary so that a database is
 # migrated by the program that will use it, with nothing to find at run time.

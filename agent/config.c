@@ -46,7 +46,7 @@ static const struct key_def config_keys[] = {
 	STR("db", db_path, "a file path", NULL),
 	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", NULL),
-	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc",
+	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf",
 	    check_collectors),
 	STR("interfaces", interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
@@ -60,6 +60,9 @@ static const struct key_def config_keys[] = {
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
 	UINT("http_timeout", http_timeout_s, 1, 3600, "a number of seconds from 1 to 3600"),
+	UINT("bpf_max_flows", bpf_max_flows, 64, 4194304, "an integer from 64 to 4194304"),
+	UINT("bpf_top_peers", bpf_top_peers, 1, 1000, "an integer from 1 to 1000"),
+	DUR("bpf_flow_idle", bpf_flow_idle_ms, 1000, 86400000, "a duration from 1s to 1d, e.g. 2m"),
 };
 
 void config_defaults(struct config *cfg)
@@ -77,6 +80,9 @@ void config_defaults(struct config *cfg)
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;
+	cfg->bpf_max_flows = 16384;
+	cfg->bpf_top_peers = 32;
+	cfg->bpf_flow_idle_ms = 2 * 60 * 1000;
 }
 
 int config_parse_duration(const char *text, int64_t *ret_ms)

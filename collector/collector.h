@@ -64,6 +64,9 @@ struct collector_env {
 	const char *sysfs_root; /* "/sys", or a fixture tree laid out like it */
 	const regex_t *interfaces; /* NULL: every network interface */
 	const regex_t *ethtool_include; /* NULL: only the known ethtool counters */
+	unsigned bpf_max_flows; /* size of the probes' flow maps */
+	unsigned bpf_top_peers; /* per-peer series kept, the rest are "other" */
+	int64_t bpf_flow_idle_ms; /* idle flows are deleted from the maps */
 };
 
 /* True if the interface name passes env->interfaces. */

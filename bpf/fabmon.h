@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_BPF_H
+#define FABMON_BPF_H
+
+/*
+ * Map layouts shared by the probes (bpf/NAME.bpf.c) and their reader
+ * (collector/bpf.c). Only types both sides need live here. All fields are
+ * host byte order except addresses, which stay as on the wire.
+ */
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#include "roce.h"
+
+enum fm_dir { FM_DIR_INGRESS = 0, FM_DIR_EGRESS = 1, FM_DIR_COUNT };
+
+/* Address families as stored in keys (not AF_*: one byte, same on both sides). */
+#define FM_FAMILY_IPV4 4
+#define FM_FAMILY_IPV6 6
+
+/*
+ * One direction of one flow seen by the tc probe on one interface. saddr and
+ * daddr are as in the packet (for ingress the peer is saddr, for egress
+ * daddr); IPv4 addresses use the first 4 bytes, the rest zero.
+ */
+struct fm_flow_key {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u16 sport; /* host order */
+	__u16 dport;
+	__u32 ifindex;
+	__u8 family; /* FM_FAMILY_* */
+	__u8 proto;  /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 dir;    /* enum fm_dir */
+	__u8 pad;
+};
+
+struct fm_flow_val {
+	__u64 bytes; /* skb->len: the L2 frame as the stack sees it */
+	__u64 packets;
+	__u64 ect;  /* packets marked ECT(0) or ECT(1) (RFC 3168) */
+	__u64 ce;   /* packets marked CE */
+	__u32 syn, fin, rst;
+	__u32 pad;
+	__u64 first_ns; /* bpf_ktime_get_ns() of the first and last packet */
+	__u64 last_ns;
+};
+
+/* Per interface and direction, in a per-CPU hash (user space sums CPUs). */
+struct fm_if_key {
+	__u32 ifindex;
+	__u32 dir;
+};
+
+struct fm_if_val {
+	__u64 packets;
+	__u64 bytes;
+	__u64 unparsed;	   /* not IPv4/IPv6 TCP/UDP, or cut short: counted, passed */
+	__u64 flows_new;   /* flow entries this probe created (fill and eviction accounting) */
+	__u64 flow_update_failed; /* a new flow could not be stored */
+	__u64 roce;	   /* RoCEv2 packets */
+	__u64 roce_unparsed; /* UDP 4791 too short for a BTH */
+};
+
+/* One RoCEv2 queue pair, seen in one direction between two addresses. */
+struct fm_qp_key {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u32 ifindex;
+	__u32 dest_qp; /* BTH destination QP, 24 bits */
+	__u8 family;
+	__u8 dir;
+	__u8 pad[2];
+};
+
+struct fm_qp_val {
+	__u64 bytes;
+	__u64 packets;
+	__u64 by_class[ROCE_CLASS_COUNT]; /* packets per enum roce_class */
+	__u64 acks;	      /* AETH syndrome ACK */
+	__u64 nak_psn;	      /* NAK: PSN sequence error */
+	__u64 nak_rnr;	      /* RNR NAK */
+	__u64 nak_other;      /* other NAK codes */
+	__u64 psn_gaps;	      /* requests ahead of last + 1 */
+	__u64 psn_missing;    /* PSNs skipped over by those gaps */
+	__u64 psn_dups;	      /* requests with the last PSN again */
+	__u64 psn_behind;     /* requests behind the last PSN */
+	__u64 ce;	      /* ECN CE-marked packets */
+	__u32 last_psn;	      /* of the last request */
+	__u32 psn_valid;      /* last_psn holds a PSN */
+	__u64 last_ns;
+};
+
+/*
+ * One TCP connection as the tracepoints see it, keyed from the local side:
+ * saddr/sport are this host's.
+ */
+struct fm_tcp_key {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u16 sport;
+	__u16 dport;
+	__u8 family;
+	__u8 pad[3];
+};
+
+struct fm_tcp_val {
+	__u64 retransmits;    /* tcp:tcp_retransmit_skb */
+	__u64 probes;	      /* tcp:tcp_probe events (ACKs processed) */
+	__u32 srtt_us;	      /* smoothed RTT, microseconds (tcp_sock srtt_us >> 3) */
+	__u32 snd_cwnd;	      /* segments */
+	__u32 in_flight;      /* snd_nxt - snd_una, bytes */
+	__u32 snd_una;	      /* to see ack progress */
+	__u64 progress_ns;    /* when snd_una last moved forward */
+	__u64 last_ns;	      /* last event */
+};
+
+/* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);
+ * larger ones are counted in the last slot. */
+#define FM_DROP_REASONS 256
+
+#endif
