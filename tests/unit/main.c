@@ -12,8 +12,9 @@
 int main(void)
 {
 	Suite *(*const suites[])(void) = {
-		sysfs_suite, config_suite, registry_suite, exposition_suite, store_suite,
-		http_suite,  netdev_suite, ethtool_suite,  rdma_suite,	     qdisc_suite,
+		sysfs_suite, config_suite, registry_suite,  exposition_suite,
+		store_suite, http_suite,   netdev_suite,    ethtool_suite,
+		rdma_suite,  qdisc_suite,  bpf_peers_suite, roce_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;
