@@ -49,6 +49,8 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
 TEST_SRCS := $(wildcard tests/unit/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+LAB_SRCS := $(wildcard tests/lab/*.c)
+LAB_BINS := $(LAB_SRCS:tests/lab/%.c=$(BUILD)/lab/%)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
@@ -122,6 +124,12 @@ $(BUILD)/tests/unit/runner: $(TEST_OBJS) $(LIB_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs check 2>/dev/null)
 
+# Lab tools: traffic generators the lab tests run inside their namespaces.
+$(BUILD)/lab/%: tests/lab/%.c bpf/roce.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
@@ -133,8 +141,9 @@ run: deps
 	./$(BUILD)/fabmon agent --db var/fabmon.db --listen 127.0.0.1:9478
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/unit/runner
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/unit/runner $(LAB_BINS)
 	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon UNIT_RUNNER=$(CURDIR)/$(BUILD)/tests/unit/runner \
+		LAB_BIN=$(CURDIR)/$(BUILD)/lab \
 		SHARED_FIXTURES=$(CURDIR)/../shared/fixtures sh tests/run.sh
 
 unit-test: $(BUILD)/tests/unit/runner

@@ -18,6 +18,23 @@ static int configured(const struct config *cfg, const char *name)
 	return 0;
 }
 
+/* A collector's notes are "; "-separated (one per probe or interface): one
+ * line each, aligned under the DETAIL column. */
+static void print_detail(FILE *out, const char *why)
+{
+	const char *p = why, *sep;
+
+	if (!*p) {
+		fprintf(out, "-\n");
+		return;
+	}
+	while ((sep = strstr(p, "; "))) {
+		fprintf(out, "%.*s\n%35s", (int)(sep - p), p, "");
+		p = sep + 2;
+	}
+	fprintf(out, "%s\n", p);
+}
+
 int doctor_run(const struct config *cfg, FILE *out)
 {
 	struct collector_set set;
@@ -34,9 +51,9 @@ int doctor_run(const struct config *cfg, FILE *out)
 		const struct collector_slot *s = &set.slots[i];
 		int on = configured(cfg, s->ops->name);
 
-		fprintf(out, "%-10s %-12s %-10s %s\n", s->ops->name,
-			s->available ? "available" : "unavailable", on ? "yes" : "no",
-			s->why[0] ? s->why : "-");
+		fprintf(out, "%-10s %-12s %-10s ", s->ops->name,
+			s->available ? "available" : "unavailable", on ? "yes" : "no");
+		print_detail(out, s->why);
 	}
 	collector_set_release(&set);
 
