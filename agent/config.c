@@ -73,7 +73,7 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", CONFIG_DEFAULT_DB);
 	cfg->interval_ms = 1000;
 	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
-	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc");
+	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc,bpf");
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->series_expiry_ms = 5 * 60 * 1000;

@@ -32,16 +32,16 @@ struct fm_flow_key {
 	__u16 dport;
 	__u32 ifindex;
 	__u8 family; /* FM_FAMILY_* */
-	__u8 proto;  /* IPPROTO_TCP or IPPROTO_UDP */
-	__u8 dir;    /* enum fm_dir */
+	__u8 proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 dir; /* enum fm_dir */
 	__u8 pad;
 };
 
 struct fm_flow_val {
 	__u64 bytes; /* skb->len: the L2 frame as the stack sees it */
 	__u64 packets;
-	__u64 ect;  /* packets marked ECT(0) or ECT(1) (RFC 3168) */
-	__u64 ce;   /* packets marked CE */
+	__u64 ect; /* packets marked ECT(0) or ECT(1) (RFC 3168) */
+	__u64 ce; /* packets marked CE */
 	__u32 syn, fin, rst;
 	__u32 pad;
 	__u64 first_ns; /* bpf_ktime_get_ns() of the first and last packet */
@@ -57,11 +57,13 @@ struct fm_if_key {
 struct fm_if_val {
 	__u64 packets;
 	__u64 bytes;
-	__u64 unparsed;	   /* not IPv4/IPv6 TCP/UDP, or cut short: counted, passed */
-	__u64 flows_new;   /* flow entries this probe created (fill and eviction accounting) */
+	__u64 unparsed; /* not IPv4/IPv6 TCP/UDP, or cut short: counted, passed */
+	__u64 flows_new; /* flow entries this probe created (fill and eviction accounting) */
 	__u64 flow_update_failed; /* a new flow could not be stored */
-	__u64 roce;	   /* RoCEv2 packets */
-	__u64 roce_unparsed; /* UDP 4791 too short for a BTH */
+	__u64 roce; /* RoCEv2 packets */
+	__u64 roce_unparsed; /* UDP 4791 too short for a BTH, or for the AETH its opcode has */
+	__u64 qps_new; /* QP entries this probe created */
+	__u64 qp_update_failed; /* a new QP could not be stored */
 };
 
 /* One RoCEv2 queue pair, seen in one direction between two addresses. */
@@ -79,17 +81,17 @@ struct fm_qp_val {
 	__u64 bytes;
 	__u64 packets;
 	__u64 by_class[ROCE_CLASS_COUNT]; /* packets per enum roce_class */
-	__u64 acks;	      /* AETH syndrome ACK */
-	__u64 nak_psn;	      /* NAK: PSN sequence error */
-	__u64 nak_rnr;	      /* RNR NAK */
-	__u64 nak_other;      /* other NAK codes */
-	__u64 psn_gaps;	      /* requests ahead of last + 1 */
-	__u64 psn_missing;    /* PSNs skipped over by those gaps */
-	__u64 psn_dups;	      /* requests with the last PSN again */
-	__u64 psn_behind;     /* requests behind the last PSN */
-	__u64 ce;	      /* ECN CE-marked packets */
-	__u32 last_psn;	      /* of the last request */
-	__u32 psn_valid;      /* last_psn holds a PSN */
+	__u64 acks; /* AETH syndrome ACK */
+	__u64 nak_psn; /* NAK: PSN sequence error */
+	__u64 nak_rnr; /* RNR NAK */
+	__u64 nak_other; /* other NAK codes */
+	__u64 psn_gaps; /* requests ahead of last + 1 */
+	__u64 psn_missing; /* PSNs skipped over by those gaps */
+	__u64 psn_dups; /* requests with the last PSN again */
+	__u64 psn_behind; /* requests behind the last PSN */
+	__u64 ce; /* ECN CE-marked packets */
+	__u32 last_psn; /* of the last request */
+	__u32 psn_valid; /* last_psn holds a PSN */
 	__u64 last_ns;
 };
 
@@ -102,19 +104,20 @@ struct fm_tcp_key {
 	__u8 daddr[16];
 	__u16 sport;
 	__u16 dport;
-	__u8 family;
+	__u32 netns; /* network namespace inode number, as stat(/proc/PID/ns/net) gives */
+	__u8 family; /* FM_FAMILY_* */
 	__u8 pad[3];
 };
 
 struct fm_tcp_val {
-	__u64 retransmits;    /* tcp:tcp_retransmit_skb */
-	__u64 probes;	      /* tcp:tcp_probe events (ACKs processed) */
-	__u32 srtt_us;	      /* smoothed RTT, microseconds (tcp_sock srtt_us >> 3) */
-	__u32 snd_cwnd;	      /* segments */
-	__u32 in_flight;      /* snd_nxt - snd_una, bytes */
-	__u32 snd_una;	      /* to see ack progress */
-	__u64 progress_ns;    /* when snd_una last moved forward */
-	__u64 last_ns;	      /* last event */
+	__u64 retransmits; /* tcp:tcp_retransmit_skb */
+	__u64 probes; /* tcp:tcp_probe events (ACKs processed) */
+	__u32 srtt_us; /* smoothed RTT, microseconds (tcp_sock srtt_us >> 3) */
+	__u32 snd_cwnd; /* segments */
+	__u32 in_flight; /* snd_nxt - snd_una, bytes */
+	__u32 snd_una; /* to see ack progress */
+	__u64 progress_ns; /* when snd_una last moved forward, or the first tcp_probe */
+	__u64 last_ns; /* last event */
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

@@ -18,9 +18,9 @@
 #endif
 
 #define ROCE_UDP_PORT 4791
-#define ROCE_BTH_LEN 12  /* IBTA 9.2 */
-#define ROCE_AETH_LEN 4  /* IBTA 9.3.5 */
-#define ROCE_ICRC_LEN 4  /* IBTA A17: invariant CRC after the payload */
+#define ROCE_BTH_LEN 12 /* IBTA 9.2 */
+#define ROCE_AETH_LEN 4 /* IBTA 9.3.5 */
+#define ROCE_ICRC_LEN 4 /* IBTA A17: invariant CRC after the payload */
 #define ROCE_PSN_MASK 0xffffffu /* PSNs are 24 bits and wrap */
 #define ROCE_OPCODE_CNP 0x81 /* IBTA A17.9.3: congestion notification packet */
 
@@ -62,7 +62,7 @@ struct roce_bth {
 	__u8 opcode;
 	__u8 ack_req; /* the A bit: the requester asks for an ACK */
 	__u32 dest_qp; /* 24 bits */
-	__u32 psn;     /* 24 bits */
+	__u32 psn; /* 24 bits */
 };
 
 /*
@@ -70,7 +70,7 @@ struct roce_bth {
  * or -1 if the header is cut short.
  */
 static inline __attribute__((always_inline)) int roce_parse_bth(const __u8 *p, const __u8 *end,
-								 struct roce_bth *ret)
+								struct roce_bth *ret)
 {
 	if (p + ROCE_BTH_LEN > end)
 		return -1;
@@ -100,17 +100,17 @@ static inline __attribute__((always_inline)) enum roce_class roce_classify(__u8 
 		return ROCE_CLASS_WRITE;
 	if (op == 0x0c)
 		return ROCE_CLASS_READ_REQUEST;
-	if (op <= 0x0f)
+	if (op <= 0x10) /* READ response first, middle, last, only */
 		return ROCE_CLASS_READ_RESPONSE;
-	if (op == 0x10)
+	if (op == 0x11 || op == 0x12) /* Acknowledge, ATOMIC Acknowledge */
 		return ROCE_CLASS_ACK;
-	if (op <= 0x14) /* ATOMIC ACK, CmpSwap, FetchAdd, reserved */
+	if (op == 0x13 || op == 0x14) /* CmpSwap, FetchAdd requests */
 		return ROCE_CLASS_ATOMIC;
 	return ROCE_CLASS_OTHER;
 }
 
-/* True if packets of this opcode carry an AETH right after the BTH:
- * read response first/last/only, ACK, atomic ACK (IBTA 9.3.5). */
+/* True if packets of this opcode carry an AETH right after the BTH: READ
+ * response first/last/only, Acknowledge, ATOMIC Acknowledge (IBTA 9.3.5). */
 static inline __attribute__((always_inline)) int roce_has_aeth(__u8 opcode)
 {
 	__u8 op = opcode & 0x1f;
@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) int roce_has_aeth(__u8 opcode)
 	if (ROCE_TRANSPORT(opcode) != ROCE_TRANSPORT_RC &&
 	    ROCE_TRANSPORT(opcode) != ROCE_TRANSPORT_XRC)
 		return 0;
-	return op == 0x0d || op == 0x0f || op == 0x10 || op == 0x11;
+	return op == 0x0d || op == 0x0f || op == 0x10 || op == 0x11 || op == 0x12;
 }
 
 /* True for requests whose PSNs a requester sends in sequence: the packets
@@ -126,14 +126,14 @@ static inline __attribute__((always_inline)) int roce_has_aeth(__u8 opcode)
 static inline __attribute__((always_inline)) int roce_is_request(enum roce_class c)
 {
 	return c == ROCE_CLASS_SEND || c == ROCE_CLASS_WRITE || c == ROCE_CLASS_READ_REQUEST ||
-	       c == ROCE_CLASS_UD_SEND;
+	       c == ROCE_CLASS_ATOMIC || c == ROCE_CLASS_UD_SEND;
 }
 
 /* Where a PSN falls against the last one seen in the same direction. */
 enum roce_psn_order {
-	ROCE_PSN_NEXT,	/* last + 1: in order */
-	ROCE_PSN_GAP,	/* ahead of last + 1: packets are missing */
-	ROCE_PSN_DUP,	/* equal to last: sent again */
+	ROCE_PSN_NEXT, /* last + 1: in order */
+	ROCE_PSN_GAP, /* ahead of last + 1: packets are missing */
+	ROCE_PSN_DUP, /* equal to last: sent again */
 	ROCE_PSN_BEHIND, /* behind last: late or retransmitted */
 };
 

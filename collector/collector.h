@@ -99,6 +99,7 @@ extern const struct collector_ops netdev_collector;
 extern const struct collector_ops ethtool_collector;
 extern const struct collector_ops rdma_collector;
 extern const struct collector_ops qdisc_collector;
+extern const struct collector_ops bpf_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated. */
 extern const struct collector_ops *const collector_all[];

@@ -21,10 +21,9 @@ cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$root/class/"
 # inside the namespace /sys is the namespace's own: its interfaces, real files
 ln -s /sys/class/net "$root/class/net"
 port=$(free_port)
-lab_exec 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$WORK/p.db" --interval 500ms \
-	--sysfs-root "$root" --ethtool-include 'peer_ifindex' >"$WORK/agent.log" 2>&1 &
-AGENT_PID=$!
-on_exit "kill -9 $AGENT_PID"
+lab_spawn 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$WORK/p.db" --interval 500ms \
+	--sysfs-root "$root" --ethtool-include 'peer_ifindex' >"$WORK/agent.log" 2>&1
+AGENT_PID=$LAB_PID
 for _ in $(seq 50); do
 	lab_exec 1 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
 	sleep 0.1

@@ -35,6 +35,16 @@ lab_exec() {
 	ip netns exec "$LAB-r$r" "$@"
 }
 
+# lab_spawn RANK CMD...: starts CMD in the background in rank RANK's
+# namespace; LAB_PID is its pid (ip netns exec execs CMD, so signals reach it;
+# "lab_exec ... &" would fork a subshell and $! would be the subshell's).
+lab_spawn() {
+	r=$1; shift
+	ip netns exec "$LAB-r$r" "$@" &
+	LAB_PID=$!
+	on_exit "kill -9 $LAB_PID"
+}
+
 lab_down() {
 	i=1
 	while [ $i -le "$LAB_RANKS" ]; do

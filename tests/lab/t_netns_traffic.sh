@@ -10,10 +10,9 @@ lab_up 2
 port=$(free_port)
 db=$WORK/lab.db
 # ip netns exec gives the agent the namespace's own /sys/class/net
-lab_exec 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$db" --interval 500ms \
-	--interfaces eth0 >"$WORK/agent.log" 2>&1 &
-AGENT_PID=$!
-on_exit "kill -9 $AGENT_PID"
+lab_spawn 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$db" --interval 500ms \
+	--interfaces eth0 >"$WORK/agent.log" 2>&1
+AGENT_PID=$LAB_PID
 m() { lab_exec 1 curl -sf "http://127.0.0.1:$port/metrics" | awk -v s="$1" '$1 == s { print $2; exit }'; }
 for _ in $(seq 100); do
 	lab_exec 1 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break

@@ -17,5 +17,8 @@ Suite *rdma_suite(void);
 Suite *qdisc_suite(void);
 Suite *bpf_peers_suite(void);
 Suite *roce_suite(void);
+Suite *bpf_tcp_suite(void);
+Suite *bpf_drop_reasons_suite(void);
+Suite *bpf_flow_suite(void);
 
 #endif

@@ -30,6 +30,7 @@ START_TEST(test_classify)
 		enum roce_class want;
 		int aeth;
 	} cases[] = {
+		/* IBTA vol. 1, 9.2.1 table 38; Linux include/rdma/ib_pack.h */
 		{ 0x00, ROCE_CLASS_SEND, 0 },
 		{ 0x04, ROCE_CLASS_SEND, 0 },
 		{ 0x06, ROCE_CLASS_WRITE, 0 },
@@ -37,12 +38,14 @@ START_TEST(test_classify)
 		{ 0x0c, ROCE_CLASS_READ_REQUEST, 0 },
 		{ 0x0d, ROCE_CLASS_READ_RESPONSE, 1 },
 		{ 0x0e, ROCE_CLASS_READ_RESPONSE, 0 },
-		{ 0x10, ROCE_CLASS_ACK, 1 },
-		{ 0x11, ROCE_CLASS_ATOMIC, 1 },
+		{ 0x10, ROCE_CLASS_READ_RESPONSE, 1 },
+		{ 0x11, ROCE_CLASS_ACK, 1 },
+		{ 0x12, ROCE_CLASS_ACK, 1 },
 		{ 0x13, ROCE_CLASS_ATOMIC, 0 },
+		{ 0x17, ROCE_CLASS_SEND, 0 },
 		{ 0x64, ROCE_CLASS_UD_SEND, 0 },
 		{ 0x81, ROCE_CLASS_CNP, 0 },
-		{ 0xb0, ROCE_CLASS_ACK, 1 } /* XRC ACK */,
+		{ 0xb1, ROCE_CLASS_ACK, 1 } /* XRC Acknowledge */,
 		{ 0xe0, ROCE_CLASS_OTHER, 0 },
 	};
 

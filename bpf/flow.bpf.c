@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tc probe: attached to clsact ingress and egress of the interfaces the
+ * collector selects (collector/bpf_tc.c), it counts every packet per
+ * interface and direction, per flow (5-tuple, direction, ECN marks, TCP
+ * SYN/FIN/RST) and, for RoCEv2, per queue pair (opcode class, ACK/NAK,
+ * CNP, PSN order). Nothing goes to user space per packet: the collector reads
+ * the maps each tick. Whatever happens, the packet goes on untouched.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "fabmon.h"
+
+/* include/uapi/linux/pkt_cls.h */
+#define TC_ACT_OK 0
+/* include/uapi/asm-generic/errno-base.h */
+#define EEXIST 17
+/* include/uapi/linux/if_ether.h */
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+/* include/net/ip.h: iphdr.frag_off offset bits, host order */
+#define FM_IP_OFFSET 0x1fff
+/* include/net/ipv6.h: next-header values of the extension headers we skip */
+#define FM_NEXTHDR_HOP 0
+#define FM_NEXTHDR_ROUTING 43
+#define FM_NEXTHDR_FRAGMENT 44
+#define FM_NEXTHDR_DEST 60
+/* include/net/ipv6.h: frag_hdr.frag_off offset bits, host order */
+#define FM_IP6_OFFSET 0xfff8
+/* RFC 9293 3.1: the flags are byte 13 of the TCP header */
+#define FM_TCP_FLAGS_OFF 13
+#define FM_TCP_FIN 0x01
+#define FM_TCP_SYN 0x02
+#define FM_TCP_RST 0x04
+/* RFC 3168 5: the low two bits of TOS / traffic class; 01 and 10 are ECT, 11 is CE */
+#define FM_ECN_MASK 0x3
+#define FM_ECN_CE 0x3
+
+/* 802.1ad outer + 802.1Q inner is as deep as data-centre tagging goes. */
+#define FM_VLAN_MAX 2
+/* RFC 8200 4.1 orders hop-by-hop, destination, routing, fragment: four to skip. */
+#define FM_IPV6_EXT_MAX 4
+/*
+ * Ethernet 14 + two tags 8 + IPv4 with options 60 + UDP 8 + BTH 12 + AETH 4
+ * = 106: every header the probe reads lies in the first 128 bytes unless
+ * IPv6 extension headers are long.
+ */
+#define FM_HDR_MAX 128
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* user space sets the configured size before load */
+	__type(key, struct fm_flow_key);
+	__type(value, struct fm_flow_val);
+} fm_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct fm_if_key);
+	__type(value, struct fm_if_val);
+} fm_ifstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fm_qp_key);
+	__type(value, struct fm_qp_val);
+} fm_qps SEC(".maps");
+
+/* Initial values, from .rodata rather than the 512-byte stack. */
+static const struct fm_if_val fm_if_zero;
+static const struct fm_qp_val fm_qp_zero;
+
+/* What the parse learnt besides the flow key. */
+struct fm_pkt {
+	__u8 ecn; /* FM_ECN_MASK bits of the IP header */
+	__u8 tcp_flags; /* byte FM_TCP_FLAGS_OFF of the TCP header, 0 for UDP */
+	__u8 l4; /* the transport header was read (not a later fragment) */
+};
+
+/*
+ * Returns map[key], adding init under key first if it is absent; *ret_new
+ * is 1 if this call added it. NULL if it could not be added.
+ */
+static __always_inline void *fm_get(void *map, const void *key, const void *init, int *ret_new)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	long err;
+
+	*ret_new = 0;
+	if (v)
+		return v;
+	/* NOEXIST: another CPU may have added the key since the lookup; keep its counts */
+	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		return NULL;
+	*ret_new = !err;
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
+ * Headers are read in place (direct packet access): one bounds check per
+ * header, where bpf_skb_load_bytes() would cost a helper call and a copy per
+ * header, which matters at line rate (goal: 30 ns a packet). In-place reads
+ * only reach the skb's linear part. Drivers and GRO put the headers there,
+ * so this is nearly always enough; when the linear part ends before both the
+ * packet and FM_HDR_MAX, the headers are pulled in once. That may reallocate
+ * the skb head but never changes a byte of the packet; if it fails, the
+ * parse stops where the linear part does and counts the packet unparsed.
+ */
+static __always_inline void fm_pull_headers(struct __sk_buff *skb)
+{
+	__u32 want = skb->len < FM_HDR_MAX ? skb->len : FM_HDR_MAX;
+
+	if ((void *)(long)skb->data + want > (void *)(long)skb->data_end)
+		(void)bpf_skb_pull_data(skb, want);
+}
+
+/* Moves *p past Ethernet and up to FM_VLAN_MAX tags; returns the ethertype
+ * (network order), or 0 if the frame is cut short. */
+static __always_inline __be16 fm_parse_eth(void **p, void *end)
+{
+	struct ethhdr *eth = *p;
+	struct vlan_hdr *vh;
+	__be16 proto;
+
+	if ((void *)(eth + 1) > end)
+		return 0;
+	proto = eth->h_proto;
+	vh = (void *)(eth + 1);
+	for (int i = 0; i < FM_VLAN_MAX; i++) {
+		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(vh + 1) > end)
+			return 0;
+		proto = vh->h_vlan_encapsulated_proto;
+		vh++;
+	}
+	*p = vh;
+	return proto;
+}
+
+/* Moves *p past the IPv4 header. Returns the protocol, or -1 if unparsed. */
+static __always_inline int fm_parse_ipv4(void **p, void *end, struct fm_flow_key *key,
+					 struct fm_pkt *pkt)
+{
+	struct iphdr *ip = *p;
+	__u8 *b = *p;
+	__u32 hlen;
+
+	if ((void *)(ip + 1) > end || b[0] >> 4 != 4)
+		return -1;
+	hlen = (b[0] & 0xf) * 4;
+	if (hlen < sizeof(*ip) || *p + hlen > end)
+		return -1;
+	key->family = FM_FAMILY_IPV4;
+	__builtin_memcpy(key->saddr, &ip->saddr, 4);
+	__builtin_memcpy(key->daddr, &ip->daddr, 4);
+	pkt->ecn = ip->tos & FM_ECN_MASK;
+	/* later fragments carry no transport header: they count with ports 0 */
+	pkt->l4 = !(bpf_ntohs(ip->frag_off) & FM_IP_OFFSET);
+	*p += hlen;
+	return ip->protocol;
+}
+
+/*
+ * Moves *p past the IPv6 header and the extension headers that can precede
+ * the transport header. Returns the next header, or -1 if unparsed (cut
+ * short, or more extension headers than FM_IPV6_EXT_MAX).
+ */
+static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key *key,
+					 struct fm_pkt *pkt)
+{
+	struct ipv6hdr *ip6 = *p;
+	__u8 *b = *p;
+	int next;
+
+	if ((void *)(ip6 + 1) > end || b[0] >> 4 != 6)
+		return -1;
+	key->family = FM_FAMILY_IPV6;
+	__builtin_memcpy(key->saddr, &ip6->saddr, 16);
+	__builtin_memcpy(key->daddr, &ip6->daddr, 16);
+	/* traffic class is bits 4-11 of the first word: ECN is bits 4-5 of byte 1 */
+	pkt->ecn = (b[1] >> 4) & FM_ECN_MASK;
+	pkt->l4 = 1;
+	next = ip6->nexthdr;
+	*p = ip6 + 1;
+	for (int i = 0; i < FM_IPV6_EXT_MAX; i++) {
+		if (next == FM_NEXTHDR_FRAGMENT) {
+			struct frag_hdr *fh = *p;
+
+			if ((void *)(fh + 1) > end)
+				return -1;
+			pkt->l4 = !(bpf_ntohs(fh->frag_off) & FM_IP6_OFFSET);
+			next = fh->nexthdr;
+			*p = fh + 1;
+		} else if (next == FM_NEXTHDR_HOP || next == FM_NEXTHDR_ROUTING ||
+			   next == FM_NEXTHDR_DEST) {
+			struct ipv6_opt_hdr *oh = *p;
+
+			if ((void *)(oh + 1) > end)
+				return -1;
+			next = oh->nexthdr;
+			/* RFC 8200 4.3: length in 8-octet units, not counting the first 8 */
+			*p += (oh->hdrlen + 1) * 8;
+		} else {
+			return next;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Parses up to and including the TCP or UDP header; *p ends after it.
+ * Returns 0, or -1 if the packet is not IPv4/IPv6 TCP/UDP or is cut short.
+ */
+static __always_inline int fm_parse(void **p, void *end, struct fm_flow_key *key,
+				    struct fm_pkt *pkt)
+{
+	__be16 eth_proto = fm_parse_eth(p, end);
+	int proto;
+
+	if (eth_proto == bpf_htons(ETH_P_IP))
+		proto = fm_parse_ipv4(p, end, key, pkt);
+	else if (eth_proto == bpf_htons(ETH_P_IPV6))
+		proto = fm_parse_ipv6(p, end, key, pkt);
+	else
+		return -1;
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return -1;
+	key->proto = proto;
+	if (!pkt->l4)
+		return 0;
+	if (proto == IPPROTO_TCP) {
+		struct tcphdr *th = *p;
+
+		if ((void *)(th + 1) > end)
+			return -1;
+		key->sport = bpf_ntohs(th->source);
+		key->dport = bpf_ntohs(th->dest);
+		pkt->tcp_flags = ((__u8 *)th)[FM_TCP_FLAGS_OFF];
+		*p = th + 1;
+	} else {
+		struct udphdr *uh = *p;
+
+		if ((void *)(uh + 1) > end)
+			return -1;
+		key->sport = bpf_ntohs(uh->source);
+		key->dport = bpf_ntohs(uh->dest);
+		*p = uh + 1;
+	}
+	return 0;
+}
+
+static __always_inline void fm_flow_count(const struct fm_flow_key *key, const struct fm_pkt *pkt,
+					  __u32 len, __u64 now, struct fm_if_val *ifv)
+{
+	struct fm_flow_val init = { .first_ns = now };
+	struct fm_flow_val *v;
+	int created;
+
+	v = fm_get(&fm_flows, key, &init, &created);
+	if (ifv && created)
+		ifv->flows_new++;
+	if (!v) {
+		if (ifv)
+			ifv->flow_update_failed++;
+		return;
+	}
+	/* An LRU value is shared by every CPU that sees the flow. */
+	__sync_fetch_and_add(&v->bytes, len);
+	__sync_fetch_and_add(&v->packets, 1);
+	if (pkt->ecn == FM_ECN_CE)
+		__sync_fetch_and_add(&v->ce, 1);
+	else if (pkt->ecn)
+		__sync_fetch_and_add(&v->ect, 1);
+	if (pkt->tcp_flags & FM_TCP_SYN)
+		__sync_fetch_and_add(&v->syn, 1);
+	if (pkt->tcp_flags & FM_TCP_FIN)
+		__sync_fetch_and_add(&v->fin, 1);
+	if (pkt->tcp_flags & FM_TCP_RST)
+		__sync_fetch_and_add(&v->rst, 1);
+	v->last_ns = now;
+}
+
+/* Counts the AETH syndrome at p (IBTA 9.3.5, table 44). Returns -1 if cut short. */
+static __always_inline int fm_roce_aeth(const __u8 *p, const __u8 *end, struct fm_qp_val *v)
+{
+	__u8 syndrome;
+
+	if (p + ROCE_AETH_LEN > end)
+		return -1;
+	syndrome = p[0];
+	switch (syndrome >> 5) {
+	case ROCE_AETH_ACK:
+		__sync_fetch_and_add(&v->acks, 1);
+		break;
+	case ROCE_AETH_RNR_NAK:
+		__sync_fetch_and_add(&v->nak_rnr, 1);
+		break;
+	case ROCE_AETH_NAK:
+		if ((syndrome & 0x1f) == ROCE_NAK_PSN_SEQUENCE)
+			__sync_fetch_and_add(&v->nak_psn, 1);
+		else
+			__sync_fetch_and_add(&v->nak_other, 1);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Places a request's PSN against the last one. Unlike the counters this is
+ * not atomic: two CPUs could interleave their read and write of last_psn.
+ * That is accepted: one QP's packets normally land on one CPU (RSS hashes the
+ * UDP source port, which RoCEv2 senders pick per QP, to one RX queue; a QP's
+ * sends leave from one context), and a lost race costs a miscount, never a
+ * packet.
+ */
+static __always_inline void fm_roce_psn(struct fm_qp_val *v, __u32 psn)
+{
+	__u32 missing;
+
+	if (!v->psn_valid) {
+		v->last_psn = psn;
+		v->psn_valid = 1;
+		return;
+	}
+	switch (roce_psn_order(v->last_psn, psn, &missing)) {
+	case ROCE_PSN_NEXT:
+		v->last_psn = psn;
+		break;
+	case ROCE_PSN_GAP:
+		__sync_fetch_and_add(&v->psn_gaps, 1);
+		__sync_fetch_and_add(&v->psn_missing, missing);
+		v->last_psn = psn;
+		break;
+	case ROCE_PSN_DUP:
+		__sync_fetch_and_add(&v->psn_dups, 1);
+		break;
+	case ROCE_PSN_BEHIND:
+		/* a retransmission or reordering must not move the sequence back */
+		__sync_fetch_and_add(&v->psn_behind, 1);
+		break;
+	}
+}
+
+/* Counts the RoCEv2 packet whose BTH starts at p, in the UDP flow fk. */
+static __always_inline void fm_roce_count(const __u8 *p, const __u8 *end,
+					  const struct fm_flow_key *fk, const struct fm_pkt *pkt,
+					  __u32 len, __u64 now, struct fm_if_val *ifv)
+{
+	struct fm_qp_key key = {
+		.ifindex = fk->ifindex,
+		.family = fk->family,
+		.dir = fk->dir,
+	};
+	struct roce_bth bth;
+	struct fm_qp_val *v;
+	enum roce_class c;
+	int created;
+
+	if (roce_parse_bth(p, end, &bth) < 0) {
+		if (ifv)
+			ifv->roce_unparsed++;
+		return;
+	}
+	if (ifv)
+		ifv->roce++;
+	__builtin_memcpy(key.saddr, fk->saddr, sizeof(key.saddr));
+	__builtin_memcpy(key.daddr, fk->daddr, sizeof(key.daddr));
+	key.dest_qp = bth.dest_qp;
+	v = fm_get(&fm_qps, &key, &fm_qp_zero, &created);
+	if (ifv && created)
+		ifv->qps_new++;
+	if (!v) {
+		if (ifv)
+			ifv->qp_update_failed++;
+		return;
+	}
+	c = roce_classify(bth.opcode);
+	__sync_fetch_and_add(&v->bytes, len);
+	__sync_fetch_and_add(&v->packets, 1);
+	__sync_fetch_and_add(&v->by_class[c], 1);
+	if (pkt->ecn == FM_ECN_CE)
+		__sync_fetch_and_add(&v->ce, 1);
+	if (roce_has_aeth(bth.opcode) && fm_roce_aeth(p + ROCE_BTH_LEN, end, v) < 0 && ifv)
+		ifv->roce_unparsed++;
+	if (roce_is_request(c))
+		fm_roce_psn(v, bth.psn);
+	v->last_ns = now;
+}
+
+static __always_inline int fm_tc(struct __sk_buff *skb, enum fm_dir dir)
+{
+	struct fm_if_key ik = { .ifindex = skb->ifindex, .dir = dir };
+	struct fm_flow_key key = { .ifindex = skb->ifindex, .dir = dir };
+	struct fm_pkt pkt = {};
+	struct fm_if_val *ifv;
+	void *p, *end;
+	__u64 now;
+	int created;
+
+	/* per-CPU: plain increments, no atomics */
+	ifv = fm_get(&fm_ifstats, &ik, &fm_if_zero, &created);
+	if (ifv) {
+		ifv->packets++;
+		ifv->bytes += skb->len;
+	}
+	fm_pull_headers(skb);
+	/* The pull may move the packet data. Without the barrier clang reuses ctx
+	 * addresses it computed before the call, which the verifier refuses. */
+	barrier_var(skb);
+	p = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	if (fm_parse(&p, end, &key, &pkt) < 0) {
+		if (ifv)
+			ifv->unparsed++;
+		return TC_ACT_OK;
+	}
+	now = bpf_ktime_get_ns();
+	fm_flow_count(&key, &pkt, skb->len, now, ifv);
+	if (key.proto == IPPROTO_UDP && key.dport == ROCE_UDP_PORT && pkt.l4)
+		fm_roce_count(p, end, &key, &pkt, skb->len, now, ifv);
+	return TC_ACT_OK;
+}
+
+/*
+ * Both return TC_ACT_OK whatever the packet: a monitoring probe never drops
+ * or alters traffic. TC_ACT_OK also ends the filter chain, which is why
+ * collector/bpf_tc.c attaches behind the priorities other tools use.
+ */
+SEC("tc")
+int fabmon_tc_ingress(struct __sk_buff *skb)
+{
+	return fm_tc(skb, FM_DIR_INGRESS);
+}
+
+SEC("tc")
+int fabmon_tc_egress(struct __sk_buff *skb)
+{
+	return fm_tc(skb, FM_DIR_EGRESS);
+}

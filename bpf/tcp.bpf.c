@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0-only) */
+/*
+ * TCP health and kernel drops from raw tracepoints: retransmits, smoothed RTT,
+ * congestion window, bytes in flight and the time of the last ack progress per
+ * connection (fm_tcp), and freed-as-dropped packets by reason (fm_drops).
+ * Everything is counted here and read by the bpf collector each tick; nothing
+ * is sent to user space per event.
+ *
+ * Raw tracepoints rather than tracepoints: they attach by name without
+ * tracefs. Their arguments come by position, which CO-RE cannot relocate, so
+ * each program says which kernel first passed the arguments it reads.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "fabmon.h"
+
+/* include/linux/socket.h; vmlinux.h has no macros */
+#define AF_INET 2
+#define AF_INET6 10
+
+/* Default; the collector sets its own with bpf_map__set_max_entries() before load. */
+#define FM_TCP_MAX_ENTRIES 16384
+
+/* bpf_probe_read_kernel() is GPL-only; the dual licence makes it available. */
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FM_TCP_MAX_ENTRIES);
+	__type(key, struct fm_tcp_key);
+	__type(value, struct fm_tcp_val);
+} fm_tcp SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FM_DROP_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} fm_drops SEC(".maps");
+
+/* RFC 1982 serial number arithmetic, as the kernel's after(): true if a is later than b. */
+static __always_inline int seq_after(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) > 0;
+}
+
+/*
+ * Fills key from the socket's local side. Returns 0, or -1 for a family that
+ * is neither IPv4 nor IPv6 (there are none on these tracepoints today).
+ */
+static __always_inline int tcp_key(const struct sock *sk, struct fm_tcp_key *key)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+
+	if (family == AF_INET) {
+		__be32 saddr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		__be32 daddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		__builtin_memcpy(key->saddr, &saddr, sizeof(saddr));
+		__builtin_memcpy(key->daddr, &daddr, sizeof(daddr));
+		key->family = FM_FAMILY_IPV4;
+	} else if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(&key->saddr, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&key->daddr, sk, __sk_common.skc_v6_daddr);
+		key->family = FM_FAMILY_IPV6;
+	} else {
+		return -1;
+	}
+	key->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	key->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	/* Containers reuse addresses (loopback at least): the namespace tells them
+	 * apart. It stays 0 on a kernel without network namespaces. */
+	if (bpf_core_field_exists(sk->__sk_common.skc_net.net))
+		key->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	return 0;
+}
+
+/* The connection's entry, created zeroed on first sight; NULL if the map refuses it. */
+static __always_inline struct fm_tcp_val *tcp_entry(const struct sock *sk)
+{
+	struct fm_tcp_key key = {};
+	struct fm_tcp_val zero = {};
+	struct fm_tcp_val *val;
+
+	if (tcp_key(sk, &key) < 0)
+		return NULL;
+	val = bpf_map_lookup_elem(&fm_tcp, &key);
+	if (val)
+		return val;
+	/* -EEXIST means another CPU created it first, which is as good. */
+	(void)bpf_map_update_elem(&fm_tcp, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&fm_tcp, &key);
+}
+
+/*
+ * tcp:tcp_retransmit_skb(sk, skb) since 4.15, once per retransmitted skb
+ * that went out (with TSO it may hold several segments). Newer kernels pass
+ * err as well and fire for failed attempts too (the original still queued on
+ * this host, a local qdisc drop, no route): those are not counted, so the
+ * count means the same on every kernel, but they do refresh in_flight.
+ */
+SEC("raw_tp/tcp_retransmit_skb")
+int BPF_PROG(fabmon_tcp_retransmit, const struct sock *sk)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	struct fm_tcp_val *val = tcp_entry(sk);
+
+	if (!val)
+		return 0;
+	/*
+	 * The event's err field came with the err argument. Without it the
+	 * load of ctx[2] is dead code, which the verifier skips, so attaching
+	 * still works where the tracepoint has two arguments.
+	 */
+	if (!bpf_core_field_exists(struct trace_event_raw_tcp_retransmit_skb, err) ||
+	    (int)ctx[2] == 0)
+		__sync_fetch_and_add(&val->retransmits, 1);
+	/* A silent peer sends no ACKs, so no tcp_probe: only here does the data it
+	 * leaves outstanding show. */
+	val->in_flight = BPF_CORE_READ(tp, snd_nxt) - BPF_CORE_READ(tp, snd_una);
+	val->last_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * tcp:tcp_probe(sk, skb) since 4.16: every segment tcp_rcv_established()
+ * receives, before it is processed. Calls for one socket are serialised by
+ * the socket lock, so the plain stores below do not race with each other.
+ */
+SEC("raw_tp/tcp_probe")
+int BPF_PROG(fabmon_tcp_probe, struct sock *sk, struct sk_buff *skb)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	struct fm_tcp_val *val = tcp_entry(sk);
+	__u64 now = bpf_ktime_get_ns();
+	__u32 snd_una, snd_nxt;
+	struct tcphdr th;
+
+	if (!val)
+		return 0;
+	snd_una = BPF_CORE_READ(tp, snd_una);
+	snd_nxt = BPF_CORE_READ(tp, snd_nxt);
+	/*
+	 * snd_una is from before this segment's ACK: apply the ACK as the kernel
+	 * is about to (tcp_ack() takes it if snd_una < ack <= snd_nxt), or the
+	 * last ACK of a transfer would leave its data looking outstanding and
+	 * an idle connection would look stalled. skb->data is at the TCP header.
+	 */
+	if (bpf_probe_read_kernel(&th, sizeof(th), BPF_CORE_READ(skb, data)) == 0 && th.ack) {
+		__u32 ack = bpf_ntohl(th.ack_seq);
+
+		if (seq_after(ack, snd_una) && !seq_after(ack, snd_nxt))
+			snd_una = ack;
+	}
+	if (val->probes == 0 || seq_after(snd_una, val->snd_una))
+		val->progress_ns = now;
+	val->snd_una = snd_una;
+	val->in_flight = snd_nxt - snd_una;
+	/* tcp_sock keeps 8 * srtt (the kernel's tcp_probe event shifts the same way) */
+	val->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+	val->snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
+	val->last_ns = now;
+	__sync_fetch_and_add(&val->probes, 1);
+	return 0;
+}
+
+/*
+ * skb:kfree_skb(skb, location, reason) since 5.17, where reason first came;
+ * on older kernels the reason's position is past the arguments and attaching
+ * fails (-EINVAL), so this probe needs 5.17 or later.
+ */
+SEC("raw_tp/kfree_skb")
+int BPF_PROG(fabmon_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	__u32 slot = reason < FM_DROP_REASONS ? reason : FM_DROP_REASONS - 1;
+	__u64 *count;
+
+	/* Not drops: 5.17 had neither (its 0 is NOT_SPECIFIED), hence the checks. */
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_NOT_DROPPED_YET) &&
+	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_NOT_DROPPED_YET))
+		return 0;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_CONSUMED) &&
+	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_CONSUMED))
+		return 0;
+	count = bpf_map_lookup_elem(&fm_drops, &slot);
+	if (count)
+		(*count)++;
+	return 0;
+}

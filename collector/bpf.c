@@ -1,0 +1,877 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bpf: the kernel's view of this host's traffic, from the probes in bpf/.
+ * The tc probe counts flows, ECN marks and RoCEv2 queue pairs on the
+ * selected interfaces; raw tracepoints count TCP retransmits, RTT, window and
+ * ack progress, and drops by reason. Each tick the maps are read (batch
+ * lookups), turned into per-peer counters with bounded cardinality
+ * (bpf_peers.h), and idle entries are deleted so the maps do not fill.
+ *
+ * Counters stay monotonic although map entries come and go: the collector
+ * keeps each entry's last values (kmap.h) and adds only the deltas.
+ */
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../bpf/fabmon.h"
+#include "bpf_drop_reasons.h"
+#include "bpf_peers.h"
+#include "bpf_tc.h"
+#include "collector.h"
+#include "flow.skel.h"
+#include "kmap.h"
+#include "tcp.skel.h"
+
+enum bpf_probe { PROBE_TC, PROBE_TCP_RETRANSMIT, PROBE_TCP_PROBE, PROBE_KFREE_SKB, PROBE_COUNT };
+
+static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "tcp_probe",
+						      "kfree_skb" };
+
+/* Counters tracked per flow and per QP, in the order the emit tables use. */
+enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
+enum {
+	QP_BYTES,
+	QP_PACKETS,
+	QP_CLASS0, /* ROCE_CLASS_COUNT counters from here */
+	QP_ACKS = QP_CLASS0 + ROCE_CLASS_COUNT,
+	QP_NAK_PSN,
+	QP_NAK_RNR,
+	QP_NAK_OTHER,
+	QP_GAPS,
+	QP_MISSING,
+	QP_DUPS,
+	QP_BEHIND,
+	QP_CE,
+	QP_N
+};
+
+/* The tick that last saw a map entry, and its counters then (as many as the
+ * map's kmap value holds). */
+struct entry_last {
+	uint64_t tick;
+	uint64_t c[];
+};
+
+#define ENTRY_LAST_SIZE(n) (sizeof(struct entry_last) + (n) * sizeof(uint64_t))
+
+/* Per-peer gauges of the TCP connections seen this tick. */
+struct tcp_gauges {
+	double srtt_max_s;
+	double stall_max_s;
+	uint64_t in_flight;
+	uint64_t connections;
+};
+
+/* A BPF hash map read whole each tick, into buffers sized for all of it. */
+struct map_reader {
+	int fd;
+	const char *name;
+	size_t key_size, val_size; /* val_size: all CPUs for a per-CPU map */
+	unsigned max_entries;
+	void *keys, *vals;
+	unsigned count; /* entries read this tick */
+	uint64_t deleted; /* entries the collector deleted as idle */
+};
+
+struct bpf_state {
+	struct flow_bpf *flow;
+	struct tcp_bpf *tcp;
+	struct bpf_link *links[PROBE_COUNT];
+	struct bpf_tc *tc;
+	struct drop_reasons *reasons;
+	int up[PROBE_COUNT];
+	int ncpus;
+	uint64_t tick;
+	uint64_t flows_new; /* sum of fm_ifstats flows_new: entries the probe made */
+	uint64_t evicted; /* monotonic: entries the kernel's LRU pushed out */
+	struct map_reader flows, qps, tcpm, ifstats, dropm;
+	struct kmap *flow_last, *qp_last, *tcp_last;
+	struct kmap *tcp_gauges; /* peer_id -> tcp_gauges, this tick */
+	struct peer_table *flow_peers, *qp_peers, *tcp_peers;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* libbpf speaks on stderr by default; the agent says what failed itself. */
+static int bpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !getenv("FABMON_LIBBPF_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int map_reader_init(struct map_reader *r, const struct bpf_map *map, int percpu, int ncpus)
+{
+	size_t v = bpf_map__value_size(map);
+
+	r->fd = bpf_map__fd(map);
+	r->name = bpf_map__name(map);
+	r->key_size = bpf_map__key_size(map);
+	/* per-CPU values come as one 8-byte-aligned slot per possible CPU */
+	r->val_size = percpu ? ((v + 7) & ~(size_t)7) * (size_t)ncpus : v;
+	r->max_entries = bpf_map__max_entries(map);
+	r->keys = calloc(r->max_entries, r->key_size);
+	r->vals = calloc(r->max_entries, r->val_size);
+	return r->keys && r->vals ? 0 : -ENOMEM;
+}
+
+static void map_reader_release(struct map_reader *r)
+{
+	free(r->keys);
+	free(r->vals);
+}
+
+/*
+ * Reads every entry into r->keys/r->vals: batch lookups where the kernel has
+ * them (5.6+), one key at a time otherwise. Returns 0 or -errno.
+ */
+static int map_reader_read(struct map_reader *r)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint64_t batch = 0;
+	int first = 1, err;
+
+	r->count = 0;
+	for (;;) {
+		__u32 n = r->max_entries - r->count;
+
+		if (n == 0)
+			return 0;
+		err = bpf_map_lookup_batch(r->fd, first ? NULL : &batch, &batch,
+					   (char *)r->keys + (size_t)r->count * r->key_size,
+					   (char *)r->vals + (size_t)r->count * r->val_size, &n,
+					   &opts);
+		if (err < 0)
+			err = -errno;
+		r->count += n;
+		first = 0;
+		if (err == -ENOENT)
+			return 0;
+		/* 524 is the kernel's ENOTSUPP, which the batch calls return where
+		 * a map type lacks them (include/linux/errno.h, not in uapi) */
+		if (err == -EINVAL || err == -EOPNOTSUPP || err == -524)
+			break;
+		if (err < 0)
+			return err;
+	}
+	/* no batch operations: walk the keys */
+	r->count = 0;
+	for (const void *prev = NULL; r->count < r->max_entries;) {
+		char *k = (char *)r->keys + (size_t)r->count * r->key_size;
+
+		if (bpf_map_get_next_key(r->fd, prev, k) < 0)
+			break;
+		if (bpf_map_lookup_elem(r->fd, k,
+					(char *)r->vals + (size_t)r->count * r->val_size) == 0)
+			r->count++;
+		prev = k;
+	}
+	return 0;
+}
+
+static void *map_key(const struct map_reader *r, unsigned i)
+{
+	return (char *)r->keys + (size_t)i * r->key_size;
+}
+
+static void *map_val(const struct map_reader *r, unsigned i)
+{
+	return (char *)r->vals + (size_t)i * r->val_size;
+}
+
+/* Deletes an idle entry; counted so evictions can be told from deletions. */
+static void map_reader_delete(struct map_reader *r, const void *key)
+{
+	if (bpf_map_delete_elem(r->fd, key) == 0)
+		r->deleted++;
+}
+
+/*
+ * Turns an entry's current counters into deltas against what the collector
+ * saw last tick, and remembers them. A counter below its last value means the
+ * entry was deleted and made anew in between: it counts from zero.
+ */
+static void entry_deltas(struct kmap *last, const void *key, const uint64_t *cur, unsigned n,
+			 uint64_t tick, uint64_t *ret_deltas)
+{
+	int created;
+	struct entry_last *l = kmap_put(last, key, &created);
+
+	for (unsigned i = 0; i < n; i++)
+		ret_deltas[i] = !l || created || cur[i] < l->c[i] ? cur[i] : cur[i] - l->c[i];
+	if (!l)
+		return;
+	memcpy(l->c, cur, n * sizeof(*cur));
+	l->tick = tick;
+}
+
+static int seen_this_tick(const void *key, void *val, void *arg)
+{
+	(void)key;
+	return ((struct entry_last *)val)->tick == *(const uint64_t *)arg;
+}
+
+static void peer_of(struct peer_id *id, uint32_t ifindex, uint8_t dir, uint8_t family,
+		    const uint8_t *saddr, const uint8_t *daddr)
+{
+	memset(id, 0, sizeof(*id));
+	id->ifindex = ifindex;
+	id->dir = dir;
+	id->family = family;
+	/* the peer is the far end: the source of what arrives, the
+	 * destination of what leaves */
+	memcpy(id->addr, dir == FM_DIR_INGRESS ? saddr : daddr, sizeof(id->addr));
+}
+
+static void sample_flows(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
+{
+	struct map_reader *r = &st->flows;
+
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct fm_flow_key *k = map_key(r, i);
+		const struct fm_flow_val *v = map_val(r, i);
+		uint64_t cur[FLOW_N] = {
+			v->bytes, v->packets, v->ect, v->ce, v->syn, v->fin, v->rst
+		};
+		uint64_t d[FLOW_N];
+		struct peer_id id;
+
+		entry_deltas(st->flow_last, k, cur, FLOW_N, st->tick, d);
+		peer_of(&id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
+		peer_table_add(st->flow_peers, &id, d, now_ms);
+		if (now_ns - (int64_t)v->last_ns > idle_ns)
+			map_reader_delete(r, k);
+	}
+}
+
+static void sample_qps(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
+{
+	struct map_reader *r = &st->qps;
+
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct fm_qp_key *k = map_key(r, i);
+		const struct fm_qp_val *v = map_val(r, i);
+		uint64_t cur[QP_N], d[QP_N];
+		struct peer_id id;
+
+		cur[QP_BYTES] = v->bytes;
+		cur[QP_PACKETS] = v->packets;
+		for (unsigned c = 0; c < ROCE_CLASS_COUNT; c++)
+			cur[QP_CLASS0 + c] = v->by_class[c];
+		cur[QP_ACKS] = v->acks;
+		cur[QP_NAK_PSN] = v->nak_psn;
+		cur[QP_NAK_RNR] = v->nak_rnr;
+		cur[QP_NAK_OTHER] = v->nak_other;
+		cur[QP_GAPS] = v->psn_gaps;
+		cur[QP_MISSING] = v->psn_missing;
+		cur[QP_DUPS] = v->psn_dups;
+		cur[QP_BEHIND] = v->psn_behind;
+		cur[QP_CE] = v->ce;
+		entry_deltas(st->qp_last, k, cur, QP_N, st->tick, d);
+		peer_of(&id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
+		peer_table_add(st->qp_peers, &id, d, now_ms);
+		if (now_ns - (int64_t)v->last_ns > idle_ns)
+			map_reader_delete(r, k);
+	}
+}
+
+static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
+{
+	struct map_reader *r = &st->tcpm;
+
+	kmap_clear(st->tcp_gauges);
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct fm_tcp_key *k = map_key(r, i);
+		const struct fm_tcp_val *v = map_val(r, i);
+		uint64_t cur = v->retransmits, d;
+		struct tcp_gauges *g;
+		struct peer_id id;
+
+		entry_deltas(st->tcp_last, k, &cur, 1, st->tick, &d);
+		/* tracepoints know no interface: one row per peer */
+		peer_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
+		peer_table_add(st->tcp_peers, &id, &d, now_ms);
+		if (now_ns - (int64_t)v->last_ns > idle_ns) {
+			map_reader_delete(r, k);
+			continue;
+		}
+		g = kmap_put(st->tcp_gauges, &id, NULL);
+		if (!g)
+			continue;
+		g->connections++;
+		g->in_flight += v->in_flight;
+		if (v->srtt_us / 1e6 > g->srtt_max_s)
+			g->srtt_max_s = v->srtt_us / 1e6;
+		/* data outstanding and no ack progress: how long it has waited */
+		if (v->in_flight && v->progress_ns && now_ns > (int64_t)v->progress_ns &&
+		    (double)(now_ns - (int64_t)v->progress_ns) / 1e9 > g->stall_max_s)
+			g->stall_max_s = (double)(now_ns - (int64_t)v->progress_ns) / 1e9;
+	}
+}
+
+/* One counter of a per-peer set, with an optional label that tells it apart
+ * within its family (class="send", kind="rnr"). */
+struct peer_metric {
+	unsigned counter;
+	const char *name;
+	const char *help;
+	const char *label, *value;
+};
+
+#define FLOW_HELP_TAIL " Per peer (remote address) on an interface, from the tc probe."
+static const struct peer_metric flow_metrics[] = {
+	{ FLOW_BYTES, "fabmon_flow_bytes_total", "Bytes to or from the peer." FLOW_HELP_TAIL, NULL,
+	  NULL },
+	{ FLOW_PACKETS, "fabmon_flow_packets_total", "Packets to or from the peer." FLOW_HELP_TAIL,
+	  NULL, NULL },
+	{ FLOW_ECT, "fabmon_flow_ecn_capable_packets_total",
+	  "Packets marked ECN-capable, ECT(0) or ECT(1) (RFC 3168)." FLOW_HELP_TAIL, NULL, NULL },
+	{ FLOW_CE, "fabmon_flow_ecn_ce_packets_total",
+	  "Packets marked ECN Congestion Experienced." FLOW_HELP_TAIL, NULL, NULL },
+	{ FLOW_SYN, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
+	  "flag", "syn" },
+	{ FLOW_FIN, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
+	  "flag", "fin" },
+	{ FLOW_RST, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
+	  "flag", "rst" },
+};
+
+#define ROCE_HELP_TAIL " RoCEv2 per peer on an interface, from the tc probe's BTH parse."
+#define ROCE_CLASS_METRIC(c, v)                                                                    \
+	{                                                                                          \
+		QP_CLASS0 + (c), "fabmon_roce_packets_total",                                      \
+			"RoCEv2 packets by operation class." ROCE_HELP_TAIL, "class", v            \
+	}
+static const struct peer_metric qp_metrics[] = {
+	{ QP_BYTES, "fabmon_roce_bytes_total", "RoCEv2 bytes." ROCE_HELP_TAIL, NULL, NULL },
+	ROCE_CLASS_METRIC(ROCE_CLASS_SEND, "send"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_WRITE, "write"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_READ_REQUEST, "read_request"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_READ_RESPONSE, "read_response"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_ACK, "ack"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_ATOMIC, "atomic"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_CNP, "cnp"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_UD_SEND, "ud_send"),
+	ROCE_CLASS_METRIC(ROCE_CLASS_OTHER, "other"),
+	{ QP_ACKS, "fabmon_roce_acks_total", "AETH ACKs." ROCE_HELP_TAIL, NULL, NULL },
+	{ QP_NAK_PSN, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
+	  "psn_sequence" },
+	{ QP_NAK_RNR, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
+	  "rnr" },
+	{ QP_NAK_OTHER, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
+	  "other" },
+	{ QP_GAPS, "fabmon_roce_psn_gaps_total",
+	  "Requests whose PSN skipped ahead of the last one plus one." ROCE_HELP_TAIL, NULL, NULL },
+	{ QP_MISSING, "fabmon_roce_psn_missing_total",
+	  "PSNs skipped over by those gaps." ROCE_HELP_TAIL, NULL, NULL },
+	{ QP_DUPS, "fabmon_roce_psn_duplicates_total",
+	  "Requests that repeated the last PSN." ROCE_HELP_TAIL, NULL, NULL },
+	{ QP_BEHIND, "fabmon_roce_psn_behind_total",
+	  "Requests with a PSN behind the last one (late or retransmitted)." ROCE_HELP_TAIL, NULL,
+	  NULL },
+	{ QP_CE, "fabmon_roce_ecn_ce_packets_total",
+	  "RoCEv2 packets marked ECN Congestion Experienced." ROCE_HELP_TAIL, NULL, NULL },
+};
+
+static const struct peer_metric tcp_metrics[] = {
+	{ 0, "fabmon_tcp_retransmits_total",
+	  "TCP segments retransmitted to the peer (tcp:tcp_retransmit_skb).", NULL, NULL },
+};
+
+struct emit_ctx {
+	struct bpf_state *st;
+	struct sample_sink *out;
+	const struct peer_metric *metrics;
+	size_t nmetrics;
+	int with_interface; /* flow and RoCE rows have interface and direction */
+};
+
+static void peer_label(const struct peer_id *id, int other, char *buf, size_t len)
+{
+	if (other)
+		snprintf(buf, len, "other");
+	else if (!inet_ntop(id->family == FM_FAMILY_IPV4 ? AF_INET : AF_INET6, id->addr, buf,
+			    (socklen_t)len))
+		snprintf(buf, len, "unknown");
+}
+
+static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)
+{
+	const struct emit_ctx *ctx = arg;
+	char peer[INET6_ADDRSTRLEN], ifname[IF_NAMESIZE];
+	struct label l[5];
+	size_t n = 0;
+
+	peer_label(id, other, peer, sizeof(peer));
+	if (ctx->with_interface) {
+		if (!if_indextoname(id->ifindex, ifname))
+			return; /* the interface is gone: its series expire */
+		l[n++] = (struct label){ "interface", ifname };
+		l[n++] = (struct label){ "direction", id->dir == FM_DIR_INGRESS ? "rx" : "tx" };
+	}
+	l[n++] = (struct label){ "peer", peer };
+	l[n++] = (struct label){ "source", "bpf" };
+	for (size_t i = 0; i < ctx->nmetrics; i++) {
+		const struct peer_metric *m = &ctx->metrics[i];
+		const struct metric_desc d = { .name = m->name,
+					       .help = m->help,
+					       .type = METRIC_COUNTER };
+
+		l[n] = (struct label){ m->label, m->value };
+		(void)sample_counter(ctx->out, &d, l, m->label ? n + 1 : n, totals[m->counter]);
+	}
+	if (!ctx->with_interface && !other) {
+		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id);
+		static const struct metric_desc srtt = {
+			.name = "fabmon_tcp_srtt_seconds",
+			.help = "Largest smoothed RTT among the connections to the peer (tcp:tcp_probe).",
+			.type = METRIC_GAUGE
+		};
+		static const struct metric_desc inflight = {
+			.name = "fabmon_tcp_in_flight_bytes",
+			.help = "Bytes sent to the peer and not yet acknowledged (snd_nxt - snd_una), summed.",
+			.type = METRIC_GAUGE
+		};
+		static const struct metric_desc conns = {
+			.name = "fabmon_tcp_connections",
+			.help = "TCP connections to the peer seen by the probes and not idle.",
+			.type = METRIC_GAUGE
+		};
+		static const struct metric_desc stall = {
+			.name = "fabmon_tcp_ack_stall_seconds",
+			.help = "Longest time a connection to the peer has had data outstanding "
+				"without ack progress; 0 when all are progressing or idle.",
+			.type = METRIC_GAUGE
+		};
+		struct tcp_gauges none = { 0 };
+
+		if (!g)
+			g = &none;
+		(void)sample_gauge(ctx->out, &srtt, l, n, g->srtt_max_s);
+		(void)sample_gauge(ctx->out, &inflight, l, n, (double)g->in_flight);
+		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
+		(void)sample_gauge(ctx->out, &stall, l, n, g->stall_max_s);
+	}
+}
+
+static void emit_peers(struct bpf_state *st, struct sample_sink *out, struct peer_table *pt,
+		       const struct peer_metric *metrics, size_t n, int with_interface)
+{
+	struct emit_ctx ctx = { st, out, metrics, n, with_interface };
+
+	peer_table_foreach(pt, emit_peer, &ctx);
+}
+
+static const struct {
+	size_t offset;
+	const char *name;
+	const char *help;
+} if_counters[] = {
+	{ offsetof(struct fm_if_val, packets), "fabmon_bpf_packets_total",
+	  "Packets the tc probe saw on the interface." },
+	{ offsetof(struct fm_if_val, bytes), "fabmon_bpf_bytes_total",
+	  "Bytes the tc probe saw on the interface." },
+	{ offsetof(struct fm_if_val, unparsed), "fabmon_bpf_unparsed_packets_total",
+	  "Packets that were not IPv4/IPv6 TCP/UDP or were cut short (passed untouched)." },
+	{ offsetof(struct fm_if_val, roce), "fabmon_bpf_roce_packets_total",
+	  "RoCEv2 packets (UDP port 4791) the tc probe parsed." },
+	{ offsetof(struct fm_if_val, roce_unparsed), "fabmon_bpf_roce_unparsed_packets_total",
+	  "UDP port 4791 packets too short for a BTH." },
+	{ offsetof(struct fm_if_val, flow_update_failed), "fabmon_bpf_flow_update_failures_total",
+	  "New flows the tc probe could not store." },
+};
+
+/* Sums the per-CPU fm_ifstats values and emits them; sums flows_new too. */
+static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
+{
+	struct map_reader *r = &st->ifstats;
+	size_t slot = (sizeof(struct fm_if_val) + 7) & ~(size_t)7;
+
+	st->flows_new = 0;
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct fm_if_key *k = map_key(r, i);
+		struct fm_if_val sum = { 0 };
+		char ifname[IF_NAMESIZE];
+		struct label l[2];
+
+		for (int c = 0; c < st->ncpus; c++) {
+			const struct fm_if_val *v =
+				(const void *)((const char *)map_val(r, i) + (size_t)c * slot);
+
+			for (size_t f = 0; f < sizeof(sum) / sizeof(uint64_t); f++)
+				((uint64_t *)&sum)[f] += ((const uint64_t *)v)[f];
+		}
+		st->flows_new += sum.flows_new;
+		if (!if_indextoname(k->ifindex, ifname))
+			continue;
+		l[0] = (struct label){ "interface", ifname };
+		l[1] = (struct label){ "direction", k->dir == FM_DIR_INGRESS ? "rx" : "tx" };
+		for (size_t f = 0; f < sizeof(if_counters) / sizeof(if_counters[0]); f++) {
+			const struct metric_desc d = { .name = if_counters[f].name,
+						       .help = if_counters[f].help,
+						       .type = METRIC_COUNTER };
+
+			(void)sample_counter(
+				out, &d, l, 2,
+				*(const uint64_t *)(const void *)((const char *)&sum +
+								  if_counters[f].offset));
+		}
+	}
+}
+
+static void emit_maps(struct bpf_state *st, struct sample_sink *out)
+{
+	static const struct metric_desc entries = {
+		.name = "fabmon_bpf_map_entries",
+		.help = "Entries in the probe's map at the last read.",
+		.type = METRIC_GAUGE
+	};
+	static const struct metric_desc max = { .name = "fabmon_bpf_map_max_entries",
+						.help = "Capacity of the probe's map.",
+						.type = METRIC_GAUGE };
+	static const struct metric_desc evicted = {
+		.name = "fabmon_bpf_map_evicted_entries_total",
+		.help = "Flow entries the kernel pushed out of the full LRU map before fabmon read "
+			"them as idle (raise bpf_max_flows if this grows).",
+		.type = METRIC_COUNTER
+	};
+	const struct map_reader *maps[] = { &st->flows, &st->qps, &st->tcpm };
+	uint64_t gone;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct label l = { "map", maps[i]->name };
+
+		if (maps[i]->fd < 0)
+			continue;
+		(void)sample_gauge(out, &entries, &l, 1, maps[i]->count);
+		(void)sample_gauge(out, &max, &l, 1, maps[i]->max_entries);
+	}
+	/* made = deleted by us + evicted + still there */
+	gone = st->flows_new > st->flows.deleted + st->flows.count
+		       ? st->flows_new - st->flows.deleted - st->flows.count
+		       : 0;
+	if (gone > st->evicted)
+		st->evicted = gone;
+	if (st->flow) {
+		struct label l = { "map", st->flows.name };
+
+		(void)sample_counter(out, &evicted, &l, 1, st->evicted);
+	}
+}
+
+static void emit_drops(struct bpf_state *st, struct sample_sink *out)
+{
+	static const struct metric_desc d = {
+		.name = "fabmon_kernel_drops_total",
+		.help = "Packets the kernel freed as dropped, by reason (skb:kfree_skb).",
+		.type = METRIC_COUNTER
+	};
+	const struct map_reader *r = &st->dropm;
+
+	for (unsigned i = 0; i < r->count; i++) {
+		__u32 reason = *(const __u32 *)map_key(r, i);
+		const uint64_t *v = map_val(r, i);
+		const char *name = st->reasons ? drop_reasons_name(st->reasons, reason) : NULL;
+		char num[16];
+		uint64_t sum = 0;
+		struct label l = { "reason", name };
+
+		for (int c = 0; c < st->ncpus; c++)
+			sum += v[c];
+		if (!sum)
+			continue;
+		if (!name) {
+			snprintf(num, sizeof(num), "%u", reason);
+			l.value = num;
+		}
+		(void)sample_counter(out, &d, &l, 1, sum);
+	}
+}
+
+static void emit_probes(struct bpf_state *st, struct sample_sink *out)
+{
+	static const struct metric_desc up = {
+		.name = "fabmon_probe_up",
+		.help = "1 if the eBPF probe is loaded and attached, 0 if not (fabmon doctor says why).",
+		.type = METRIC_GAUGE
+	};
+	static const struct metric_desc attached = {
+		.name = "fabmon_bpf_attached_interfaces",
+		.help = "Interfaces the tc probe is attached to.",
+		.type = METRIC_GAUGE
+	};
+
+	for (int p = 0; p < PROBE_COUNT; p++) {
+		struct label l = { "probe", probe_names[p] };
+
+		(void)sample_gauge(out, &up, &l, 1, st->up[p]);
+	}
+	if (st->tc)
+		(void)sample_gauge(out, &attached, NULL, 0, bpf_tc_count(st->tc));
+}
+
+static void bpf_fini(void *state)
+{
+	struct bpf_state *st = state;
+
+	if (!st)
+		return;
+	bpf_tc_free(st->tc);
+	for (int p = 0; p < PROBE_COUNT; p++)
+		bpf_link__destroy(st->links[p]);
+	flow_bpf__destroy(st->flow);
+	tcp_bpf__destroy(st->tcp);
+	drop_reasons_free(st->reasons);
+	map_reader_release(&st->flows);
+	map_reader_release(&st->qps);
+	map_reader_release(&st->tcpm);
+	map_reader_release(&st->ifstats);
+	map_reader_release(&st->dropm);
+	kmap_free(st->flow_last);
+	kmap_free(st->qp_last);
+	kmap_free(st->tcp_last);
+	kmap_free(st->tcp_gauges);
+	peer_table_free(st->flow_peers);
+	peer_table_free(st->qp_peers);
+	peer_table_free(st->tcp_peers);
+	free(st);
+}
+
+/* Appends "probe: reason" to why. */
+static void why_add(char *why, size_t len, const char *probe, const char *reason, int err)
+{
+	size_t used = strlen(why);
+
+	snprintf(why + used, len - used, "%s%s: %s%s%s", used ? "; " : "", probe, reason,
+		 err ? ": " : "", err ? strerror(err < 0 ? -err : err) : "");
+}
+
+/* Loads and attaches the tc probe. Returns 0 or -errno (why filled). */
+static int load_flow(struct bpf_state *st, const struct collector_env *env, char *why, size_t len)
+{
+	int r, removed;
+
+	st->flow = flow_bpf__open();
+	if (!st->flow) {
+		r = -errno;
+		why_add(why, len, "tc", "unable to open the probe", r);
+		return r;
+	}
+	(void)bpf_map__set_max_entries(st->flow->maps.fm_flows, env->bpf_max_flows);
+	(void)bpf_map__set_max_entries(st->flow->maps.fm_qps, env->bpf_max_flows);
+	r = flow_bpf__load(st->flow);
+	if (r < 0) {
+		why_add(why, len, "tc", "unable to load the probe", r);
+		return r;
+	}
+	removed = bpf_tc_remove_stale();
+	if (removed > 0) {
+		char note[96];
+
+		snprintf(note, sizeof(note), "removed %d filter(s) an earlier fabmon left",
+			 removed);
+		why_add(why, len, "tc", note, 0);
+	}
+	st->tc = bpf_tc_new(bpf_program__fd(st->flow->progs.fabmon_tc_ingress),
+			    bpf_program__fd(st->flow->progs.fabmon_tc_egress));
+	if (!st->tc)
+		return -ENOMEM;
+	r = bpf_tc_sync(st->tc, env);
+	if (r < 0) {
+		why_add(why, len, "tc", bpf_tc_why(st->tc), 0);
+		return r;
+	}
+	if (bpf_tc_why(st->tc)[0])
+		why_add(why, len, "tc", bpf_tc_why(st->tc), 0);
+	r = map_reader_init(&st->flows, st->flow->maps.fm_flows, 0, st->ncpus);
+	if (r == 0)
+		r = map_reader_init(&st->qps, st->flow->maps.fm_qps, 0, st->ncpus);
+	if (r == 0)
+		r = map_reader_init(&st->ifstats, st->flow->maps.fm_ifstats, 1, st->ncpus);
+	return r;
+}
+
+/* Loads the tracepoint probes; each that attaches is up. Returns 0 if any is. */
+static int load_tcp(struct bpf_state *st, const struct collector_env *env, char *why, size_t len)
+{
+	struct bpf_program *progs[PROBE_COUNT] = { NULL };
+	static const char *const tps[PROBE_COUNT] = { NULL, "tcp_retransmit_skb", "tcp_probe",
+						      "kfree_skb" };
+	int r, any = 0;
+
+	st->tcp = tcp_bpf__open();
+	if (!st->tcp) {
+		r = -errno;
+		why_add(why, len, "tracepoints", "unable to open the probes", r);
+		return r;
+	}
+	(void)bpf_map__set_max_entries(st->tcp->maps.fm_tcp, env->bpf_max_flows);
+	r = tcp_bpf__load(st->tcp);
+	if (r < 0) {
+		why_add(why, len, "tracepoints", "unable to load the probes", r);
+		return r;
+	}
+	progs[PROBE_TCP_RETRANSMIT] = st->tcp->progs.fabmon_tcp_retransmit;
+	progs[PROBE_TCP_PROBE] = st->tcp->progs.fabmon_tcp_probe;
+	progs[PROBE_KFREE_SKB] = st->tcp->progs.fabmon_kfree_skb;
+	for (int p = PROBE_TCP_RETRANSMIT; p < PROBE_COUNT; p++) {
+		st->links[p] = bpf_program__attach_raw_tracepoint(progs[p], tps[p]);
+		if (!st->links[p]) {
+			char reason[96];
+
+			snprintf(reason, sizeof(reason), "unable to attach to raw tracepoint %s",
+				 tps[p]);
+			why_add(why, len, probe_names[p], reason, -errno);
+			continue;
+		}
+		st->up[p] = 1;
+		any = 1;
+	}
+	if (!any)
+		return -EOPNOTSUPP;
+	r = map_reader_init(&st->tcpm, st->tcp->maps.fm_tcp, 0, st->ncpus);
+	if (r == 0)
+		r = map_reader_init(&st->dropm, st->tcp->maps.fm_drops, 1, st->ncpus);
+	if (r == 0 && drop_reasons_load(&st->reasons) < 0)
+		st->reasons = NULL; /* reasons then show as numbers */
+	return r;
+}
+
+static int bpf_init(const struct collector_env *env, void **ret_state, char *why, size_t why_len)
+{
+	struct bpf_state *st = calloc(1, sizeof(*st));
+	int rf, rt, r = -ENOMEM;
+
+	if (!st)
+		return r;
+	libbpf_set_print(bpf_quiet);
+	st->flows.fd = st->qps.fd = st->tcpm.fd = st->ifstats.fd = st->dropm.fd = -1;
+	st->ncpus = libbpf_num_possible_cpus();
+	if (st->ncpus <= 0)
+		goto fail;
+	st->flow_last =
+		kmap_new(sizeof(struct fm_flow_key), ENTRY_LAST_SIZE(FLOW_N), env->bpf_max_flows);
+	st->qp_last = kmap_new(sizeof(struct fm_qp_key), ENTRY_LAST_SIZE(QP_N), env->bpf_max_flows);
+	st->tcp_last = kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(1), env->bpf_max_flows);
+	st->tcp_gauges =
+		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
+	st->flow_peers = peer_table_new(FLOW_N, env->bpf_top_peers);
+	st->qp_peers = peer_table_new(QP_N, env->bpf_top_peers);
+	st->tcp_peers = peer_table_new(1, env->bpf_top_peers);
+	if (!st->flow_last || !st->qp_last || !st->tcp_last || !st->tcp_gauges || !st->flow_peers ||
+	    !st->qp_peers || !st->tcp_peers)
+		goto fail;
+	rf = load_flow(st, env, why, why_len);
+	st->up[PROBE_TC] = rf >= 0;
+	if (rf < 0) {
+		bpf_tc_free(st->tc);
+		st->tc = NULL;
+		flow_bpf__destroy(st->flow);
+		st->flow = NULL;
+	}
+	rt = load_tcp(st, env, why, why_len);
+	if (rt < 0) {
+		for (int p = 0; p < PROBE_COUNT; p++) {
+			bpf_link__destroy(st->links[p]);
+			st->links[p] = NULL;
+			if (p != PROBE_TC)
+				st->up[p] = 0;
+		}
+		tcp_bpf__destroy(st->tcp);
+		st->tcp = NULL;
+	}
+	if (rf < 0 && rt < 0) {
+		/* nothing works: name the likely cause once */
+		r = rf == -EPERM || rt == -EPERM ? -EPERM : rf;
+		if (r == -EPERM)
+			why_add(why, why_len, "bpf",
+				"needs root or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN", 0);
+		goto fail;
+	}
+	for (int p = 0; p < PROBE_COUNT; p++) {
+		char note[96];
+
+		if (!st->up[p])
+			continue;
+		if (p == PROBE_TC)
+			snprintf(note, sizeof(note), "attached to %u interface(s)",
+				 bpf_tc_count(st->tc));
+		else
+			snprintf(note, sizeof(note), "attached (raw tracepoint)");
+		why_add(why, why_len, probe_names[p], note, 0);
+	}
+	*ret_state = st;
+	return 0;
+fail:
+	bpf_fini(st);
+	return r;
+}
+
+static int bpf_sample(void *state, const struct collector_env *env, struct sample_sink *out)
+{
+	struct bpf_state *st = state;
+	int64_t now_ns = mono_ns(), idle_ns = env->bpf_flow_idle_ms * 1000000;
+	int64_t now_ms = now_ns / 1000000;
+	int r = 0;
+
+	st->tick++;
+	if (st->flow) {
+		/* interfaces that appeared since the last tick get the probe */
+		(void)bpf_tc_sync(st->tc, env);
+		r = map_reader_read(&st->ifstats);
+		if (r == 0)
+			r = map_reader_read(&st->flows);
+		if (r == 0)
+			r = map_reader_read(&st->qps);
+		if (r < 0)
+			return r;
+		emit_ifstats(st, out);
+		sample_flows(st, now_ns, idle_ns, now_ms);
+		sample_qps(st, now_ns, idle_ns, now_ms);
+		kmap_sweep(st->flow_last, seen_this_tick, &st->tick);
+		kmap_sweep(st->qp_last, seen_this_tick, &st->tick);
+		peer_table_end_tick(st->flow_peers, now_ms, env->bpf_flow_idle_ms);
+		peer_table_end_tick(st->qp_peers, now_ms, env->bpf_flow_idle_ms);
+		emit_peers(st, out, st->flow_peers, flow_metrics,
+			   sizeof(flow_metrics) / sizeof(flow_metrics[0]), 1);
+		emit_peers(st, out, st->qp_peers, qp_metrics,
+			   sizeof(qp_metrics) / sizeof(qp_metrics[0]), 1);
+	}
+	if (st->tcp) {
+		r = map_reader_read(&st->tcpm);
+		if (r == 0)
+			r = map_reader_read(&st->dropm);
+		if (r < 0)
+			return r;
+		sample_tcp(st, now_ns, idle_ns, now_ms);
+		kmap_sweep(st->tcp_last, seen_this_tick, &st->tick);
+		peer_table_end_tick(st->tcp_peers, now_ms, env->bpf_flow_idle_ms);
+		emit_peers(st, out, st->tcp_peers, tcp_metrics,
+			   sizeof(tcp_metrics) / sizeof(tcp_metrics[0]), 0);
+		emit_drops(st, out);
+	}
+	emit_maps(st, out);
+	emit_probes(st, out);
+	return 0;
+}
+
+const struct collector_ops bpf_collector = {
+	.name = "bpf",
+	.init = bpf_init,
+	.sample = bpf_sample,
+	.fini = bpf_fini,
+};

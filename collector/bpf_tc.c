@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf_tc.h"
+
+/*
+ * Every fabmon filter has this handle and priority, on every hook: that is
+ * how a later fabmon finds the ones an earlier one left, with no state kept
+ * on disk. The priority is high on purpose, so the probe runs late: it
+ * returns TC_ACT_OK, which ends the filter chain, and must not cut short the
+ * filters other tools add. tc(8) numbers those from 49152 (0xc000) down when
+ * they name no priority.
+ */
+#define BPF_TC_HANDLE 0xfab0
+#define BPF_TC_PRIORITY 0xfab0
+/* Program names are cut to BPF_OBJ_NAME_LEN - 1 = 15 characters: this survives. */
+#define BPF_TC_PREFIX "fabmon_"
+#define BPF_TC_WHY_MAX 1024
+
+enum { TC_INGRESS, TC_EGRESS, TC_POINTS };
+
+static const enum bpf_tc_attach_point tc_points[TC_POINTS] = { BPF_TC_INGRESS, BPF_TC_EGRESS };
+
+/* One interface with both filters attached. */
+struct tc_link {
+	int ifindex;
+	char name[IF_NAMESIZE];
+	__u32 prog_id[TC_POINTS]; /* what we attached, so that we detach only that */
+};
+
+struct bpf_tc {
+	int prog_fd[TC_POINTS];
+	struct tc_link *links;
+	unsigned n, cap;
+	char why[BPF_TC_WHY_MAX];
+};
+
+struct bpf_tc *bpf_tc_new(int ingress_fd, int egress_fd)
+{
+	struct bpf_tc *tc = calloc(1, sizeof(*tc));
+
+	if (!tc)
+		return NULL;
+	tc->prog_fd[TC_INGRESS] = ingress_fd;
+	tc->prog_fd[TC_EGRESS] = egress_fd;
+	return tc;
+}
+
+/* True if program id's name starts with BPF_TC_PREFIX. */
+static int tc_prog_is_ours(__u32 id)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id), ours = 0;
+
+	if (fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		ours = strncmp(info.name, BPF_TC_PREFIX, strlen(BPF_TC_PREFIX)) == 0;
+	close(fd);
+	return ours;
+}
+
+/*
+ * Detaches the filter at our handle and priority on one hook if it is ours:
+ * program prog_id, or with prog_id 0 any program named BPF_TC_PREFIX*.
+ * Returns 1 if it did, 0 if there is none, it is someone else's or the
+ * detach failed.
+ */
+static int tc_detach_ours(int ifindex, int point, __u32 prog_id)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = tc_points[point]);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = BPF_TC_HANDLE, .priority = BPF_TC_PRIORITY);
+
+	if (bpf_tc_query(&hook, &opts) < 0)
+		return 0;
+	if (prog_id ? opts.prog_id != prog_id : !tc_prog_is_ours(opts.prog_id))
+		return 0;
+	/* bpf_tc_detach() wants only the handle and priority */
+	opts.prog_id = 0;
+	return bpf_tc_detach(&hook, &opts) == 0;
+}
+
+/* Attaches both programs to ifindex into *l. Returns 0 or -errno, with the
+ * failing step in *ret_what; nothing stays attached on failure. */
+static int tc_attach(const struct bpf_tc *tc, int ifindex, struct tc_link *l, const char **ret_what)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	int r, p;
+
+	/* the clsact qdisc may be there already, from us or another tool */
+	r = bpf_tc_hook_create(&hook);
+	if (r < 0 && r != -EEXIST) {
+		*ret_what = "unable to add a clsact qdisc";
+		return r;
+	}
+	for (p = 0; p < TC_POINTS; p++) {
+		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = BPF_TC_HANDLE, .priority = BPF_TC_PRIORITY,
+			    .prog_fd = tc->prog_fd[p]);
+
+		hook.attach_point = tc_points[p];
+		r = bpf_tc_attach(&hook, &opts);
+		if (r < 0) {
+			*ret_what = r == -EEXIST ? "a filter already holds fabmon's handle and "
+						   "priority (another fabmon running?)"
+				    : p == TC_INGRESS ? "unable to attach to ingress"
+						      : "unable to attach to egress";
+			goto cleanup;
+		}
+		l->prog_id[p] = opts.prog_id;
+	}
+	l->ifindex = ifindex;
+	return 0;
+cleanup:
+	while (p-- > 0)
+		(void)tc_detach_ours(ifindex, p, l->prog_id[p]);
+	return r;
+}
+
+/* Appends "name: what: strerror(-err)" to tc->why. */
+static void tc_why_add(struct bpf_tc *tc, const char *name, const char *what, int err)
+{
+	size_t used = strlen(tc->why);
+
+	snprintf(tc->why + used, sizeof(tc->why) - used, "%s%s: %s: %s", used ? "; " : "", name,
+		 what, strerror(-err));
+}
+
+static struct tc_link *tc_find(const struct bpf_tc *tc, int ifindex)
+{
+	for (unsigned i = 0; i < tc->n; i++)
+		if (tc->links[i].ifindex == ifindex)
+			return &tc->links[i];
+	return NULL;
+}
+
+/* Attaches to interface ifindex called name. Returns 0 or -errno (tc->why says why). */
+static int tc_link_add(struct bpf_tc *tc, int ifindex, const char *name)
+{
+	const char *what = NULL;
+	struct tc_link *l;
+	int r;
+
+	if (tc->n == tc->cap) {
+		unsigned cap = tc->cap ? 2 * tc->cap : 16;
+		struct tc_link *links = realloc(tc->links, cap * sizeof(*links));
+
+		if (!links) {
+			tc_why_add(tc, name, "unable to track the interface", -ENOMEM);
+			return -ENOMEM;
+		}
+		tc->links = links;
+		tc->cap = cap;
+	}
+	l = &tc->links[tc->n];
+	memset(l, 0, sizeof(*l));
+	r = tc_attach(tc, ifindex, l, &what);
+	if (r < 0) {
+		tc_why_add(tc, name, what, r);
+		return r;
+	}
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	tc->n++;
+	return 0;
+}
+
+static void tc_link_detach(const struct tc_link *l)
+{
+	for (int p = 0; p < TC_POINTS; p++)
+		(void)tc_detach_ours(l->ifindex, p, l->prog_id[p]);
+}
+
+/* The name of ifindex in ifs, or NULL if it is not there. */
+static const char *tc_ifname(const struct if_nameindex *ifs, int ifindex)
+{
+	for (; ifs->if_index; ifs++)
+		if ((int)ifs->if_index == ifindex)
+			return ifs->if_name;
+	return NULL;
+}
+
+int bpf_tc_sync(struct bpf_tc *tc, const struct collector_env *env)
+{
+	/* if_nameindex() asks rtnetlink: the interfaces of our netns, whatever /sys shows */
+	struct if_nameindex *ifs = if_nameindex();
+	int first_err = 0;
+
+	if (!ifs)
+		return -errno;
+	tc->why[0] = '\0';
+	for (unsigned i = 0; i < tc->n;) {
+		struct tc_link *l = &tc->links[i];
+		const char *name = tc_ifname(ifs, l->ifindex);
+
+		if (name && collector_want_interface(env, name)) {
+			/* a rename keeps ifindex and filters */
+			snprintf(l->name, sizeof(l->name), "%s", name);
+			i++;
+			continue;
+		}
+		/* a vanished interface took its filters along */
+		if (name)
+			tc_link_detach(l);
+		*l = tc->links[--tc->n];
+	}
+	for (const struct if_nameindex *it = ifs; it->if_index; it++) {
+		int r;
+
+		if (tc_find(tc, (int)it->if_index) || !collector_want_interface(env, it->if_name))
+			continue;
+		r = tc_link_add(tc, (int)it->if_index, it->if_name);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	if_freenameindex(ifs);
+	return tc->n == 0 && first_err ? first_err : (int)tc->n;
+}
+
+int bpf_tc_remove_stale(void)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	int removed = 0;
+
+	if (!ifs)
+		return -errno;
+	for (const struct if_nameindex *it = ifs; it->if_index; it++)
+		for (int p = 0; p < TC_POINTS; p++)
+			removed += tc_detach_ours((int)it->if_index, p, 0);
+	if_freenameindex(ifs);
+	return removed;
+}
+
+const char *bpf_tc_why(const struct bpf_tc *tc)
+{
+	return tc->why;
+}
+
+unsigned bpf_tc_count(const struct bpf_tc *tc)
+{
+	return tc->n;
+}
+
+void bpf_tc_free(struct bpf_tc *tc)
+{
+	if (!tc)
+		return;
+	for (unsigned i = 0; i < tc->n; i++)
+		tc_link_detach(&tc->links[i]);
+	free(tc->links);
+	free(tc);
+}

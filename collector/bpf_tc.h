@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_BPF_TC_H
+#define FABMON_BPF_TC_H
+
+#include "collector.h"
+
+/*
+ * Attaches the tc probe (bpf/flow.bpf.c) to clsact ingress and egress of the
+ * interfaces the agent selects, in the network namespace of the caller, and
+ * detaches it again. Every fabmon filter sits at one fixed handle and
+ * priority (bpf_tc.c says which and why), so that a fabmon that was killed
+ * before it could detach leaves filters the next one can find.
+ */
+struct bpf_tc;
+
+/*
+ * Makes an empty attachment set for the loaded programs ingress_fd and
+ * egress_fd (borrowed: they must outlive the set). NULL on allocation failure.
+ */
+struct bpf_tc *bpf_tc_new(int ingress_fd, int egress_fd);
+
+/*
+ * Attaches to every interface of this network namespace that passes
+ * collector_want_interface(env, name) and is not attached yet (creating its
+ * clsact qdisc if there is none); forgets interfaces that vanished, and
+ * detaches from those that no longer pass. Returns the number of interfaces
+ * attached now, or -errno if there was an interface to attach and none is.
+ * An interface that could not be attached is tried again by the next sync;
+ * bpf_tc_why() says why it failed.
+ */
+int bpf_tc_sync(struct bpf_tc *tc, const struct collector_env *env);
+
+/*
+ * Removes the filters an earlier fabmon left (killed before it could detach)
+ * from every interface of this network namespace: a filter at fabmon's handle
+ * and priority whose program's name starts with "fabmon_". Any other filter
+ * is left alone. Returns how many were removed, or -errno if the interfaces
+ * could not be listed.
+ */
+int bpf_tc_remove_stale(void);
+
+/* Why interfaces failed to attach in the last sync: "" if none did, else
+ * "IFNAME: reason" items joined by "; ". Valid until the next sync. */
+const char *bpf_tc_why(const struct bpf_tc *tc);
+
+/* The number of interfaces attached (ingress and egress both). */
+unsigned bpf_tc_count(const struct bpf_tc *tc);
+
+/*
+ * Detaches every filter this set attached that is still there and still its
+ * program, and frees the set. clsact qdiscs stay: other tools' filters may
+ * hang off them. Accepts NULL.
+ */
+void bpf_tc_free(struct bpf_tc *tc);
+
+#endif
