@@ -36,6 +36,7 @@ static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "t
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
+enum { TCP_ACKS, TCP_RETRANSMITS, TCP_N };
 enum {
 	QP_BYTES,
 	QP_PACKETS,
@@ -297,14 +298,16 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 	for (unsigned i = 0; i < r->count; i++) {
 		const struct fm_tcp_key *k = map_key(r, i);
 		const struct fm_tcp_val *v = map_val(r, i);
-		uint64_t cur = v->retransmits, d;
+		/* ACKs processed rank the peers: a healthy connection has no
+		 * retransmits but is still worth a series */
+		uint64_t cur[TCP_N] = { v->probes, v->retransmits }, d[TCP_N];
 		struct tcp_gauges *g;
 		struct peer_id id;
 
-		entry_deltas(st->tcp_last, k, &cur, 1, st->tick, &d);
+		entry_deltas(st->tcp_last, k, cur, TCP_N, st->tick, d);
 		/* tracepoints know no interface: one row per peer */
 		peer_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
-		peer_table_add(st->tcp_peers, &id, &d, now_ms);
+		peer_table_add(st->tcp_peers, &id, d, now_ms);
 		if (now_ns - (int64_t)v->last_ns > idle_ns) {
 			map_reader_delete(r, k);
 			continue;
@@ -388,8 +391,13 @@ static const struct peer_metric qp_metrics[] = {
 };
 
 static const struct peer_metric tcp_metrics[] = {
-	{ 0, "fabmon_tcp_retransmits_total",
-	  "TCP segments retransmitted to the peer (tcp:tcp_retransmit_skb).", NULL, NULL },
+	{ TCP_ACKS, "fabmon_tcp_acks_total",
+	  "ACKs the host processed on its TCP connections to the peer (tcp:tcp_probe).", NULL,
+	  NULL },
+	{ TCP_RETRANSMITS, "fabmon_tcp_retransmits_total",
+	  "Retransmissions to the peer (tcp:tcp_retransmit_skb; one per skb, which with TSO may "
+	  "hold several segments).",
+	  NULL, NULL },
 };
 
 struct emit_ctx {
@@ -766,12 +774,13 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 	st->flow_last =
 		kmap_new(sizeof(struct fm_flow_key), ENTRY_LAST_SIZE(FLOW_N), env->bpf_max_flows);
 	st->qp_last = kmap_new(sizeof(struct fm_qp_key), ENTRY_LAST_SIZE(QP_N), env->bpf_max_flows);
-	st->tcp_last = kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(1), env->bpf_max_flows);
+	st->tcp_last =
+		kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_N), env->bpf_max_flows);
 	st->tcp_gauges =
 		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
 	st->flow_peers = peer_table_new(FLOW_N, env->bpf_top_peers);
 	st->qp_peers = peer_table_new(QP_N, env->bpf_top_peers);
-	st->tcp_peers = peer_table_new(1, env->bpf_top_peers);
+	st->tcp_peers = peer_table_new(TCP_N, env->bpf_top_peers);
 	if (!st->flow_last || !st->qp_last || !st->tcp_last || !st->tcp_gauges || !st->flow_peers ||
 	    !st->qp_peers || !st->tcp_peers)
 		goto fail;

@@ -21,9 +21,10 @@ for p in tcp_retransmit tcp_probe kfree_skb; do
 done
 send() { # BYTES PORT: rank 2 sends to rank 1
 	lab_exec 1 timeout 30 nc -l -p "$2" >/dev/null &
+	listener=$!
 	sleep 0.3
 	head -c "$1" /dev/zero | lab_exec 2 timeout 30 nc -N 198.18.0.1 "$2" || fail "send failed"
-	wait
+	wait $listener
 }
 peer='{peer="198.18.0.1",source="bpf"}'
 send 2000000 5001
