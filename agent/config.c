@@ -315,8 +315,16 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 		char msg[400];
 
 		r = config_set(&cfg, src->flags[i].key, src->flags[i].value, msg, sizeof(msg));
-		if (r < 0)
-			snprintf(err, err_len, "--%s: %s", src->flags[i].key, msg);
+		if (r < 0) {
+			/* name the flag as it was typed: sysfs_root is --sysfs-root */
+			char flag[64];
+
+			snprintf(flag, sizeof(flag), "%s", src->flags[i].key);
+			for (char *p = flag; *p; p++)
+				if (*p == '_')
+					*p = '-';
+			snprintf(err, err_len, "--%s: %s", flag, msg);
+		}
 	}
 	if (r == 0)
 		r = config_validate(&cfg, err, err_len);

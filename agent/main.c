@@ -23,12 +23,17 @@ static const char agent_usage[] =
 	"  --db PATH              SQLite database (default " CONFIG_DEFAULT_DB ")\n"
 	"  --interval DURATION    tick interval, 100ms to 1h (default 1s)\n"
 	"  --sysfs-root DIR       where sysfs is mounted (default /sys)\n"
-	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc (default all)\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
+	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
+	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
+	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
+	"  --http-connection-limit N, --http-per-ip-limit N, --http-timeout SECONDS\n"
+	"                         HTTP bounds (defaults 64, 16, 10)\n"
 	"  --check-config         check the configuration, print 'configuration OK', exit\n"
 	"  -v, --verbose          debug logging\n"
 	"  -h, --help             this help\n"
@@ -69,6 +74,12 @@ static const struct option config_options[] = {
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
+	{ "bpf-max-flows", required_argument, NULL, 0 },
+	{ "bpf-top-peers", required_argument, NULL, 0 },
+	{ "bpf-flow-idle", required_argument, NULL, 0 },
+	{ "http-connection-limit", required_argument, NULL, 0 },
+	{ "http-per-ip-limit", required_argument, NULL, 0 },
+	{ "http-timeout", required_argument, NULL, 0 },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },

@@ -79,6 +79,8 @@ struct map_reader {
 	void *keys, *vals;
 	unsigned count; /* entries read this tick */
 	uint64_t deleted; /* entries the collector deleted as idle */
+	uint64_t made; /* entries the probe created (0: not counted for this map) */
+	uint64_t evicted; /* monotonic: entries the kernel's LRU pushed out */
 };
 
 struct bpf_state {
@@ -501,15 +503,18 @@ static const struct {
 	  "UDP port 4791 packets too short for a BTH." },
 	{ offsetof(struct fm_if_val, flow_update_failed), "fabmon_bpf_flow_update_failures_total",
 	  "New flows the tc probe could not store." },
+	{ offsetof(struct fm_if_val, qp_update_failed), "fabmon_bpf_qp_update_failures_total",
+	  "New RoCEv2 queue pairs the tc probe could not store." },
 };
 
-/* Sums the per-CPU fm_ifstats values and emits them; sums flows_new too. */
+/* Sums the per-CPU fm_ifstats values and emits them; sums the entries the
+ * probe made in fm_flows and fm_qps too. */
 static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 {
 	struct map_reader *r = &st->ifstats;
 	size_t slot = (sizeof(struct fm_if_val) + 7) & ~(size_t)7;
 
-	st->flows_new = 0;
+	st->flows.made = st->qps.made = 0;
 	for (unsigned i = 0; i < r->count; i++) {
 		const struct fm_if_key *k = map_key(r, i);
 		struct fm_if_val sum = { 0 };
@@ -523,7 +528,8 @@ static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 			for (size_t f = 0; f < sizeof(sum) / sizeof(uint64_t); f++)
 				((uint64_t *)&sum)[f] += ((const uint64_t *)v)[f];
 		}
-		st->flows_new += sum.flows_new;
+		st->flows.made += sum.flows_new;
+		st->qps.made += sum.qps_new;
 		if (!if_indextoname(k->ifindex, ifname))
 			continue;
 		l[0] = (struct label){ "interface", ifname };
@@ -553,31 +559,29 @@ static void emit_maps(struct bpf_state *st, struct sample_sink *out)
 						.type = METRIC_GAUGE };
 	static const struct metric_desc evicted = {
 		.name = "fabmon_bpf_map_evicted_entries_total",
-		.help = "Flow entries the kernel pushed out of the full LRU map before fabmon read "
-			"them as idle (raise bpf_max_flows if this grows).",
+		.help = "Entries the kernel pushed out of the full LRU map before fabmon read them "
+			"as idle: their last counts are lost (raise bpf_max_flows if this grows).",
 		.type = METRIC_COUNTER
 	};
-	const struct map_reader *maps[] = { &st->flows, &st->qps, &st->tcpm };
-	uint64_t gone;
+	struct map_reader *maps[] = { &st->flows, &st->qps, &st->tcpm };
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		struct label l = { "map", maps[i]->name };
+		struct map_reader *r = maps[i];
+		struct label l = { "map", r->name };
+		uint64_t gone;
 
-		if (maps[i]->fd < 0)
+		if (r->fd < 0)
 			continue;
-		(void)sample_gauge(out, &entries, &l, 1, maps[i]->count);
-		(void)sample_gauge(out, &max, &l, 1, maps[i]->max_entries);
-	}
-	/* made = deleted by us + evicted + still there */
-	gone = st->flows_new > st->flows.deleted + st->flows.count
-		       ? st->flows_new - st->flows.deleted - st->flows.count
-		       : 0;
-	if (gone > st->evicted)
-		st->evicted = gone;
-	if (st->flow) {
-		struct label l = { "map", st->flows.name };
-
-		(void)sample_counter(out, &evicted, &l, 1, st->evicted);
+		(void)sample_gauge(out, &entries, &l, 1, r->count);
+		(void)sample_gauge(out, &max, &l, 1, r->max_entries);
+		if (r == &st->tcpm)
+			continue; /* the tracepoints do not count what they make */
+		/* made = deleted by us + evicted + still there; the running sum
+		 * only ever rises, whatever the per-CPU read raced with */
+		gone = r->made > r->deleted + r->count ? r->made - r->deleted - r->count : 0;
+		if (gone > r->evicted)
+			r->evicted = gone;
+		(void)sample_counter(out, &evicted, &l, 1, r->evicted);
 	}
 }
 

@@ -50,4 +50,11 @@ expect_out "no RDMA devices under $WORK/empty/class/infiniband"
 expect_out "^netdev  *unavailable"
 expect_rc 1 "$FABMON" doctor --sysfs-root "$WORK/empty" --db "$WORK/junk.db"
 expect_out "is not a fabmon database"
+# without privilege the bpf collector is down, with the reason
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	expect_rc 0 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all "$FABMON" doctor --collectors bpf --db /nonexistent/x.db
+	expect_out "^bpf  *unavailable"
+	expect_out "needs root or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN"
+fi
 exit 0

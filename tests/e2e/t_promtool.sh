@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # `promtool check metrics` (Debian's prometheus package) on every golden file
-# and on a live /metrics with all four collectors up: netdev, ethtool and
-# qdisc on a lab veth, rdma on the real counter files of ../shared/fixtures.
+# and on a live /metrics with every collector up: netdev, ethtool, qdisc and
+# bpf on a lab veth, rdma on the real counter files of ../shared/fixtures.
 . tests/lib.sh
 command -v promtool >/dev/null || fail "promtool missing (make deps installs prometheus)"
 
@@ -31,7 +31,7 @@ done
 lab_exec 2 ping -c 2 -i 0.2 198.18.0.1 >/dev/null
 sleep 1.2
 lab_exec 1 curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/metrics" || fail "scrape failed"
-for c in netdev ethtool rdma qdisc; do
+for c in netdev ethtool rdma qdisc bpf; do
 	grep -q "^fabmon_collector_up{collector=\"$c\"} 1$" "$WORK/metrics" ||
 		{ cat "$WORK/agent.log"; fail "collector $c not up"; }
 done
@@ -39,5 +39,5 @@ grep -q '^fabmon_rdma_port_transmit_bytes_total{device="mlx5_0",port="1"} 115230
 	"$WORK/metrics" || fail "rdma bytes from the fixture missing"
 out=$(promtool check metrics <"$WORK/metrics" 2>&1) || fail "live /metrics: $out"
 [ -z "$out" ] || fail "live /metrics: $out"
-echo "live /metrics lint clean: $(grep -vc '^#' "$WORK/metrics") series, 4 collectors up"
+echo "live /metrics lint clean: $(grep -vc '^#' "$WORK/metrics") series, 5 collectors up"
 exit 0
