@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: (MIT OR GPL-2.0-only) */
 /*
  * The tc probe: attached to clsact ingress and egress of the interfaces the
  * collector selects (collector/bpf_tc.c), it counts every packet per

@@ -20,17 +20,11 @@ mkdir -p "$root/class"
 cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$root/class/"
 # inside the namespace /sys is the namespace's own: its interfaces, real files
 ln -s /sys/class/net "$root/class/net"
-port=$(free_port)
-lab_spawn 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$WORK/p.db" --interval 500ms \
-	--sysfs-root "$root" --ethtool-include 'peer_ifindex' >"$WORK/agent.log" 2>&1
-AGENT_PID=$LAB_PID
-for _ in $(seq 50); do
-	lab_exec 1 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+lab_agent 1 --db "$WORK/p.db" --interval 500ms --sysfs-root "$root" \
+	--ethtool-include 'peer_ifindex'
 lab_exec 2 ping -c 2 -i 0.2 198.18.0.1 >/dev/null
 sleep 1.2
-lab_exec 1 curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/metrics" || fail "scrape failed"
+lab_scrape >"$WORK/metrics" || fail "scrape failed"
 for c in netdev ethtool rdma qdisc bpf; do
 	grep -q "^fabmon_collector_up{collector=\"$c\"} 1$" "$WORK/metrics" ||
 		{ cat "$WORK/agent.log"; fail "collector $c not up"; }

@@ -45,6 +45,34 @@ lab_spawn() {
 	on_exit "kill -9 $LAB_PID"
 }
 
+# lab_agent RANK ARGS...: starts `fabmon agent ARGS` in rank RANK on a free
+# loopback port (LAB_PORT), logging to $WORK/agent.log, and waits (10 s at
+# most) for /readyz. AGENT_PID is its pid.
+lab_agent() {
+	LAB_AGENT_RANK=$1; shift
+	[ -n "${LAB_PORT:-}" ] || LAB_PORT=$(free_port)
+	lab_spawn "$LAB_AGENT_RANK" "$FABMON" agent --listen "127.0.0.1:$LAB_PORT" "$@" \
+		>>"$WORK/agent.log" 2>&1
+	AGENT_PID=$LAB_PID
+	for _ in $(seq 100); do
+		lab_scrape readyz >/dev/null 2>&1 && return 0
+		kill -0 "$AGENT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$WORK/agent.log" >&2
+	fail "agent in rank $LAB_AGENT_RANK not ready"
+}
+
+# lab_scrape [PATH]: the lab agent's /metrics (or /PATH).
+lab_scrape() {
+	lab_exec "$LAB_AGENT_RANK" curl -sf "http://127.0.0.1:$LAB_PORT/${1:-metrics}"
+}
+
+# lab_metric SERIES: the value of one series on the lab agent, or empty.
+lab_metric() {
+	lab_scrape | awk -v s="$1" '$1 == s { print $2; exit }'
+}
+
 lab_down() {
 	i=1
 	while [ $i -le "$LAB_RANKS" ]; do

@@ -9,20 +9,9 @@
 . tests/lab/lab.sh
 need_root
 lab_up 2
-port=$(free_port)
 db=$WORK/bpf.db
-agent() {
-	lab_spawn 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$db" --interval 500ms \
-		--collectors bpf --interfaces 'eth0|late0' >>"$WORK/agent.log" 2>&1
-	AGENT_PID=$LAB_PID
-	for _ in $(seq 100); do
-		lab_exec 1 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	cat "$WORK/agent.log"
-	fail "agent not ready"
-}
-m() { lab_exec 1 curl -sf "http://127.0.0.1:$port/metrics" | awk -v s="$1" '$1 == s { print $2; exit }'; }
+agent() { lab_agent 1 --db "$db" --interval 500ms --collectors bpf --interfaces 'eth0|late0'; }
+m() { lab_metric "$1"; }
 wait_metric() { # SERIES MIN: until the value is >= MIN (10 s at most); prints it
 	for _ in $(seq 100); do
 		v=$(m "$1")

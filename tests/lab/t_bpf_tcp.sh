@@ -7,15 +7,8 @@
 . tests/lab/lab.sh
 need_root
 lab_up 2
-port=$(free_port)
-lab_spawn 2 "$FABMON" agent --listen 127.0.0.1:$port --db "$WORK/t.db" --interval 500ms \
-	--collectors bpf --interfaces eth0 >"$WORK/agent.log" 2>&1
-AGENT_PID=$LAB_PID
-m() { lab_exec 2 curl -sf "http://127.0.0.1:$port/metrics" | awk -v s="$1" '$1 == s { print $2; exit }'; }
-for _ in $(seq 100); do
-	lab_exec 2 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+lab_agent 2 --db "$WORK/t.db" --interval 500ms --collectors bpf --interfaces eth0
+m() { lab_metric "$1"; }
 for p in tcp_retransmit tcp_probe kfree_skb; do
 	[ "$(m "fabmon_probe_up{probe=\"$p\"}")" = 1 ] || { cat "$WORK/agent.log"; fail "probe $p not up"; }
 done
@@ -31,7 +24,7 @@ send 2000000 5001
 sleep 1.2
 rtt0=$(m "fabmon_tcp_srtt_seconds$peer")
 re0=$(m "fabmon_tcp_retransmits_total$peer")
-[ -n "$rtt0" ] || { lab_exec 2 curl -s "http://127.0.0.1:$port/metrics" | grep tcp_; fail "no srtt for the peer"; }
+[ -n "$rtt0" ] || { lab_scrape | grep tcp_; fail "no srtt for the peer"; }
 # the switch port towards rank 1: 20 Mbit/s with room for ~3 packets
 ip -n "$LAB-sw" link show "$LAB-p1" >/dev/null || fail "no switch port"
 ip netns exec "$LAB-sw" tc qdisc add dev "$LAB-p1" root tbf rate 20mbit burst 4k limit 4500 ||
@@ -47,7 +40,7 @@ done
 wait $sendpid
 sleep 1.2
 re1=$(m "fabmon_tcp_retransmits_total$peer")
-drops=$(lab_exec 2 curl -sf "http://127.0.0.1:$port/metrics" | awk '/^fabmon_kernel_drops_total/ { s += $2 } END { print s + 0 }')
+drops=$(lab_scrape | awk '/^fabmon_kernel_drops_total/ { s += $2 } END { print s + 0 }')
 echo "srtt ${rtt0}s unthrottled, ${rtt1}s peak through the bottleneck; retransmits ${re0:-0} -> $re1; kernel drops $drops"
 awk -v a="$rtt1" -v b="$rtt0" 'BEGIN { exit !(a > 2 * b) }' || fail "srtt did not rise ($rtt0 -> $rtt1)"
 awk -v a="$re1" -v b="${re0:-0}" 'BEGIN { exit !(a > b) }' || fail "no retransmits counted"

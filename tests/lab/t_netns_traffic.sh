@@ -7,17 +7,10 @@
 . tests/lab/lab.sh
 need_root
 lab_up 2
-port=$(free_port)
 db=$WORK/lab.db
 # ip netns exec gives the agent the namespace's own /sys/class/net
-lab_spawn 1 "$FABMON" agent --listen 127.0.0.1:$port --db "$db" --interval 500ms \
-	--interfaces eth0 >"$WORK/agent.log" 2>&1
-AGENT_PID=$LAB_PID
-m() { lab_exec 1 curl -sf "http://127.0.0.1:$port/metrics" | awk -v s="$1" '$1 == s { print $2; exit }'; }
-for _ in $(seq 100); do
-	lab_exec 1 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+lab_agent 1 --db "$db" --interval 500ms --interfaces eth0
+m() { lab_metric "$1"; }
 series='fabmon_netdev_receive_bytes_total{interface="eth0"}'
 lab_exec 2 ping -c 3 -i 0.2 -W 1 198.18.0.1 >/dev/null || fail "no path from rank 2 to rank 1"
 sleep 1.2
