@@ -240,56 +240,66 @@ static void peer_of(struct peer_id *id, uint32_t ifindex, uint8_t dir, uint8_t f
 	memcpy(id->addr, dir == FM_DIR_INGRESS ? saddr : daddr, sizeof(id->addr));
 }
 
-static void sample_flows(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
+/* Reads one map entry: its counters, its peer, when it last saw a packet. */
+typedef void (*entry_extract_fn)(const void *key, const void *val, uint64_t *ret_counters,
+				 struct peer_id *ret_peer, uint64_t *ret_last_ns);
+
+static void flow_extract(const void *key, const void *val, uint64_t *c, struct peer_id *id,
+			 uint64_t *last_ns)
 {
-	struct map_reader *r = &st->flows;
+	const struct fm_flow_key *k = key;
+	const struct fm_flow_val *v = val;
 
-	for (unsigned i = 0; i < r->count; i++) {
-		const struct fm_flow_key *k = map_key(r, i);
-		const struct fm_flow_val *v = map_val(r, i);
-		uint64_t cur[FLOW_N] = {
-			v->bytes, v->packets, v->ect, v->ce, v->syn, v->fin, v->rst
-		};
-		uint64_t d[FLOW_N];
-		struct peer_id id;
-
-		entry_deltas(st->flow_last, k, cur, FLOW_N, st->tick, d);
-		peer_of(&id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
-		peer_table_add(st->flow_peers, &id, d, now_ms);
-		if (now_ns - (int64_t)v->last_ns > idle_ns)
-			map_reader_delete(r, k);
-	}
+	c[FLOW_BYTES] = v->bytes;
+	c[FLOW_PACKETS] = v->packets;
+	c[FLOW_ECT] = v->ect;
+	c[FLOW_CE] = v->ce;
+	c[FLOW_SYN] = v->syn;
+	c[FLOW_FIN] = v->fin;
+	c[FLOW_RST] = v->rst;
+	peer_of(id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
+	*last_ns = v->last_ns;
 }
 
-static void sample_qps(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
+static void qp_extract(const void *key, const void *val, uint64_t *c, struct peer_id *id,
+		       uint64_t *last_ns)
 {
-	struct map_reader *r = &st->qps;
+	const struct fm_qp_key *k = key;
+	const struct fm_qp_val *v = val;
 
+	c[QP_BYTES] = v->bytes;
+	c[QP_PACKETS] = v->packets;
+	for (unsigned i = 0; i < ROCE_CLASS_COUNT; i++)
+		c[QP_CLASS0 + i] = v->by_class[i];
+	c[QP_ACKS] = v->acks;
+	c[QP_NAK_PSN] = v->nak_psn;
+	c[QP_NAK_RNR] = v->nak_rnr;
+	c[QP_NAK_OTHER] = v->nak_other;
+	c[QP_GAPS] = v->psn_gaps;
+	c[QP_MISSING] = v->psn_missing;
+	c[QP_DUPS] = v->psn_dups;
+	c[QP_BEHIND] = v->psn_behind;
+	c[QP_CE] = v->ce;
+	peer_of(id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
+	*last_ns = v->last_ns;
+}
+
+/* Adds every entry's new counts to its peer and deletes idle entries. */
+static void sample_entries(struct bpf_state *st, struct map_reader *r, struct kmap *last,
+			   struct peer_table *peers, unsigned n, entry_extract_fn extract,
+			   int64_t now_ns, int64_t idle_ns, int64_t now_ms)
+{
 	for (unsigned i = 0; i < r->count; i++) {
-		const struct fm_qp_key *k = map_key(r, i);
-		const struct fm_qp_val *v = map_val(r, i);
-		uint64_t cur[QP_N], d[QP_N];
+		uint64_t cur[QP_N], d[QP_N], last_ns;
 		struct peer_id id;
 
-		cur[QP_BYTES] = v->bytes;
-		cur[QP_PACKETS] = v->packets;
-		for (unsigned c = 0; c < ROCE_CLASS_COUNT; c++)
-			cur[QP_CLASS0 + c] = v->by_class[c];
-		cur[QP_ACKS] = v->acks;
-		cur[QP_NAK_PSN] = v->nak_psn;
-		cur[QP_NAK_RNR] = v->nak_rnr;
-		cur[QP_NAK_OTHER] = v->nak_other;
-		cur[QP_GAPS] = v->psn_gaps;
-		cur[QP_MISSING] = v->psn_missing;
-		cur[QP_DUPS] = v->psn_dups;
-		cur[QP_BEHIND] = v->psn_behind;
-		cur[QP_CE] = v->ce;
-		entry_deltas(st->qp_last, k, cur, QP_N, st->tick, d);
-		peer_of(&id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
-		peer_table_add(st->qp_peers, &id, d, now_ms);
-		if (now_ns - (int64_t)v->last_ns > idle_ns)
-			map_reader_delete(r, k);
+		extract(map_key(r, i), map_val(r, i), cur, &id, &last_ns);
+		entry_deltas(last, map_key(r, i), cur, n, st->tick, d);
+		peer_table_add(peers, &id, d, now_ms);
+		if (now_ns - (int64_t)last_ns > idle_ns)
+			map_reader_delete(r, map_key(r, i));
 	}
+	kmap_sweep(last, seen_this_tick, &st->tick);
 }
 
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
@@ -853,10 +863,10 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 		if (r < 0)
 			return r;
 		emit_ifstats(st, out);
-		sample_flows(st, now_ns, idle_ns, now_ms);
-		sample_qps(st, now_ns, idle_ns, now_ms);
-		kmap_sweep(st->flow_last, seen_this_tick, &st->tick);
-		kmap_sweep(st->qp_last, seen_this_tick, &st->tick);
+		sample_entries(st, &st->flows, st->flow_last, st->flow_peers, FLOW_N, flow_extract,
+			       now_ns, idle_ns, now_ms);
+		sample_entries(st, &st->qps, st->qp_last, st->qp_peers, QP_N, qp_extract, now_ns,
+			       idle_ns, now_ms);
 		peer_table_end_tick(st->flow_peers, now_ms, env->bpf_flow_idle_ms);
 		peer_table_end_tick(st->qp_peers, now_ms, env->bpf_flow_idle_ms);
 		emit_peers(st, out, st->flow_peers, flow_metrics,
