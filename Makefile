@@ -10,7 +10,7 @@ DESTDIR    ?=
 DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlite3 \
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
 	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
-	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables
 
 PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf
 

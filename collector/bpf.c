@@ -90,6 +90,7 @@ struct bpf_state {
 	struct bpf_tc *tc;
 	struct drop_reasons *reasons;
 	int up[PROBE_COUNT];
+	int tcp_probe_btf; /* tcp_probe attached through BTF (tp_btf), not raw */
 	int ncpus;
 	uint64_t tick;
 	uint64_t flows_new; /* sum of fm_ifstats flows_new: entries the probe made */
@@ -728,30 +729,49 @@ static int load_flow(struct bpf_state *st, const struct collector_env *env, char
 }
 
 /* Loads the tracepoint probes; each that attaches is up. Returns 0 if any is. */
+/*
+ * Opens and loads the tracepoint probes, with tcp_probe through BTF (plain
+ * loads) when use_btf, else through the raw tracepoint. Returns 0 or -errno.
+ */
+static int open_tcp(struct bpf_state *st, const struct collector_env *env, int use_btf)
+{
+	st->tcp = tcp_bpf__open();
+	if (!st->tcp)
+		return -errno;
+	(void)bpf_map__set_max_entries(st->tcp->maps.fm_tcp, env->bpf_max_flows);
+	(void)bpf_program__set_autoload(st->tcp->progs.fabmon_tcp_probe_btf, use_btf);
+	(void)bpf_program__set_autoload(st->tcp->progs.fabmon_tcp_probe, !use_btf);
+	return tcp_bpf__load(st->tcp);
+}
+
+/* Loads the tracepoint probes; each that attaches is up. Returns 0 if any is. */
 static int load_tcp(struct bpf_state *st, const struct collector_env *env, char *why, size_t len)
 {
 	struct bpf_program *progs[PROBE_COUNT] = { NULL };
 	static const char *const tps[PROBE_COUNT] = { NULL, "tcp_retransmit_skb", "tcp_probe",
 						      "kfree_skb" };
-	int r, any = 0;
+	int r, any = 0, btf = 1;
 
-	st->tcp = tcp_bpf__open();
-	if (!st->tcp) {
-		r = -errno;
-		why_add(why, len, "tracepoints", "unable to open the probes", r);
-		return r;
+	r = open_tcp(st, env, 1);
+	if (r < 0) {
+		/* no BTF-typed tracepoints here: the raw one does the same */
+		tcp_bpf__destroy(st->tcp);
+		btf = 0;
+		r = open_tcp(st, env, 0);
 	}
-	(void)bpf_map__set_max_entries(st->tcp->maps.fm_tcp, env->bpf_max_flows);
-	r = tcp_bpf__load(st->tcp);
 	if (r < 0) {
 		why_add(why, len, "tracepoints", "unable to load the probes", r);
 		return r;
 	}
 	progs[PROBE_TCP_RETRANSMIT] = st->tcp->progs.fabmon_tcp_retransmit;
-	progs[PROBE_TCP_PROBE] = st->tcp->progs.fabmon_tcp_probe;
+	progs[PROBE_TCP_PROBE] =
+		btf ? st->tcp->progs.fabmon_tcp_probe_btf : st->tcp->progs.fabmon_tcp_probe;
 	progs[PROBE_KFREE_SKB] = st->tcp->progs.fabmon_kfree_skb;
 	for (int p = PROBE_TCP_RETRANSMIT; p < PROBE_COUNT; p++) {
-		st->links[p] = bpf_program__attach_raw_tracepoint(progs[p], tps[p]);
+		/* tp_btf attaches by its section; raw ones by tracepoint name */
+		st->links[p] = p == PROBE_TCP_PROBE && btf
+				       ? bpf_program__attach(progs[p])
+				       : bpf_program__attach_raw_tracepoint(progs[p], tps[p]);
 		if (!st->links[p]) {
 			char reason[96];
 
@@ -763,6 +783,7 @@ static int load_tcp(struct bpf_state *st, const struct collector_env *env, char 
 		st->up[p] = 1;
 		any = 1;
 	}
+	st->tcp_probe_btf = btf;
 	if (!any)
 		return -EOPNOTSUPP;
 	r = map_reader_init(&st->tcpm, st->tcp->maps.fm_tcp, 0, st->ncpus);
@@ -834,7 +855,9 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 			snprintf(note, sizeof(note), "attached to %u interface(s)",
 				 bpf_tc_count(st->tc));
 		else
-			snprintf(note, sizeof(note), "attached (raw tracepoint)");
+			snprintf(note, sizeof(note), "attached (%s)",
+				 p == PROBE_TCP_PROBE && st->tcp_probe_btf ? "BTF tracepoint"
+									   : "raw tracepoint");
 		why_add(why, why_len, probe_names[p], note, 0);
 	}
 	*ret_state = st;

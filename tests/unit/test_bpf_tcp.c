@@ -62,10 +62,11 @@ static void rig_attach(struct tcp_rig *rig, unsigned i, struct bpf_program *prog
 
 /*
  * Enters a private network namespace with lo up, loads the probes and
- * attaches them as the collector does. Returns 0, or -errno after saying why
- * the test skips.
+ * attaches them as the collector does, tcp_probe through BTF (tp_btf) when
+ * btf, else the raw tracepoint. Returns 0, or -errno after saying why the
+ * test skips.
  */
-static int rig_up(struct tcp_rig *rig, const char *test)
+static int rig_up_as(struct tcp_rig *rig, const char *test, int btf)
 {
 	int r = testutil_netns_enter(0, test);
 
@@ -75,9 +76,20 @@ static int rig_up(struct tcp_rig *rig, const char *test)
 	rig->skel = tcp_bpf__open_and_load();
 	ck_assert_msg(rig->skel, "unable to load the tcp probes: %s", strerror(errno));
 	rig_attach(rig, 0, rig->skel->progs.fabmon_tcp_retransmit, "tcp_retransmit_skb");
-	rig_attach(rig, 1, rig->skel->progs.fabmon_tcp_probe, "tcp_probe");
+	if (btf) {
+		rig->links[1] = bpf_program__attach(rig->skel->progs.fabmon_tcp_probe_btf);
+		ck_assert_msg(rig->links[1], "unable to attach tp_btf/tcp_probe: %s",
+			      strerror(errno));
+	} else {
+		rig_attach(rig, 1, rig->skel->progs.fabmon_tcp_probe, "tcp_probe");
+	}
 	rig_attach(rig, 2, rig->skel->progs.fabmon_kfree_skb, "kfree_skb");
 	return 0;
+}
+
+static int rig_up(struct tcp_rig *rig, const char *test)
+{
+	return rig_up_as(rig, test, 0);
 }
 
 static void rig_down(struct tcp_rig *rig)
@@ -211,7 +223,7 @@ static uint64_t drops_of(const struct tcp_rig *rig, unsigned reason)
  * and ack progress, nothing retransmitted, and nothing in flight once the
  * answer acked the request: an idle connection must not look stalled.
  */
-static void check_stream(int family, const char *test)
+static void check_stream(int family, const char *test, int btf)
 {
 	struct fm_tcp_val client, server;
 	struct tcp_rig rig = { 0 };
@@ -221,7 +233,7 @@ static void check_stream(int family, const char *test)
 	int64_t start;
 	char c = 'k';
 
-	if (rig_up(&rig, test) < 0)
+	if (rig_up_as(&rig, test, btf) < 0)
 		return;
 	start = mono_ns();
 	tcp_pair_open(&p, family);
@@ -259,13 +271,26 @@ static void check_stream(int family, const char *test)
 
 START_TEST(test_stream_ipv4)
 {
-	check_stream(AF_INET, "bpf_tcp stream_ipv4");
+	check_stream(AF_INET, "bpf_tcp stream_ipv4", 0);
 }
 END_TEST
 
 START_TEST(test_stream_ipv6)
 {
-	check_stream(AF_INET6, "bpf_tcp stream_ipv6");
+	check_stream(AF_INET6, "bpf_tcp stream_ipv6", 0);
+}
+END_TEST
+
+/* The same through the BTF-typed tcp_probe the collector prefers. */
+START_TEST(test_stream_ipv4_btf)
+{
+	check_stream(AF_INET, "bpf_tcp stream_ipv4_btf", 1);
+}
+END_TEST
+
+START_TEST(test_stream_ipv6_btf)
+{
+	check_stream(AF_INET6, "bpf_tcp stream_ipv6_btf", 1);
 }
 END_TEST
 
@@ -463,6 +488,8 @@ Suite *bpf_tcp_suite(void)
 	const struct testutil_case cases[] = {
 		{ "stream_ipv4", test_stream_ipv4, 10 },
 		{ "stream_ipv6", test_stream_ipv6, 10 },
+		{ "stream_ipv4_btf", test_stream_ipv4_btf, 10 },
+		{ "stream_ipv6_btf", test_stream_ipv6_btf, 10 },
 		{ "retransmit", test_retransmit, 15 },
 		{ "retransmit_failed", test_retransmit_failed, 15 },
 		{ "drops_no_socket", test_drops_no_socket, 10 },
