@@ -120,6 +120,21 @@ static void agent_store(struct agent *a, double collect_s)
 	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_TICKS_PER_TICK);
 }
 
+/* A source that was absent at start (a driver loaded later) is picked up. */
+static void agent_retry_collectors(struct agent *a)
+{
+	if (collector_set_retry(&a->set, clock_mono_s(),
+				(double)a->cfg.collector_retry_ms / 1000.0) == 0)
+		return;
+	for (unsigned i = 0; i < a->set.n; i++) {
+		struct collector_slot *s = &a->set.slots[i];
+
+		if (s->just_available)
+			log_info("collector %s available now%s%s", s->ops->name,
+				 s->why[0] ? ": " : "", s->why);
+	}
+}
+
 static void agent_tick(struct agent *a)
 {
 	double t0 = clock_mono_s(), collect_s;
@@ -127,6 +142,7 @@ static void agent_tick(struct agent *a)
 	char *text;
 
 	a->ticks++;
+	agent_retry_collectors(a);
 	registry_begin_tick(a->reg, clock_wall_ms());
 	collector_set_sample(&a->set, a->reg);
 	agent_self_metrics(a);

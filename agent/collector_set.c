@@ -17,6 +17,20 @@ static int compile_anchored(regex_t *rx, const char *re)
 	return regcomp(rx, buf, REG_EXTENDED | REG_NOSUB) ? -EINVAL : 0;
 }
 
+/* Runs the slot's init; an absent source leaves it unavailable with why. */
+static void slot_init(struct collector_set *set, struct collector_slot *slot)
+{
+	slot->why[0] = '\0';
+	slot->init_error = slot->ops->init(&set->env, &slot->state, slot->why, sizeof(slot->why));
+	slot->available = slot->init_error >= 0;
+	if (!slot->available) {
+		slot->state = NULL;
+		if (!slot->why[0])
+			snprintf(slot->why, sizeof(slot->why), "%s: %s", slot->ops->name,
+				 strerror(-slot->init_error));
+	}
+}
+
 int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors)
 {
 	char names[sizeof(cfg->collectors)], *save = NULL;
@@ -57,16 +71,33 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 			continue;
 		slot = &set->slots[set->n++];
 		slot->ops = ops;
-		slot->init_error = ops->init(&set->env, &slot->state, slot->why, sizeof(slot->why));
-		slot->available = slot->init_error >= 0;
-		if (!slot->available) {
-			slot->state = NULL;
-			if (!slot->why[0])
-				snprintf(slot->why, sizeof(slot->why), "%s: %s", ops->name,
-					 strerror(-slot->init_error));
-		}
+		slot_init(set, slot);
 	}
 	return 0;
+}
+
+unsigned collector_set_retry(struct collector_set *set, double now_s, double retry_s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < set->n; i++) {
+		struct collector_slot *s = &set->slots[i];
+
+		s->just_available = 0;
+		if (s->available)
+			continue;
+		if (s->next_retry_s == 0)
+			s->next_retry_s = now_s + retry_s; /* init just failed: wait */
+		if (now_s < s->next_retry_s)
+			continue;
+		slot_init(set, s);
+		s->just_available = s->available;
+		if (s->available)
+			n++;
+		else
+			s->next_retry_s = now_s + retry_s;
+	}
+	return n;
 }
 
 static const struct metric_desc desc_up = {

@@ -16,6 +16,8 @@ struct collector_slot {
 	int init_error; /* -errno from init, 0 if available */
 	char why[COLLECTOR_WHY_MAX];
 	int last_ok; /* last sample succeeded */
+	double next_retry_s; /* unavailable: when to try init again (monotonic) */
+	int just_available; /* the last collector_set_retry() brought it up */
 	uint64_t errors;
 	double duration_s;
 };
@@ -37,6 +39,13 @@ struct collector_set {
  * (a bad regex, which config_validate() would have caught).
  */
 int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors);
+
+/*
+ * Tries init again, once every retry_s, for collectors whose source was
+ * absent (a driver loaded after the agent started). Returns how many became
+ * available; their slots then have available set and why holding any note.
+ */
+unsigned collector_set_retry(struct collector_set *set, double now_s, double retry_s);
 
 /* Samples every available collector into reg (between registry_begin_tick and
  * registry_end_tick), then the fabmon_collector_* series for all of them. */

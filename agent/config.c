@@ -56,6 +56,8 @@ static const struct key_def config_keys[] = {
 	DUR("retention", retention_ms, 60000, 366LL * 86400000,
 	    "a duration from 1m to 366d, e.g. 48h"),
 	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
+	DUR("collector_retry", collector_retry_ms, 1000, 86400000,
+	    "a duration from 1s to 1d, e.g. 30s"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
@@ -77,6 +79,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->series_expiry_ms = 5 * 60 * 1000;
+	cfg->collector_retry_ms = 30 * 1000;
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;

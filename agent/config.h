@@ -29,6 +29,7 @@ struct config {
 	unsigned max_series;
 	int64_t retention_ms;
 	int64_t series_expiry_ms;
+	int64_t collector_retry_ms; /* how often an absent source is looked for again */
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;

@@ -29,6 +29,7 @@ static const char agent_usage[] =
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
+	"  --collector-retry DURATION  look again this often for an absent source (default 30s)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
@@ -74,6 +75,7 @@ static const struct option config_options[] = {
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
+	{ "collector-retry", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },
