@@ -5,7 +5,11 @@
 set -u
 WORK=$(mktemp -d /tmp/fabmon-t-XXXXXX)
 CLEANUP=""
-on_exit() { CLEANUP="$*; $CLEANUP"; }
+# one command a line: a command that ends in "&" must not meet a ";"
+on_exit() {
+	CLEANUP="$*
+$CLEANUP"
+}
 _cleanup() {
 	rc=$?
 	eval "$CLEANUP" >/dev/null 2>&1
