@@ -118,6 +118,8 @@ struct fm_tcp_val {
 	__u32 snd_una; /* to see ack progress */
 	__u64 progress_ns; /* when snd_una last moved forward, or the first tcp_probe */
 	__u64 last_ns; /* last event */
+	__u32 unsent; /* write_seq - snd_nxt: queued, not yet sent (a zero window holds it) */
+	__u32 snd_wnd; /* the peer's last advertised window, bytes */
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

@@ -127,13 +127,14 @@ int BPF_PROG(fabmon_tcp_retransmit, const struct sock *sk)
 	/* A silent peer sends no ACKs, so no tcp_probe: only here does the data it
 	 * leaves outstanding show. */
 	val->in_flight = BPF_CORE_READ(tp, snd_nxt) - BPF_CORE_READ(tp, snd_una);
+	val->unsent = BPF_CORE_READ(tp, write_seq) - BPF_CORE_READ(tp, snd_nxt);
 	val->last_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
 /* What the tcp_probe programs read of the socket and segment. */
 struct tcp_probe_in {
-	__u32 snd_una, snd_nxt, srtt_us, cwnd;
+	__u32 snd_una, snd_nxt, srtt_us, cwnd, write_seq, snd_wnd;
 	const void *th; /* the segment's TCP header (skb->data) */
 };
 
@@ -163,6 +164,10 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 		val->progress_ns = now;
 	val->snd_una = in->snd_una;
 	val->in_flight = in->snd_nxt - in->snd_una;
+	/* a receiver that stops reading closes its window: the data then waits
+	 * here, unsent, and that is a stall as much as unacked data is */
+	val->unsent = in->write_seq - in->snd_nxt;
+	val->snd_wnd = in->snd_wnd;
 	/* tcp_sock keeps 8 * srtt (the kernel's tcp_probe event shifts the same way) */
 	val->srtt_us = in->srtt_us >> 3;
 	val->snd_cwnd = in->cwnd;
@@ -184,6 +189,8 @@ int BPF_PROG(fabmon_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	in.snd_nxt = BPF_CORE_READ(tp, snd_nxt);
 	in.srtt_us = BPF_CORE_READ(tp, srtt_us);
 	in.cwnd = BPF_CORE_READ(tp, snd_cwnd);
+	in.write_seq = BPF_CORE_READ(tp, write_seq);
+	in.snd_wnd = BPF_CORE_READ(tp, snd_wnd);
 	in.th = BPF_CORE_READ(skb, data);
 	tcp_probe_update(val, &in);
 	return 0;
@@ -230,6 +237,8 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 	in.snd_nxt = tp->snd_nxt;
 	in.srtt_us = tp->srtt_us;
 	in.cwnd = tp->snd_cwnd;
+	in.write_seq = tp->write_seq;
+	in.snd_wnd = tp->snd_wnd;
 	in.th = skb->data;
 	tcp_probe_update(val, &in);
 	return 0;

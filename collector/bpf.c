@@ -68,6 +68,7 @@ struct tcp_gauges {
 	double stall_max_s;
 	uint64_t in_flight;
 	uint64_t connections;
+	uint64_t zero_window; /* connections with data queued and the peer's window closed */
 };
 
 /* A BPF hash map read whole each tick, into buffers sized for all of it. */
@@ -332,8 +333,12 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		g->in_flight += v->in_flight;
 		if (v->srtt_us / 1e6 > g->srtt_max_s)
 			g->srtt_max_s = v->srtt_us / 1e6;
-		/* data outstanding and no ack progress: how long it has waited */
-		if (v->in_flight && v->progress_ns && now_ns > (int64_t)v->progress_ns &&
+		if (v->unsent && v->snd_wnd == 0)
+			g->zero_window++;
+		/* data outstanding (in flight, or queued behind a closed window)
+		 * and no ack progress: how long it has waited */
+		if ((v->in_flight || v->unsent) && v->progress_ns &&
+		    now_ns > (int64_t)v->progress_ns &&
 		    (double)(now_ns - (int64_t)v->progress_ns) / 1e9 > g->stall_max_s)
 			g->stall_max_s = (double)(now_ns - (int64_t)v->progress_ns) / 1e9;
 	}
@@ -472,10 +477,17 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 			.help = "TCP connections to the peer seen by the probes and not idle.",
 			.type = METRIC_GAUGE
 		};
+		static const struct metric_desc zwin = {
+			.name = "fabmon_tcp_zero_window_connections",
+			.help = "Connections to the peer with data queued and the peer's receive "
+				"window closed (the receiving application stopped reading).",
+			.type = METRIC_GAUGE
+		};
 		static const struct metric_desc stall = {
 			.name = "fabmon_tcp_ack_stall_seconds",
-			.help = "Longest time a connection to the peer has had data outstanding "
-				"without ack progress; 0 when all are progressing or idle.",
+			.help = "Longest time a connection to the peer has had data outstanding (in "
+				"flight or queued behind a closed window) without ack progress; 0 when "
+				"all are progressing or idle.",
 			.type = METRIC_GAUGE
 		};
 		struct tcp_gauges none = { 0 };
@@ -485,6 +497,7 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 		(void)sample_gauge(ctx->out, &srtt, l, n, g->srtt_max_s);
 		(void)sample_gauge(ctx->out, &inflight, l, n, (double)g->in_flight);
 		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
+		(void)sample_gauge(ctx->out, &zwin, l, n, (double)g->zero_window);
 		(void)sample_gauge(ctx->out, &stall, l, n, g->stall_max_s);
 	}
 }

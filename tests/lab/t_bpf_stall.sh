@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A paused receiver, seen from the sender: SIGSTOP the receiving process of
+# a TCP stream and its window closes with data queued; the sender's agent
+# shows the ack stall growing for that peer and a zero-window connection,
+# and both clear after SIGCONT. (The signal the stall detector will use.)
+. tests/lib.sh
+. tests/lab/lab.sh
+need_root
+lab_up 2
+lab_agent 2 --db "$WORK/s.db" --interval 100ms --collectors bpf --interfaces eth0
+peer='{peer="198.18.0.1",source="bpf"}'
+lab_spawn 1 nc -l -p 5003 >/dev/null
+receiver=$LAB_PID
+sleep 0.3
+# a stream far larger than the run: it ends when timeout stops the sender
+(head -c 20000000000 /dev/zero | lab_exec 2 timeout 12 nc 198.18.0.1 5003 >/dev/null 2>&1) &
+sender=$!
+on_exit "kill $sender"
+sleep 1.5
+s0=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
+[ -n "$s0" ] || { lab_scrape | grep fabmon_tcp_; fail "no stall gauge for the peer"; }
+kill -STOP "$receiver"
+sleep 2.5
+s1=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
+z1=$(lab_metric "fabmon_tcp_zero_window_connections$peer")
+kill -CONT "$receiver"
+s2=""
+for _ in $(seq 30); do
+	s2=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
+	awk -v s="$s2" 'BEGIN { exit !(s < 0.3) }' && break
+	sleep 0.1
+done
+echo "ack stall ${s0}s streaming, ${s1}s after 2.5 s paused (zero-window connections $z1), ${s2}s after SIGCONT"
+awk -v s="$s0" 'BEGIN { exit !(s < 0.3) }' || fail "stall $s0 s while streaming"
+awk -v s="$s1" 'BEGIN { exit !(s >= 1.5) }' || fail "stall only $s1 s after 2.5 s paused"
+[ "${z1:-0}" -ge 1 ] || fail "no zero-window connection while the receiver was paused"
+awk -v s="$s2" 'BEGIN { exit !(s < 0.3) }' || fail "stall did not clear after SIGCONT ($s2 s)"
+exit 0
