@@ -10,6 +10,8 @@
 #include "agent.h"
 #include "clock.h"
 #include "collector_set.h"
+#include "detect.h"
+#include "events.h"
 #include "exposition.h"
 #include "http.h"
 #include "log.h"
@@ -27,6 +29,8 @@ struct agent {
 	struct registry *reg;
 	struct store *store;
 	struct http *http;
+	struct events *events;
+	struct event_verdict verdicts[EVENTS_TRACKED];
 	struct strbuf text;
 	char host[256];
 	double start_s;
@@ -120,6 +124,35 @@ static void agent_store(struct agent *a, double collect_s)
 	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_TICKS_PER_TICK);
 }
 
+/* registry -> detectors -> events, on this tick's series */
+static void agent_detect(struct agent *a)
+{
+	const struct detect_config dcfg = {
+		.stall_after_s = (double)a->cfg.stall_after_ms / 1000.0,
+	};
+	size_t n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
+
+	events_tick(a->events, a->verdicts, n, registry_now(a->reg));
+	events_emit(a->events, registry_sink(a->reg, "agent"));
+}
+
+/* Logs an event once on open and once on close, and writes its row. */
+static void agent_event_changed(struct event *e, void *arg)
+{
+	struct agent *a = arg;
+
+	if (e->changes & EVENT_OPENED)
+		log_warnx("event %s opened: %s, score %.2f, %s", event_kind_name(e->kind),
+			  e->subject, e->peak, e->evidence);
+	if (e->changes & EVENT_CLOSED)
+		log_info("event %s closed: %s after %.1f s, peak score %.2f",
+			 event_kind_name(e->kind), e->subject,
+			 (double)(e->end_ms - e->start_ms) / 1000.0, e->peak);
+	/* a failed write is tried again at the event's next change */
+	if (a->store_ok)
+		(void)store_save_event(a->store, e);
+}
+
 /* A source that was absent at start (a driver loaded later) is picked up. */
 static void agent_retry_collectors(struct agent *a)
 {
@@ -145,10 +178,12 @@ static void agent_tick(struct agent *a)
 	agent_retry_collectors(a);
 	registry_begin_tick(a->reg, clock_wall_ms());
 	collector_set_sample(&a->set, a->reg);
+	agent_detect(a);
 	agent_self_metrics(a);
 	registry_end_tick(a->reg);
 	collect_s = clock_mono_s() - t0;
 	agent_store(a, collect_s);
+	events_foreach_changed(a->events, agent_event_changed, a);
 	agent_store_metrics(a);
 	strbuf_reset(&a->text);
 	if (exposition_render(a->reg, &a->text) == 0) {
@@ -227,6 +262,7 @@ static void agent_release(struct agent *a)
 	http_stop(a->http);
 	store_close(a->store);
 	registry_free(a->reg);
+	events_free(a->events);
 	strbuf_release(&a->text);
 }
 
@@ -253,7 +289,8 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	a.reg = registry_new(a.cfg.max_series, a.cfg.series_expiry_ms > a.cfg.interval_ms
 						       ? a.cfg.series_expiry_ms
 						       : a.cfg.interval_ms);
-	if (!a.reg) {
+	a.events = events_new(a.cfg.event_open_ticks, a.cfg.event_close_ticks);
+	if (!a.reg || !a.events) {
 		log_error(-ENOMEM, "unable to allocate the registry");
 		goto out;
 	}

@@ -58,6 +58,9 @@ static const struct key_def config_keys[] = {
 	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
 	DUR("collector_retry", collector_retry_ms, 1000, 86400000,
 	    "a duration from 1s to 1d, e.g. 30s"),
+	UINT("event_open_ticks", event_open_ticks, 1, 1000, "an integer from 1 to 1000"),
+	UINT("event_close_ticks", event_close_ticks, 1, 1000, "an integer from 1 to 1000"),
+	DUR("stall_after", stall_after_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 500ms"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
@@ -80,6 +83,11 @@ void config_defaults(struct config *cfg)
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->series_expiry_ms = 5 * 60 * 1000;
 	cfg->collector_retry_ms = 30 * 1000;
+	cfg->event_open_ticks = 2;
+	cfg->event_close_ticks = 3;
+	/* a missed ACK costs at least one RTO (200 ms minimum on Linux): half a
+	 * second without progress is a rank that has stopped, not a slow one */
+	cfg->stall_after_ms = 500;
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;

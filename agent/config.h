@@ -30,6 +30,9 @@ struct config {
 	int64_t retention_ms;
 	int64_t series_expiry_ms;
 	int64_t collector_retry_ms; /* how often an absent source is looked for again */
+	unsigned event_open_ticks; /* ticks over a threshold before an event opens */
+	unsigned event_close_ticks; /* ticks under before it closes */
+	int64_t stall_after_ms; /* no ack progress with data pending this long: a stall */
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;

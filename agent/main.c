@@ -30,6 +30,10 @@ static const char agent_usage[] =
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
 	"  --collector-retry DURATION  look again this often for an absent source (default 30s)\n"
+	"  --event-open-ticks N, --event-close-ticks N  ticks over a threshold before an\n"
+	"                         event opens, under before it closes (defaults 2, 3)\n"
+	"  --stall-after DURATION  data pending without ack progress this long is a stall\n"
+	"                         (default 500ms)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
@@ -76,6 +80,9 @@ static const struct option config_options[] = {
 	{ "retention", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
 	{ "collector-retry", required_argument, NULL, 0 },
+	{ "event-open-ticks", required_argument, NULL, 0 },
+	{ "event-close-ticks", required_argument, NULL, 0 },
+	{ "stall-after", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },

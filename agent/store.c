@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "schema.h"
 #include "store.h"
 
@@ -14,6 +15,7 @@ struct store {
 	sqlite3_stmt *begin, *commit, *rollback;
 	sqlite3_stmt *series_insert, *series_select, *sample_insert, *tick_insert;
 	sqlite3_stmt *prune_select, *prune_samples, *prune_tick;
+	sqlite3_stmt *event_insert, *event_update;
 };
 
 unsigned store_schema_version(void)
@@ -179,6 +181,13 @@ static int store_prepare(struct store *st)
 			     "DELETE FROM samples WHERE rowid BETWEEN ? AND ?");
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->prune_tick, "DELETE FROM ticks WHERE ts_ms = ?");
+	if (rc == SQLITE_OK)
+		rc = prepare(st->db, &st->event_insert,
+			     "INSERT INTO events (kind, subject, start_ms, end_ms, peak_score, "
+			     "evidence) VALUES (?, ?, ?, ?, ?, ?)");
+	if (rc == SQLITE_OK)
+		rc = prepare(st->db, &st->event_update,
+			     "UPDATE events SET end_ms = ?, peak_score = ? WHERE id = ?");
 	return rc;
 }
 
@@ -245,7 +254,7 @@ static void store_finalize(struct store *st)
 	sqlite3_stmt *stmts[] = { st->begin,	     st->commit,	st->rollback,
 				  st->series_insert, st->series_select, st->sample_insert,
 				  st->tick_insert,   st->prune_select,	st->prune_samples,
-				  st->prune_tick };
+				  st->prune_tick,    st->event_insert,	st->event_update };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
@@ -414,4 +423,35 @@ int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks)
 		return sqlite_errno(rc);
 	}
 	return (int)n;
+}
+
+int store_save_event(struct store *st, struct event *e)
+{
+	sqlite3_stmt *s = e->store_id ? st->event_update : st->event_insert;
+	int rc;
+
+	if (e->store_id) {
+		if (e->end_ms)
+			sqlite3_bind_int64(s, 1, e->end_ms);
+		else
+			sqlite3_bind_null(s, 1);
+		sqlite3_bind_double(s, 2, e->peak);
+		sqlite3_bind_int64(s, 3, e->store_id);
+	} else {
+		sqlite3_bind_text(s, 1, event_kind_name(e->kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, e->subject, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, e->start_ms);
+		if (e->end_ms)
+			sqlite3_bind_int64(s, 4, e->end_ms);
+		else
+			sqlite3_bind_null(s, 4);
+		sqlite3_bind_double(s, 5, e->peak);
+		sqlite3_bind_text(s, 6, e->evidence[0] ? e->evidence : "{}", -1, SQLITE_STATIC);
+	}
+	rc = step_done(s);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	if (!e->store_id)
+		e->store_id = sqlite3_last_insert_rowid(st->db);
+	return 0;
 }

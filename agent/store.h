@@ -54,6 +54,15 @@ int store_write_tick(struct store *st, struct registry *reg, double duration_s, 
  */
 int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks);
 
+struct event;
+
+/*
+ * Writes an event: a new row the first time (setting e->store_id), then its
+ * end and peak as they change. Returns 0 or -errno; on failure the event is
+ * written again at its next change.
+ */
+int store_save_event(struct store *st, struct event *e);
+
 /* The sqlite3 handle, for read queries by the CLI and the tests. */
 struct sqlite3 *store_db(struct store *st);
 

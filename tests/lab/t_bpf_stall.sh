@@ -3,7 +3,8 @@
 # A paused receiver, seen from the sender: SIGSTOP the receiving process of
 # a TCP stream and its window closes with data queued; the sender's agent
 # shows the ack stall growing for that peer and a zero-window connection,
-# and both clear after SIGCONT. (The signal the stall detector will use.)
+# opens a stall event naming the peer (log, /metrics, SQLite), and after
+# SIGCONT the stall clears and the event closes. Nothing else is raised.
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
@@ -20,10 +21,12 @@ on_exit "kill $sender"
 sleep 1.5
 s0=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
 [ -n "$s0" ] || { lab_scrape | grep fabmon_tcp_; fail "no stall gauge for the peer"; }
+stop_ms=$(date +%s%3N)
 kill -STOP "$receiver"
 sleep 2.5
 s1=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
 z1=$(lab_metric "fabmon_tcp_zero_window_connections$peer")
+active=$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.1"}')
 kill -CONT "$receiver"
 s2=""
 for _ in $(seq 30); do
@@ -36,4 +39,24 @@ awk -v s="$s0" 'BEGIN { exit !(s < 0.3) }' || fail "stall $s0 s while streaming"
 awk -v s="$s1" 'BEGIN { exit !(s >= 1.5) }' || fail "stall only $s1 s after 2.5 s paused"
 [ "${z1:-0}" -ge 1 ] || fail "no zero-window connection while the receiver was paused"
 awk -v s="$s2" 'BEGIN { exit !(s < 0.3) }' || fail "stall did not clear after SIGCONT ($s2 s)"
+
+# the event: open while paused, closed after, the only one, in SQLite
+[ "$active" = 1 ] || fail "no open stall event for the peer while paused"
+grep -q "event stall opened: peer=198.18.0.1" "$WORK/agent.log" || fail "no open message"
+for _ in $(seq 20); do
+	grep -q "event stall closed: peer=198.18.0.1" "$WORK/agent.log" && break
+	sleep 0.1
+done
+grep -q "event stall closed: peer=198.18.0.1" "$WORK/agent.log" || fail "no close message"
+[ "$(lab_metric 'fabmon_events_total{kind="stall"}')" = 1 ] || fail "stall events not 1"
+for k in hotspot incast pfc_storm straggler slow_handoff; do
+	[ "$(lab_metric "fabmon_events_total{kind=\"$k\"}")" = 0 ] || fail "a $k event was raised"
+done
+row=$(sqlite3 "$WORK/s.db" "SELECT kind, subject, start_ms, end_ms IS NOT NULL FROM events")
+echo "events table: $row"
+[ "$(echo "$row" | wc -l)" = 1 ] || fail "want exactly one event row"
+case "$row" in "stall|peer=198.18.0.1|"*"|1") ;; *) fail "event row: $row" ;; esac
+start=$(echo "$row" | cut -d'|' -f3)
+echo "onset (SIGSTOP) -> event start: $((start - stop_ms)) ms (the window must fill first;" \
+	"stall_after 500 ms, 100 ms ticks)"
 exit 0

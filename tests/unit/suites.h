@@ -20,5 +20,6 @@ Suite *roce_suite(void);
 Suite *bpf_tcp_suite(void);
 Suite *bpf_drop_reasons_suite(void);
 Suite *bpf_flow_suite(void);
+Suite *events_suite(void);
 
 #endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_H
+#define FABMON_DETECT_H
+
+#include <stddef.h>
+
+#include "events.h"
+#include "registry.h"
+
+/*
+ * The step between the registry and the events: reads this tick's series
+ * each detector needs, runs the detectors (pure functions, detect_*.c) and
+ * collects their verdicts.
+ */
+
+struct detect_config {
+	double stall_after_s; /* detect_stall's bound */
+};
+
+/* Fills out (at most max) with this tick's verdicts; returns how many. */
+size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,
+		  size_t max);
+
+#endif

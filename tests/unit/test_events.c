@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/detect_stall.h"
+#include "../../agent/events.h"
+#include "suites.h"
+#include "testutil.h"
+
+static struct event_verdict verdict(const char *subject, double score)
+{
+	struct event_verdict v = { .kind = EVENT_STALL, .score = score };
+
+	snprintf(v.subject, sizeof(v.subject), "%s", subject);
+	snprintf(v.evidence, sizeof(v.evidence), "{\"score\":%.1f}", score);
+	return v;
+}
+
+struct seen {
+	unsigned opened, closed, peaks;
+	struct event last;
+};
+
+static void count(struct event *e, void *arg)
+{
+	struct seen *s = arg;
+
+	s->opened += !!(e->changes & EVENT_OPENED);
+	s->closed += !!(e->changes & EVENT_CLOSED);
+	s->peaks += !!(e->changes & EVENT_PEAK);
+	s->last = *e;
+}
+
+/* Feeds one tick (the subject over when score > 0) and returns its changes. */
+static struct seen tick(struct events *ev, const char *subject, double score, int64_t ms)
+{
+	struct event_verdict v = verdict(subject, score);
+	struct seen s = { 0 };
+
+	events_tick(ev, &v, score > 0 ? 1 : 0, ms);
+	events_foreach_changed(ev, count, &s);
+	return s;
+}
+
+/* Open after 2 ticks over, close after 3 under; start is the first tick over. */
+START_TEST(test_hysteresis)
+{
+	struct events *ev = events_new(2, 3);
+	struct seen s;
+
+	s = tick(ev, "peer=a", 1.5, 1000);
+	ck_assert_uint_eq(s.opened, 0);
+	s = tick(ev, "peer=a", 2.0, 1100);
+	ck_assert_uint_eq(s.opened, 1);
+	ck_assert_int_eq(s.last.start_ms, 1000);
+	ck_assert_str_eq(s.last.evidence, "{\"score\":1.5}");
+	ck_assert_double_eq(s.last.peak, 2.0);
+	s = tick(ev, "peer=a", 3.0, 1200);
+	ck_assert_uint_eq(s.peaks, 1);
+	/* two ticks under then over again: still the same event */
+	tick(ev, "peer=a", 0, 1300);
+	tick(ev, "peer=a", 0, 1400);
+	s = tick(ev, "peer=a", 1.2, 1500);
+	ck_assert_uint_eq(s.opened + s.closed, 0);
+	tick(ev, "peer=a", 0, 1600);
+	tick(ev, "peer=a", 0, 1700);
+	s = tick(ev, "peer=a", 0, 1800);
+	ck_assert_uint_eq(s.closed, 1);
+	ck_assert_int_eq(s.last.end_ms, 1800);
+	ck_assert_double_eq(s.last.peak, 3.0);
+	events_free(ev);
+}
+END_TEST
+
+/* A one-tick blip raises nothing; a second event on the subject counts again. */
+START_TEST(test_blip_and_totals)
+{
+	struct events *ev = events_new(2, 1);
+	struct registry *reg = registry_new(100, 60000);
+	char *text;
+
+	tick(ev, "peer=b", 5, 1000);
+	tick(ev, "peer=b", 0, 1100);
+	tick(ev, "peer=b", 5, 1200);
+	tick(ev, "peer=b", 0, 1300);
+	tick(ev, "peer=b", 5, 1400);
+	tick(ev, "peer=b", 5, 1500); /* opens */
+	registry_begin_tick(reg, 1500);
+	events_emit(ev, registry_sink(reg, "agent"));
+	text = testutil_render(reg);
+	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 1);
+	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"pfc_storm\"}"), 0);
+	ck_assert_double_eq(
+		testutil_value(text, "fabmon_event_active{kind=\"stall\",subject=\"peer=b\"}"), 1);
+	free(text);
+	tick(ev, "peer=b", 0, 1600); /* closes */
+	tick(ev, "peer=b", 5, 1700);
+	tick(ev, "peer=b", 5, 1800); /* opens again */
+	registry_begin_tick(reg, 1800);
+	events_emit(ev, registry_sink(reg, "agent"));
+	text = testutil_render(reg);
+	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 2);
+	/* open 1500-1600 and from 1800: 100 ms of stall so far */
+	ck_assert_double_eq_tol(testutil_value(text, "fabmon_stall_seconds_total"), 0.1, 1e-9);
+	free(text);
+	registry_free(reg);
+	events_free(ev);
+}
+END_TEST
+
+START_TEST(test_detect_stall)
+{
+	const struct stall_input in[] = {
+		{ "198.18.0.2", 0.1, 5000, 0 },
+		{ "198.18.0.3", 0.75, 0, 1 },
+		{ "198.18.0.4", 0.5, 100, 0 },
+	};
+	struct event_verdict out[4];
+	size_t n = detect_stall(in, 3, 0.5, out, 4);
+
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert_double_eq_tol(out[0].score, 1.5, 1e-9);
+	ck_assert(strstr(out[0].evidence, "\"zero_window_connections\":1"));
+	ck_assert_str_eq(out[1].subject, "peer=198.18.0.4");
+	ck_assert_uint_eq(detect_stall(in, 3, 0.5, out, 1), 1); /* bounded by max */
+}
+END_TEST
+
+Suite *events_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "hysteresis", test_hysteresis, 0 },
+		{ "blip_and_totals", test_blip_and_totals, 0 },
+		{ "detect_stall", test_detect_stall, 0 },
+	};
+
+	return TESTUTIL_SUITE("events", cases);
+}
