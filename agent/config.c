@@ -61,6 +61,7 @@ static const struct key_def config_keys[] = {
 	UINT("event_open_ticks", event_open_ticks, 1, 1000, "an integer from 1 to 1000"),
 	UINT("event_close_ticks", event_close_ticks, 1, 1000, "an integer from 1 to 1000"),
 	DUR("stall_after", stall_after_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 500ms"),
+	UINT("pfc_paused_percent", pfc_paused_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
@@ -88,6 +89,9 @@ void config_defaults(struct config *cfg)
 	/* a missed ACK costs at least one RTO (200 ms minimum on Linux): half a
 	 * second without progress is a rank that has stopped, not a slow one */
 	cfg->stall_after_ms = 500;
+	/* paused half the time is a storm, not a burst: PFC's own watchdogs
+	 * (mlx5 pause-storm prevention) act on sustained pause like this */
+	cfg->pfc_paused_percent = 50;
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;

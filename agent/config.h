@@ -33,6 +33,7 @@ struct config {
 	unsigned event_open_ticks; /* ticks over a threshold before an event opens */
 	unsigned event_close_ticks; /* ticks under before it closes */
 	int64_t stall_after_ms; /* no ack progress with data pending this long: a stall */
+	unsigned pfc_paused_percent; /* a port paused this share of the time is in a PFC storm */
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include <stdio.h>
+
 #include "detect.h"
+#include "detect_pfc.h"
 #include "detect_stall.h"
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
@@ -65,12 +68,94 @@ static int gather_stall(struct series *s, void *arg)
 	return 0;
 }
 
+/* Ports: Ethernet priorities and links from ethtool, RDMA ports from sysfs. */
+#define DETECT_PORTS 1024
+
+struct pfc_gather {
+	struct pfc_input in[DETECT_PORTS];
+	size_t n;
+};
+
+static struct pfc_input *pfc_port(struct pfc_gather *g, const char *subject)
+{
+	struct pfc_input *p;
+
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(g->in[i].subject, subject) == 0)
+			return &g->in[i];
+	if (g->n == DETECT_PORTS)
+		return NULL;
+	p = &g->in[g->n++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->subject, sizeof(p->subject), "%s", subject);
+	p->paused_fraction = -1;
+	p->xmit_wait_rate = -1;
+	return p;
+}
+
+/* rx pause duration: pause frames received, so this port was told to stop */
+static void gather_pause(struct pfc_gather *g, const struct series *s)
+{
+	char ifname[32], prio[8], dir[8], subject[EVENT_SUBJECT_MAX];
+	struct pfc_input *p;
+
+	if (!s->has_rate || label_value(s->labels, "direction", dir, sizeof(dir)) < 0 ||
+	    strcmp(dir, "rx") != 0 ||
+	    label_value(s->labels, "interface", ifname, sizeof(ifname)) < 0)
+		return;
+	if (label_value(s->labels, "priority", prio, sizeof(prio)) == 0)
+		snprintf(subject, sizeof(subject), "interface=%s,priority=%s", ifname, prio);
+	else
+		snprintf(subject, sizeof(subject), "interface=%s", ifname);
+	p = pfc_port(g, subject);
+	if (p)
+		p->paused_fraction = s->rate;
+}
+
+static int gather_pfc(struct series *s, void *arg)
+{
+	struct pfc_gather *g = arg;
+	char dev[48], port[8], subject[EVENT_SUBJECT_MAX];
+	struct pfc_input *p;
+
+	if (strcmp(s->name, "fabmon_ethtool_pause_duration_seconds_total") == 0 ||
+	    strcmp(s->name, "fabmon_ethtool_link_pause_duration_seconds_total") == 0) {
+		gather_pause(g, s);
+		return 0;
+	}
+	if (strncmp(s->name, "fabmon_rdma_port_", 17) != 0 ||
+	    label_value(s->labels, "device", dev, sizeof(dev)) < 0 ||
+	    label_value(s->labels, "port", port, sizeof(port)) < 0)
+		return 0;
+	snprintf(subject, sizeof(subject), "device=%s,port=%s", dev, port);
+	if (strcmp(s->name, "fabmon_rdma_port_transmit_wait_total") == 0 && s->has_rate) {
+		p = pfc_port(g, subject);
+		if (p)
+			p->xmit_wait_rate = s->rate;
+	} else if (strcmp(s->name, "fabmon_rdma_port_transmit_bytes_total") == 0 && s->has_rate) {
+		p = pfc_port(g, subject);
+		if (p)
+			p->tx_bytes_rate = s->rate;
+	} else if (strcmp(s->name, "fabmon_rdma_port_rate_bytes") == 0) {
+		p = pfc_port(g, subject);
+		if (p)
+			p->link_bytes = s->value;
+	}
+	return 0;
+}
+
 size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,
 		  size_t max)
 {
-	static struct stall_gather g; /* large; the tick thread is the only caller */
+	/* large; the tick thread is the only caller */
+	static struct stall_gather sg;
+	static struct pfc_gather pg;
+	size_t n;
 
-	g.n = 0;
-	(void)registry_foreach(reg, gather_stall, &g);
-	return detect_stall(g.in, g.n, cfg->stall_after_s, out, max);
+	sg.n = 0;
+	pg.n = 0;
+	(void)registry_foreach(reg, gather_stall, &sg);
+	(void)registry_foreach(reg, gather_pfc, &pg);
+	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
+	return n + detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
 }

@@ -15,6 +15,7 @@
 
 struct detect_config {
 	double stall_after_s; /* detect_stall's bound */
+	double pfc_paused_fraction; /* detect_pfc's: share of time paused */
 };
 
 /* Fills out (at most max) with this tick's verdicts; returns how many. */

@@ -34,6 +34,8 @@ static const char agent_usage[] =
 	"                         event opens, under before it closes (defaults 2, 3)\n"
 	"  --stall-after DURATION  data pending without ack progress this long is a stall\n"
 	"                         (default 500ms)\n"
+	"  --pfc-paused-percent N  a port paused this share of the time is in a PFC storm\n"
+	"                         (default 50)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
@@ -83,6 +85,7 @@ static const struct option config_options[] = {
 	{ "event-open-ticks", required_argument, NULL, 0 },
 	{ "event-close-ticks", required_argument, NULL, 0 },
 	{ "stall-after", required_argument, NULL, 0 },
+	{ "pfc-paused-percent", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },

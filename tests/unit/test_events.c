@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../agent/detect_pfc.h"
 #include "../../agent/detect_stall.h"
 #include "../../agent/events.h"
 #include "suites.h"
@@ -129,12 +130,39 @@ START_TEST(test_detect_stall)
 }
 END_TEST
 
+/* Paused half the time, or waiting while sending (almost) nothing: a storm.
+ * Busy ports, brief pauses and unknown readings are not. */
+START_TEST(test_detect_pfc)
+{
+	const struct pfc_input in[] = {
+		{ "interface=eth0,priority=3", 0.8, -1, 0, 0 }, /* paused 80 % */
+		{ "interface=eth0,priority=4", 0.1, -1, 0, 0 }, /* a burst */
+		{ "device=mlx5_0,port=1", -1, 1e7, 0, 3.125e9 }, /* frozen */
+		{ "device=mlx5_0,port=2", -1, 1e7, 4e8, 3.125e9 }, /* waiting, but busy */
+		{ "device=mlx4_0,port=1", -1, 0, 0, 5e9 }, /* idle */
+		{ "device=hfi1_0,port=1", -1, 1e7, 0, 0 }, /* no link rate known */
+	};
+	struct event_verdict out[8];
+	size_t n = detect_pfc(in, sizeof(in) / sizeof(in[0]), 0.5, out, 8);
+
+	ck_assert_uint_eq(n, 2);
+	ck_assert(out[0].kind == EVENT_PFC_STORM);
+	ck_assert_str_eq(out[0].subject, "interface=eth0,priority=3");
+	ck_assert_double_eq_tol(out[0].score, 1.6, 1e-9);
+	ck_assert_str_eq(out[0].evidence, "{\"paused_fraction\":0.800}");
+	ck_assert_str_eq(out[1].subject, "device=mlx5_0,port=1");
+	ck_assert_double_eq_tol(out[1].score, 2.0, 1e-9);
+	ck_assert(strstr(out[1].evidence, "\"xmit_wait_per_second\":10000000"));
+}
+END_TEST
+
 Suite *events_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "hysteresis", test_hysteresis, 0 },
 		{ "blip_and_totals", test_blip_and_totals, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
+		{ "detect_pfc", test_detect_pfc, 0 },
 	};
 
 	return TESTUTIL_SUITE("events", cases);

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A PFC storm through counter files: on a copy of the real mlx5_0 tree the
+# test advances port_xmit_wait while the port sends nothing (held by pause
+# frames) and fabmon opens a pfc_storm event on that port, then closes it
+# when the waiting stops. A busy port (waiting, but sending at a high rate)
+# raises nothing.
+. tests/lib.sh
+
+root=$WORK/sys
+mkdir -p "$root/class"
+cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$root/class/"
+chmod -R u+w "$root"
+cnt=$root/class/infiniband/mlx5_0/ports/1/counters
+port=$(free_port)
+start_agent "$port" --db "$WORK/p.db" --interval 100ms --collectors rdma --sysfs-root "$root"
+active='fabmon_event_active{kind="pfc_storm",subject="device=mlx5_0,port=1"}'
+
+# advance: SECONDS WAIT_STEP DATA_STEP, every 50 ms (bounded)
+advance() {
+	wait=$(cat "$cnt/port_xmit_wait") data=$(cat "$cnt/port_xmit_data")
+	for _ in $(seq $(($1 * 20))); do
+		wait=$((wait + $2)) data=$((data + $3))
+		echo $wait >"$cnt/port_xmit_wait.new" && mv "$cnt/port_xmit_wait.new" "$cnt/port_xmit_wait"
+		echo $data >"$cnt/port_xmit_data.new" && mv "$cnt/port_xmit_data.new" "$cnt/port_xmit_data"
+		sleep 0.05
+	done
+}
+
+# busy, not frozen: 5M words (20 MB) per 50 ms is 400 MB/s, far over 1 % of 25 Gb/s
+advance 2 1000000 5000000
+[ -z "$(metric "$port" "$active")" ] || fail "a busy port was called a storm"
+[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm"}')" = 0 ] || fail "storm on a busy port"
+
+# frozen: waiting every tick, nothing sent
+t0=$(date +%s%3N)
+advance 2 1000000 0 &
+writer=$!
+on_exit "kill $writer"
+seen=""
+for _ in $(seq 40); do
+	[ "$(metric "$port" "$active")" = 1 ] && { seen=$(date +%s%3N); break; }
+	sleep 0.05
+done
+[ -n "$seen" ] || { cat "$WORK/agent.log"; fail "no pfc_storm event on mlx5_0 port 1"; }
+wait $writer
+grep -q "event pfc_storm opened: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no open message"
+for _ in $(seq 20); do
+	[ -z "$(metric "$port" "$active")" ] && break
+	sleep 0.1
+done
+[ -z "$(metric "$port" "$active")" ] || fail "event did not close when the waiting stopped"
+grep -q "event pfc_storm closed: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no close message"
+[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm"}')" = 1 ] || fail "want exactly one storm"
+kill "$AGENT_PID"; wait "$AGENT_PID"
+row=$(sqlite3 "$WORK/p.db" "SELECT kind, subject, end_ms IS NOT NULL FROM events")
+[ "$row" = "pfc_storm|device=mlx5_0,port=1|1" ] || fail "events table: $row"
+echo "pfc_storm on device=mlx5_0,port=1 seen $((seen - t0)) ms after the port froze (100 ms ticks)"
+exit 0
