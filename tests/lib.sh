@@ -53,3 +53,15 @@ start_agent() {
 metric() {
 	curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s { print $2; exit }'
 }
+
+# netdev_tree ROOT IFNAME VALUE: a minimal sysfs class/net entry under ROOT
+# (every statistics counter VALUE, up, MTU 1500) for tests that point the
+# agent's --sysfs-root at a tree of their own.
+netdev_tree() {
+	mkdir -p "$1/class/net/$2/statistics"
+	for f in rx_bytes tx_bytes rx_packets tx_packets rx_errors tx_errors rx_dropped tx_dropped; do
+		echo "$3" >"$1/class/net/$2/statistics/$f"
+	done
+	echo up >"$1/class/net/$2/operstate"
+	echo 1500 >"$1/class/net/$2/mtu"
+}

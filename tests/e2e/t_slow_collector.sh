@@ -6,12 +6,7 @@
 . tests/lib.sh
 
 root=$WORK/sys
-mkdir -p "$root/class/net/lab0/statistics"
-for f in rx_bytes tx_bytes rx_packets tx_packets rx_errors tx_errors rx_dropped tx_dropped; do
-	echo 100 >"$root/class/net/lab0/statistics/$f"
-done
-echo up >"$root/class/net/lab0/operstate"
-echo 1500 >"$root/class/net/lab0/mtu"
+netdev_tree "$root" lab0 100
 port=$(free_port)
 start_agent "$port" --db "$WORK/s.db" --interval 200ms --collectors netdev --sysfs-root "$root"
 fifo=$root/class/net/lab0/statistics/rx_bytes
