@@ -37,6 +37,9 @@ static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "t
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
 enum { TCP_ACKS, TCP_RETRANSMITS, TCP_N };
+
+/* In flight at least this much (a few segments): a connection sending bulk data. */
+#define TCP_BULK_IN_FLIGHT 4096
 enum {
 	QP_BYTES,
 	QP_PACKETS,
@@ -64,7 +67,8 @@ struct entry_last {
 
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
-	double srtt_max_s;
+	double srtt_max_s; /* over the connections carrying bulk data */
+	double srtt_any_s; /* over all of them: when none carries bulk data */
 	double stall_max_s;
 	uint64_t in_flight;
 	uint64_t connections;
@@ -331,8 +335,13 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			continue;
 		g->connections++;
 		g->in_flight += v->in_flight;
-		if (v->srtt_us / 1e6 > g->srtt_max_s)
+		/* A connection that mostly receives measures its RTT on small
+		 * replies the peer acks late (delayed ACK): only bulk senders say
+		 * how long the path's queue is. */
+		if (v->in_flight >= TCP_BULK_IN_FLIGHT && v->srtt_us / 1e6 > g->srtt_max_s)
 			g->srtt_max_s = v->srtt_us / 1e6;
+		if (v->srtt_us / 1e6 > g->srtt_any_s)
+			g->srtt_any_s = v->srtt_us / 1e6;
 		if (v->unsent && v->snd_wnd == 0)
 			g->zero_window++;
 		/* data outstanding (in flight, or queued behind a closed window)
@@ -464,7 +473,8 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id);
 		static const struct metric_desc srtt = {
 			.name = "fabmon_tcp_srtt_seconds",
-			.help = "Largest smoothed RTT among the connections to the peer (tcp:tcp_probe).",
+			.help = "Largest smoothed RTT among the connections sending bulk data to the peer "
+				"(4 KiB or more in flight), or among all of them when none is (tcp:tcp_probe).",
 			.type = METRIC_GAUGE
 		};
 		static const struct metric_desc inflight = {
@@ -494,7 +504,8 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 
 		if (!g)
 			g = &none;
-		(void)sample_gauge(ctx->out, &srtt, l, n, g->srtt_max_s);
+		(void)sample_gauge(ctx->out, &srtt, l, n,
+				   g->srtt_max_s > 0 ? g->srtt_max_s : g->srtt_any_s);
 		(void)sample_gauge(ctx->out, &inflight, l, n, (double)g->in_flight);
 		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
 		(void)sample_gauge(ctx->out, &zwin, l, n, (double)g->zero_window);
