@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Runs every test: the Check unit runner, then each tests/*/t_*.sh script
+# Runs every test: the Check unit runner, then each tests/*/t_*.sh and
+# tests/*/*/t_*.sh script
 # (bash).
 # A script exits 0 (pass), 77 (skip: it prints why) or anything else (fail).
 # Ends with one line CI reads: "N passed, N failed, N skipped".
@@ -33,7 +34,7 @@ if [ -z "${TESTS:-}" ]; then
 fi
 rm -f "$log"
 
-for t in tests/*/t_*.sh; do
+for t in tests/*/t_*.sh tests/*/*/t_*.sh; do
 	[ -e "$t" ] || continue
 	case "$t" in *${TESTS:-}*) ;; *) continue ;; esac
 	echo "== $t"
