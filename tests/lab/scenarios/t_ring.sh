@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Ring all-reduce on four ranks over TCP, the agent on lab rank 2 (it sends
+# to rank 3). Clean: no event. Then the switch port towards rank 3 goes
+# down for 2 s mid-ring: rank 2's data to rank 3 sits unacknowledged and a
+# stall naming 198.18.0.3 opens, and closes once the link is back.
+. tests/lib.sh
+. tests/lab/lab.sh
+need_root
+LOADGEN=${LAB_BIN:-$PWD/build/lab}/loadgen
+[ -x "$LOADGEN" ] || fail "no $LOADGEN"
+lab_up 4
+lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf --interfaces eth0
+base=22000
+ring() { # SECONDS: all four ranks in the background; pids in RING
+	base=$((base + 10))
+	RING=""
+	for r in 0 1 2 3; do
+		lab_spawn $((r + 1)) timeout -k 1 $(($1 + 30)) "$LOADGEN" --rank $r --ranks 4 \
+			--peers 198.18.0.1,198.18.0.2,198.18.0.3,198.18.0.4 --port $base \
+			--pattern ring-allreduce --transport tcp --size 4M --iters 100000 \
+			--duration "$1" --timeout 20 >"$WORK/ring.$r.out" 2>&1
+		RING="$RING $LAB_PID"
+	done
+}
+ring_wait() {
+	for p in $RING; do
+		wait "$p" || { cat "$WORK"/ring.*.out; fail "loadgen failed"; }
+	done
+}
+total() { lab_metric 'fabmon_events_total{kind="'"$1"'"}'; }
+
+ring 4
+ring_wait
+for k in stall incast pfc_storm; do
+	[ "$(total $k)" = 0 ] || { grep event "$WORK/agent.log"; fail "$k on a clean ring"; }
+done
+echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring.0.out") iterations, no event"
+
+ring 8
+sleep 2
+t0=$(date +%s%3N)
+ip -n "$LAB-sw" link set "$LAB-p3" down
+for _ in $(seq 30); do
+	[ "$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.3"}')" = 1 ] && break
+	sleep 0.1
+done
+t1=$(date +%s%3N)
+ip -n "$LAB-sw" link set "$LAB-p3" up
+[ "$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.3"}')" = 1 ] ||
+	{ grep event "$WORK/agent.log"; fail "no stall naming rank 3 while its link was down"; }
+echo "link down -> stall on peer=198.18.0.3 seen after $((t1 - t0)) ms"
+ring_wait
+for _ in $(seq 30); do
+	grep -q "event stall closed: peer=198.18.0.3" "$WORK/agent.log" && break
+	sleep 0.1
+done
+grep -q "event stall closed: peer=198.18.0.3" "$WORK/agent.log" || fail "stall did not close"
+! grep "event .* opened" "$WORK/agent.log" | grep -v "event stall opened: peer=198.18.0.3," ||
+	fail "other events were raised"
+exit 0
