@@ -22,6 +22,12 @@
 #define AF_INET 2
 #define AF_INET6 10
 
+/* include/net/tcp_states.h */
+#define FM_TCP_ESTABLISHED 1
+#define FM_TCP_FIN_WAIT1 4
+#define FM_TCP_CLOSE 7
+#define FM_TCP_CLOSE_WAIT 8
+
 /* Default; the collector sets its own with bpf_map__set_max_entries() before load. */
 #define FM_TCP_MAX_ENTRIES 16384
 
@@ -112,8 +118,12 @@ SEC("raw_tp/tcp_retransmit_skb")
 int BPF_PROG(fabmon_tcp_retransmit, const struct sock *sk)
 {
 	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	struct fm_tcp_val *val = tcp_entry(sk);
+	struct fm_tcp_val *val;
 
+	/* a closing connection has left the map (fabmon_tcp_state): keep it out */
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) != FM_TCP_ESTABLISHED)
+		return 0;
+	val = tcp_entry(sk);
 	if (!val)
 		return 0;
 	/*
@@ -241,6 +251,26 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 	in.snd_wnd = tp->snd_wnd;
 	in.th = skb->data;
 	tcp_probe_update(val, &in);
+	return 0;
+}
+
+/*
+ * sock:inet_sock_set_state(sk, oldstate, newstate) since 4.16: a connection
+ * that starts to close leaves the map. Its last readings (data in flight when
+ * it was reset, say) would otherwise look like a stall until it went idle.
+ * FIN_WAIT1 and CLOSE_WAIT, not CLOSE: by CLOSE the kernel has released the
+ * local port (inet_put_port() zeroes it) and the key no longer matches.
+ */
+SEC("raw_tp/inet_sock_set_state")
+int BPF_PROG(fabmon_tcp_state, const struct sock *sk, int oldstate, int newstate)
+{
+	struct fm_tcp_key key = {};
+
+	if ((newstate != FM_TCP_FIN_WAIT1 && newstate != FM_TCP_CLOSE_WAIT &&
+	     newstate != FM_TCP_CLOSE) ||
+	    BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP || tcp_key(sk, &key) < 0)
+		return 0;
+	(void)bpf_map_delete_elem(&fm_tcp, &key);
 	return 0;
 }
 

@@ -29,10 +29,17 @@
 #include "kmap.h"
 #include "tcp.skel.h"
 
-enum bpf_probe { PROBE_TC, PROBE_TCP_RETRANSMIT, PROBE_TCP_PROBE, PROBE_KFREE_SKB, PROBE_COUNT };
+enum bpf_probe {
+	PROBE_TC,
+	PROBE_TCP_RETRANSMIT,
+	PROBE_TCP_PROBE,
+	PROBE_TCP_STATE,
+	PROBE_KFREE_SKB,
+	PROBE_COUNT
+};
 
 static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "tcp_probe",
-						      "kfree_skb" };
+						      "tcp_state", "kfree_skb" };
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
@@ -773,7 +780,7 @@ static int load_tcp(struct bpf_state *st, const struct collector_env *env, char 
 {
 	struct bpf_program *progs[PROBE_COUNT] = { NULL };
 	static const char *const tps[PROBE_COUNT] = { NULL, "tcp_retransmit_skb", "tcp_probe",
-						      "kfree_skb" };
+						      "inet_sock_set_state", "kfree_skb" };
 	int r, any = 0, btf = 1;
 
 	r = open_tcp(st, env, 1);
@@ -790,6 +797,7 @@ static int load_tcp(struct bpf_state *st, const struct collector_env *env, char 
 	progs[PROBE_TCP_RETRANSMIT] = st->tcp->progs.fabmon_tcp_retransmit;
 	progs[PROBE_TCP_PROBE] =
 		btf ? st->tcp->progs.fabmon_tcp_probe_btf : st->tcp->progs.fabmon_tcp_probe;
+	progs[PROBE_TCP_STATE] = st->tcp->progs.fabmon_tcp_state;
 	progs[PROBE_KFREE_SKB] = st->tcp->progs.fabmon_kfree_skb;
 	for (int p = PROBE_TCP_RETRANSMIT; p < PROBE_COUNT; p++) {
 		/* tp_btf attaches by its section; raw ones by tracepoint name */

@@ -35,7 +35,7 @@
 
 struct tcp_rig {
 	struct tcp_bpf *skel;
-	struct bpf_link *links[3];
+	struct bpf_link *links[4];
 };
 
 /* Both ends of one TCP connection over loopback, and the probes' key for each end. */
@@ -84,6 +84,7 @@ static int rig_up_as(struct tcp_rig *rig, const char *test, int btf)
 		rig_attach(rig, 1, rig->skel->progs.fabmon_tcp_probe, "tcp_probe");
 	}
 	rig_attach(rig, 2, rig->skel->progs.fabmon_kfree_skb, "kfree_skb");
+	rig_attach(rig, 3, rig->skel->progs.fabmon_tcp_state, "inet_sock_set_state");
 	return 0;
 }
 
@@ -265,7 +266,11 @@ static void check_stream(int family, const char *test, int btf)
 	ck_assert_int_le((int64_t)client.last_ns, mono_ns());
 	ck_assert_uint_eq(client.in_flight, 0);
 	ck_assert_uint_eq(client.retransmits, 0);
+	/* closing connections leave the map: their last readings are no stall */
 	tcp_pair_close(&p);
+	usleep(200000);
+	ck_assert_msg(!tcp_entry(&rig, &p.client_key, &client), "closed sender still in fm_tcp");
+	ck_assert_msg(!tcp_entry(&rig, &p.server_key, &server), "closed receiver still in fm_tcp");
 	rig_down(&rig);
 }
 
