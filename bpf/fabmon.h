@@ -120,6 +120,8 @@ struct fm_tcp_val {
 	__u64 last_ns; /* last event */
 	__u32 unsent; /* write_seq - snd_nxt: queued, not yet sent (a zero window holds it) */
 	__u32 snd_wnd; /* the peer's last advertised window, bytes */
+	__u32 closed; /* the connection began to close: nothing pending any more */
+	__u32 pad;
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

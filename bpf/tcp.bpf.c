@@ -256,21 +256,30 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 
 /*
  * sock:inet_sock_set_state(sk, oldstate, newstate) since 4.16: a connection
- * that starts to close leaves the map. Its last readings (data in flight when
- * it was reset, say) would otherwise look like a stall until it went idle.
- * FIN_WAIT1 and CLOSE_WAIT, not CLOSE: by CLOSE the kernel has released the
- * local port (inet_put_port() zeroes it) and the key no longer matches.
+ * that starts to close is marked closed, with nothing pending, and the
+ * collector removes it once it has counted its last deltas. Its last
+ * readings (data in flight when it was reset, say) would otherwise look like
+ * a stall until it went idle. FIN_WAIT1 and CLOSE_WAIT, not only CLOSE: by
+ * CLOSE the kernel has released the local port (inet_put_port() zeroes it)
+ * and the key no longer matches.
  */
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(fabmon_tcp_state, const struct sock *sk, int oldstate, int newstate)
 {
 	struct fm_tcp_key key = {};
+	struct fm_tcp_val *val;
 
 	if ((newstate != FM_TCP_FIN_WAIT1 && newstate != FM_TCP_CLOSE_WAIT &&
 	     newstate != FM_TCP_CLOSE) ||
 	    BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP || tcp_key(sk, &key) < 0)
 		return 0;
-	(void)bpf_map_delete_elem(&fm_tcp, &key);
+	val = bpf_map_lookup_elem(&fm_tcp, &key);
+	if (!val)
+		return 0;
+	val->in_flight = 0;
+	val->unsent = 0;
+	val->closed = 1;
+	val->last_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

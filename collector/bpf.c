@@ -333,7 +333,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		/* tracepoints know no interface: one row per peer */
 		peer_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
 		peer_table_add(st->tcp_peers, &id, d, now_ms);
-		if (now_ns - (int64_t)v->last_ns > idle_ns) {
+		/* closed (its last deltas are counted now) or idle: gone */
+		if (v->closed || now_ns - (int64_t)v->last_ns > idle_ns) {
 			map_reader_delete(r, k);
 			continue;
 		}

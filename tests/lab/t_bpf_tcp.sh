@@ -20,24 +20,31 @@ send() { # BYTES PORT: rank 2 sends to rank 1
 	wait $listener
 }
 peer='{peer="198.18.0.1",source="bpf"}'
-send 2000000 5001
-sleep 1.2
-rtt0=$(m "fabmon_tcp_srtt_seconds$peer")
+# peak_srtt BYTES PORT: the largest srtt gauge while rank 2 sends (3 s at most
+# of sampling); closed connections leave the gauge, so it is read meanwhile
+peak_srtt() {
+	send "$1" "$2" &
+	sendpid=$!
+	peak=0
+	for _ in $(seq 15); do
+		v=$(m "fabmon_tcp_srtt_seconds$peer")
+		awk -v a="${v:-0}" -v b="$peak" 'BEGIN { exit !(a > b) }' && peak=$v
+		kill -0 $sendpid 2>/dev/null || break
+		sleep 0.2
+	done
+	wait $sendpid
+}
+peak_srtt 3000000000 5001
+rtt0=$peak
+sleep 0.6
 re0=$(m "fabmon_tcp_retransmits_total$peer")
-[ -n "$rtt0" ] || { lab_scrape | grep tcp_; fail "no srtt for the peer"; }
+awk -v a="$rtt0" 'BEGIN { exit !(a > 0) }' || { lab_scrape | grep tcp_; fail "no srtt for the peer"; }
 # the switch port towards rank 1: 20 Mbit/s with room for ~3 packets
 ip -n "$LAB-sw" link show "$LAB-p1" >/dev/null || fail "no switch port"
 ip netns exec "$LAB-sw" tc qdisc add dev "$LAB-p1" root tbf rate 20mbit burst 4k limit 4500 ||
 	fail "unable to add tbf"
-send 4000000 5002 &
-sendpid=$!
-rtt1=0
-for _ in $(seq 30); do
-	v=$(m "fabmon_tcp_srtt_seconds$peer")
-	awk -v a="$v" -v b="$rtt1" 'BEGIN { exit !(a > b) }' && rtt1=$v
-	sleep 0.2
-done
-wait $sendpid
+peak_srtt 4000000 5002
+rtt1=$peak
 sleep 1.2
 re1=$(m "fabmon_tcp_retransmits_total$peer")
 drops=$(lab_scrape | awk '/^fabmon_kernel_drops_total/ { s += $2 } END { print s + 0 }')

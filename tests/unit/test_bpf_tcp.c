@@ -266,11 +266,14 @@ static void check_stream(int family, const char *test, int btf)
 	ck_assert_int_le((int64_t)client.last_ns, mono_ns());
 	ck_assert_uint_eq(client.in_flight, 0);
 	ck_assert_uint_eq(client.retransmits, 0);
-	/* closing connections leave the map: their last readings are no stall */
+	/* closing connections are marked so, with nothing pending: no stall */
 	tcp_pair_close(&p);
 	usleep(200000);
-	ck_assert_msg(!tcp_entry(&rig, &p.client_key, &client), "closed sender still in fm_tcp");
-	ck_assert_msg(!tcp_entry(&rig, &p.server_key, &server), "closed receiver still in fm_tcp");
+	ck_assert_msg(tcp_entry(&rig, &p.client_key, &client), "closed sender left fm_tcp early");
+	ck_assert_uint_eq(client.closed, 1);
+	ck_assert_uint_eq(client.in_flight + client.unsent, 0);
+	ck_assert_msg(tcp_entry(&rig, &p.server_key, &server), "closed receiver left fm_tcp early");
+	ck_assert_uint_eq(server.closed, 1);
 	rig_down(&rig);
 }
 
