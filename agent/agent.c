@@ -130,8 +130,6 @@ static void agent_detect(struct agent *a)
 	const struct detect_config dcfg = {
 		.stall_after_s = (double)a->cfg.stall_after_ms / 1000.0,
 		.pfc_paused_fraction = a->cfg.pfc_paused_percent / 100.0,
-		.incast_rtt_factor = a->cfg.incast_rtt_factor,
-		.incast_rtt_floor_s = a->cfg.incast_rtt_floor_us / 1e6,
 	};
 	size_t n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
 

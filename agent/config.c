@@ -62,9 +62,6 @@ static const struct key_def config_keys[] = {
 	UINT("event_close_ticks", event_close_ticks, 1, 1000, "an integer from 1 to 1000"),
 	DUR("stall_after", stall_after_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 500ms"),
 	UINT("pfc_paused_percent", pfc_paused_percent, 1, 100, "a percentage from 1 to 100"),
-	UINT("incast_rtt_factor", incast_rtt_factor, 2, 1000, "an integer from 2 to 1000"),
-	UINT("incast_rtt_floor_us", incast_rtt_floor_us, 0, 60000000,
-	     "microseconds from 0 to 60000000"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
@@ -95,10 +92,6 @@ void config_defaults(struct config *cfg)
 	/* paused half the time is a storm, not a burst: PFC's own watchdogs
 	 * (mlx5 pause-storm prevention) act on sustained pause like this */
 	cfg->pfc_paused_percent = 50;
-	/* a queue towards one receiver, not jitter: 4x the median RTT and half a
-	 * millisecond over it (fabric RTTs are tens of microseconds) */
-	cfg->incast_rtt_factor = 4;
-	cfg->incast_rtt_floor_us = 500;
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;

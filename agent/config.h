@@ -34,8 +34,6 @@ struct config {
 	unsigned event_close_ticks; /* ticks under before it closes */
 	int64_t stall_after_ms; /* no ack progress with data pending this long: a stall */
 	unsigned pfc_paused_percent; /* a port paused this share of the time is in a PFC storm */
-	unsigned incast_rtt_factor; /* a peer's RTT this many times the median: incast */
-	unsigned incast_rtt_floor_us; /* and at least this far above it, microseconds */
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;

@@ -4,17 +4,14 @@
 #include <stdio.h>
 
 #include "detect.h"
-#include "detect_incast.h"
 #include "detect_pfc.h"
 #include "detect_stall.h"
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
 #define DETECT_PEERS 1024
 
-/* The TCP series per peer feed both the stall and the incast detector. */
 struct stall_gather {
 	struct stall_input in[DETECT_PEERS];
-	struct incast_input incast[DETECT_PEERS];
 	char peer[DETECT_PEERS][48];
 	const char *labels[DETECT_PEERS]; /* the series' labels: one row per peer */
 	size_t n;
@@ -60,8 +57,6 @@ static int gather_stall(struct series *s, void *arg)
 		in = &g->in[g->n];
 		memset(in, 0, sizeof(*in));
 		in->peer = g->peer[g->n];
-		memset(&g->incast[g->n], 0, sizeof(g->incast[g->n]));
-		g->incast[g->n].peer = g->peer[g->n];
 		g->labels[g->n++] = s->labels;
 	}
 	if (strcmp(s->name, "fabmon_tcp_ack_stall_seconds") == 0)
@@ -70,10 +65,6 @@ static int gather_stall(struct series *s, void *arg)
 		in->in_flight_bytes = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_zero_window_connections") == 0)
 		in->zero_window = s->value;
-	else if (strcmp(s->name, "fabmon_tcp_srtt_seconds") == 0)
-		g->incast[in - g->in].srtt_s = s->value;
-	else if (strcmp(s->name, "fabmon_tcp_retransmits_total") == 0 && s->has_rate)
-		g->incast[in - g->in].retransmits_per_s = s->rate;
 	return 0;
 }
 
@@ -166,7 +157,5 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	(void)registry_foreach(reg, gather_stall, &sg);
 	(void)registry_foreach(reg, gather_pfc, &pg);
 	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
-	n += detect_incast(sg.incast, sg.n, cfg->incast_rtt_factor, cfg->incast_rtt_floor_s,
-			   out + n, max - n);
 	return n + detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
 }

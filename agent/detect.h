@@ -16,8 +16,6 @@
 struct detect_config {
 	double stall_after_s; /* detect_stall's bound */
 	double pfc_paused_fraction; /* detect_pfc's: share of time paused */
-	double incast_rtt_factor; /* detect_incast's: RTT over the median, times */
-	double incast_rtt_floor_s; /* and at least this far above it */
 };
 
 /* Fills out (at most max) with this tick's verdicts; returns how many. */

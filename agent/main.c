@@ -36,8 +36,6 @@ static const char agent_usage[] =
 	"                         (default 500ms)\n"
 	"  --pfc-paused-percent N  a port paused this share of the time is in a PFC storm\n"
 	"                         (default 50)\n"
-	"  --incast-rtt-factor N, --incast-rtt-floor-us N  a peer whose RTT is N times the\n"
-	"                         median and this far above it is an incast receiver (4, 500)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
@@ -88,8 +86,6 @@ static const struct option config_options[] = {
 	{ "event-close-ticks", required_argument, NULL, 0 },
 	{ "stall-after", required_argument, NULL, 0 },
 	{ "pfc-paused-percent", required_argument, NULL, 0 },
-	{ "incast-rtt-factor", required_argument, NULL, 0 },
-	{ "incast-rtt-floor-us", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },

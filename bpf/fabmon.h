@@ -122,6 +122,7 @@ struct fm_tcp_val {
 	__u32 snd_wnd; /* the peer's last advertised window, bytes */
 	__u32 closed; /* the connection began to close: nothing pending any more */
 	__u32 pad;
+	__u64 bytes_acked; /* sum of snd_una's advances: data the peer took */
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

@@ -170,6 +170,8 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 		if (seq_after(ack, in->snd_una) && !seq_after(ack, in->snd_nxt))
 			in->snd_una = ack;
 	}
+	if (val->probes && seq_after(in->snd_una, val->snd_una))
+		val->bytes_acked += in->snd_una - val->snd_una;
 	if (val->probes == 0 || seq_after(in->snd_una, val->snd_una))
 		val->progress_ns = now;
 	val->snd_una = in->snd_una;

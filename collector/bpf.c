@@ -43,10 +43,13 @@ static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "t
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
-enum { TCP_ACKS, TCP_RETRANSMITS, TCP_N };
+enum { TCP_ACKS, TCP_RETRANSMITS, TCP_ACKED_BYTES, TCP_N };
 
-/* In flight at least this much (a few segments): a connection sending bulk data. */
+/* A connection that sends bulk data: this much in flight now (a few
+ * segments), or this much acknowledged over its life. Its srtt, even while it
+ * waits between collectives, was measured on data, not on small replies. */
 #define TCP_BULK_IN_FLIGHT 4096
+#define TCP_BULK_ACKED 65536
 enum {
 	QP_BYTES,
 	QP_PACKETS,
@@ -75,7 +78,6 @@ struct entry_last {
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
-	double srtt_any_s; /* over all of them: when none carries bulk data */
 	double stall_max_s;
 	uint64_t in_flight;
 	uint64_t connections;
@@ -325,7 +327,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		const struct fm_tcp_val *v = map_val(r, i);
 		/* ACKs processed rank the peers: a healthy connection has no
 		 * retransmits but is still worth a series */
-		uint64_t cur[TCP_N] = { v->probes, v->retransmits }, d[TCP_N];
+		uint64_t cur[TCP_N] = { v->probes, v->retransmits, v->bytes_acked }, d[TCP_N];
 		struct tcp_gauges *g;
 		struct peer_id id;
 
@@ -346,10 +348,9 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		/* A connection that mostly receives measures its RTT on small
 		 * replies the peer acks late (delayed ACK): only bulk senders say
 		 * how long the path's queue is. */
-		if (v->in_flight >= TCP_BULK_IN_FLIGHT && v->srtt_us / 1e6 > g->srtt_max_s)
+		if ((v->in_flight >= TCP_BULK_IN_FLIGHT || v->bytes_acked >= TCP_BULK_ACKED) &&
+		    v->srtt_us / 1e6 > g->srtt_max_s)
 			g->srtt_max_s = v->srtt_us / 1e6;
-		if (v->srtt_us / 1e6 > g->srtt_any_s)
-			g->srtt_any_s = v->srtt_us / 1e6;
 		if (v->unsent && v->snd_wnd == 0)
 			g->zero_window++;
 		/* data outstanding (in flight, or queued behind a closed window)
@@ -429,6 +430,9 @@ static const struct peer_metric tcp_metrics[] = {
 	{ TCP_ACKS, "fabmon_tcp_acks_total",
 	  "ACKs the host processed on its TCP connections to the peer (tcp:tcp_probe).", NULL,
 	  NULL },
+	{ TCP_ACKED_BYTES, "fabmon_tcp_acked_bytes_total",
+	  "Bytes the peer acknowledged (snd_una's advances): what TCP delivered to it.", NULL,
+	  NULL },
 	{ TCP_RETRANSMITS, "fabmon_tcp_retransmits_total",
 	  "Retransmissions to the peer (tcp:tcp_retransmit_skb; one per skb, which with TSO may "
 	  "hold several segments).",
@@ -482,7 +486,8 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 		static const struct metric_desc srtt = {
 			.name = "fabmon_tcp_srtt_seconds",
 			.help = "Largest smoothed RTT among the connections sending bulk data to the peer "
-				"(4 KiB or more in flight), or among all of them when none is (tcp:tcp_probe).",
+				"(4 KiB in flight, or 64 KiB acknowledged so far); 0 while none is "
+				"(tcp:tcp_probe).",
 			.type = METRIC_GAUGE
 		};
 		static const struct metric_desc inflight = {
@@ -512,8 +517,7 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 
 		if (!g)
 			g = &none;
-		(void)sample_gauge(ctx->out, &srtt, l, n,
-				   g->srtt_max_s > 0 ? g->srtt_max_s : g->srtt_any_s);
+		(void)sample_gauge(ctx->out, &srtt, l, n, g->srtt_max_s);
 		(void)sample_gauge(ctx->out, &inflight, l, n, (double)g->in_flight);
 		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
 		(void)sample_gauge(ctx->out, &zwin, l, n, (double)g->zero_window);

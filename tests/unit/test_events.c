@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/detect_incast.h"
 #include "../../agent/detect_pfc.h"
 #include "../../agent/detect_stall.h"
 #include "../../agent/events.h"
@@ -157,33 +156,6 @@ START_TEST(test_detect_pfc)
 }
 END_TEST
 
-/* One receiver's RTT far over the median of the rest names it; loopback and
- * peers without an RTT do not count; two peers are too few to compare. */
-START_TEST(test_detect_incast)
-{
-	const struct incast_input in[] = {
-		{ "198.18.0.2", 0.0010, 0 }, { "198.18.0.3", 0.0100, 400 },
-		{ "198.18.0.4", 0.0012, 0 }, { "127.0.0.1", 0.00001, 0 },
-		{ "198.18.0.5", 0, 0 },
-	};
-	const struct incast_input jitter[] = {
-		{ "198.18.0.2", 0.00002, 0 },
-		{ "198.18.0.3", 0.00020, 0 }, /* 10x, but only 180 us over: jitter */
-		{ "198.18.0.4", 0.00002, 0 },
-	};
-	struct event_verdict out[4];
-	size_t n = detect_incast(in, sizeof(in) / sizeof(in[0]), 4, 0.0005, out, 4);
-
-	ck_assert_uint_eq(n, 1);
-	ck_assert(out[0].kind == EVENT_INCAST);
-	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
-	/* median of 1.0, 1.2, 10 ms is 1.2 ms */
-	ck_assert_double_eq_tol(out[0].score, 0.0100 / 0.0012 / 4, 1e-9);
-	ck_assert_uint_eq(detect_incast(jitter, 3, 4, 0.0005, out, 4), 0);
-	ck_assert_uint_eq(detect_incast(in, 2, 4, 0.0005, out, 4), 0);
-}
-END_TEST
-
 Suite *events_suite(void)
 {
 	const struct testutil_case cases[] = {
@@ -191,7 +163,6 @@ Suite *events_suite(void)
 		{ "blip_and_totals", test_blip_and_totals, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
-		{ "detect_incast", test_detect_incast, 0 },
 	};
 
 	return TESTUTIL_SUITE("events", cases);
