@@ -1353,6 +1353,47 @@ static int lg_init(struct lg *lg, const struct lg_opts *opts)
 	return lg_open(lg);
 }
 
+/* The peer this rank has waited on longest (data to send or to receive with
+ * no progress), or NULL. */
+static struct lg_peer *lg_longest_wait(struct lg *lg)
+{
+	struct lg_peer *best = NULL;
+	int64_t oldest = 0;
+
+	for (int p = 0; p < lg->o.ranks; p++) {
+		struct lg_peer *pe = &lg->peer[p];
+
+		if (p == lg->o.rank)
+			continue;
+		if (lg_rx_pending(&pe->rx) && (!best || pe->rx.t_progress < oldest)) {
+			best = pe;
+			oldest = pe->rx.t_progress;
+		}
+		if (lg_tx_pending(lg, &pe->tx) && (!best || pe->tx.t_progress < oldest)) {
+			best = pe;
+			oldest = pe->tx.t_progress;
+		}
+	}
+	return best;
+}
+
+/* Follows who blames whom from s while the blamed rank has told us whom it
+ * blames in turn; returns the last rank on the way (its reason names the
+ * culprit). */
+static int lg_chain(const struct lg *lg, int s, int me)
+{
+	uint64_t seen = 0;
+	int b;
+
+	for (;;) {
+		seen |= 1ull << s;
+		b = lg->blame[s];
+		if (b < 0 || b == me || (seen >> b & 1) || lg->blame[b] == LG_UNHEARD)
+			return s;
+		s = b;
+	}
+}
+
 /* Called on failure. A rank that failed by itself tells every other rank
  * why, and whom it blames; then each rank listens a moment for the others'
  * aborts and follows who blames whom to a rank that sent none (the dead or
@@ -1361,8 +1402,8 @@ static int lg_init(struct lg *lg, const struct lg_opts *opts)
 static void lg_settle(struct lg *lg)
 {
 	int64_t deadline = lg_now() + LG_ABORT_GRACE_NS;
-	int me = lg->o.rank, s = lg->abort_from, b;
-	uint64_t seen = 0;
+	int me = lg->o.rank, s = lg->abort_from;
+	struct lg_peer *w;
 	struct lg_ctl m;
 
 	if (lg->ctl_fd < 0)
@@ -1381,15 +1422,20 @@ static void lg_settle(struct lg *lg)
 	lg->settling = 1;
 	while (lg_wait(lg, -1, 0, deadline) != -ETIMEDOUT)
 		;
-	/* s blames b: go on to b while b has told us whom it blames in turn */
-	for (;;) {
-		seen |= 1ull << s;
-		b = lg->blame[s];
-		if (b < 0 || b == me || (seen >> b & 1) || lg->blame[b] == LG_UNHEARD)
-			break;
-		s = b;
-	}
-	if (s != me)
+	s = lg_chain(lg, s, me);
+	/* A chain that ends blaming this rank, which is alive and was itself
+	 * waiting, names no culprit: another rank's abort may lead to the one
+	 * that sent none (killed, or stuck). */
+	for (int p = 0; p < lg->o.ranks && lg->blame[s] == me; p++)
+		if (p != me && lg->blame[p] >= 0 && lg->blame[p] != LG_UNHEARD &&
+		    lg->blame[p] != me)
+			s = lg_chain(lg, p, me);
+	if (s != me && lg->blame[s] == me && (w = lg_longest_wait(lg)))
+		/* blamed, but alive: what this rank was waiting for is the lead */
+		snprintf(lg->err, sizeof(lg->err),
+			 "%s gave up on this rank, which was waiting for %s", lg->peer[s].name,
+			 w->name);
+	else if (s != me)
 		snprintf(lg->err, sizeof(lg->err), "%s gave up: %s", lg->peer[s].name,
 			 lg->reason[s]);
 }
