@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 /* Well under the agent's 1 s tick: each flow moves every tick and is far
  * from any idle timeout. */
 #define FLOWGEN_PERIOD_MS 500
@@ -59,27 +61,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	flowgen_stop = 1;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int parse_uint(const char *s, unsigned max, unsigned *ret)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > max)
-		return -EINVAL;
-	*ret = (unsigned)v;
-	return 0;
 }
 
 /* Advances an absolute CLOCK_MONOTONIC deadline by ms. */
@@ -164,9 +145,9 @@ static int flowgen_send(const char *src, const char *dst_s, unsigned port, unsig
 		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	t0 = mono_s();
+	t0 = clock_mono_s();
 	end = t0 + seconds;
-	while (!flowgen_stop && mono_s() < end) {
+	while (!flowgen_stop && clock_mono_s() < end) {
 		/* flows are spread by index: slot s sends [s*F/S, (s+1)*F/S) */
 		unsigned first = (unsigned)((uint64_t)flows * slot / FLOWGEN_SLOTS);
 		unsigned last = (unsigned)((uint64_t)flows * (slot + 1) / FLOWGEN_SLOTS);
@@ -176,7 +157,7 @@ static int flowgen_send(const char *src, const char *dst_s, unsigned port, unsig
 		timespec_add_ms(&next, FLOWGEN_SLOT_MS);
 		(void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
-	elapsed = mono_s() - t0;
+	elapsed = clock_mono_s() - t0;
 	printf("send flows=%u packets=%llu errors=%u seconds=%.1f pps=%.0f\n", flows,
 	       (unsigned long long)sent, errors, elapsed, (double)sent / elapsed);
 out:
@@ -210,9 +191,9 @@ static int flowgen_recv(unsigned port, unsigned seconds)
 		r = -errno;
 		goto out;
 	}
-	t0 = mono_s();
+	t0 = clock_mono_s();
 	end = t0 + seconds;
-	while (!flowgen_stop && mono_s() < end) {
+	while (!flowgen_stop && clock_mono_s() < end) {
 		int n;
 
 		memset(msgs, 0, sizeof(msgs));
@@ -242,7 +223,7 @@ static int flowgen_recv(unsigned port, unsigned seconds)
 		packets += (uint64_t)n;
 	}
 	printf("recv flows=%u packets=%llu seconds=%.1f\n", flows, (unsigned long long)packets,
-	       mono_s() - t0);
+	       clock_mono_s() - t0);
 out:
 	close(fd);
 	return r;

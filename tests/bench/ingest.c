@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 #include "../../agent/registry.h"
 #include "../../agent/store.h"
 
@@ -40,14 +42,6 @@ struct ingest_host {
 	uint64_t *raw; /* counter readings, one per counter series */
 	uint64_t rng;
 };
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* xorshift64: reproducible across runs, so two runs store the same bytes. */
 static uint64_t rng_next(uint64_t *s)
@@ -233,13 +227,13 @@ int main(int argc, char **argv)
 		/* a few ms of jitter, as the agent's wall clock has, so rates are
 		 * fractional and stored as 8-byte REALs */
 		now_ms += 1000 + (int64_t)(rng_next(&host.rng) % 7) - 3;
-		t0 = mono_s();
+		t0 = clock_mono_s();
 		registry_begin_tick(reg, now_ms);
 		ingest_host_sample(&host, registry_sink(reg, "bench"), o.series);
 		registry_end_tick(reg);
-		t1 = mono_s();
+		t1 = clock_mono_s();
 		r = store_write_tick(st, reg, t1 - t0, err, sizeof(err));
-		t2 = mono_s();
+		t2 = clock_mono_s();
 		if (r < 0) {
 			fprintf(stderr, "ingest: tick %u: %s\n", t, err);
 			goto out;

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 /* A /metrics body of 10k series is a few MB at most; reading in big chunks
  * keeps the number of read() calls (and so our own cost) small. */
 #define SCRAPE_CHUNK (256 * 1024)
@@ -38,14 +40,6 @@ struct scrape_opts {
 	double max_s;
 	const char *label;
 };
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -201,15 +195,15 @@ int main(int argc, char **argv)
 	}
 	gap.tv_sec = o.gap_ms / 1000;
 	gap.tv_nsec = (long)(o.gap_ms % 1000) * 1000000L;
-	start = mono_s();
-	for (i = 0; i < o.warmup && mono_s() - start < o.max_s; i++)
+	start = clock_mono_s();
+	for (i = 0; i < o.warmup && clock_mono_s() - start < o.max_s; i++)
 		(void)scrape_once(&addr, req, (size_t)req_len, buf, SCRAPE_CHUNK);
 	/* The bound holds for the whole run, warm-up included: a server that
 	 * crawls yields fewer samples, which the output says, not a hang. */
-	for (i = 0; i < o.count && mono_s() - start < o.max_s; i++) {
-		t0 = mono_s();
+	for (i = 0; i < o.count && clock_mono_s() - start < o.max_s; i++) {
+		t0 = clock_mono_s();
 		n = scrape_once(&addr, req, (size_t)req_len, buf, SCRAPE_CHUNK);
-		t1 = mono_s();
+		t1 = clock_mono_s();
 		if (n < 0) {
 			errors++;
 			last_err = (int)-n;
@@ -232,7 +226,7 @@ int main(int argc, char **argv)
 	printf("%s n=%u errors=%u p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f bytes=%ld "
 	       "elapsed_s=%.1f\n",
 	       o.label, done, errors, percentile(lat, done, 50), percentile(lat, done, 90),
-	       percentile(lat, done, 99), lat[done - 1], body, mono_s() - start);
+	       percentile(lat, done, 99), lat[done - 1], body, clock_mono_s() - start);
 	status = 0;
 out:
 	free(lat);

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 /* Large writes and reads keep the system-call count, and so this tool's own
  * share of the two cores, small next to the kernel's per-byte work. */
 #define STREAM_BUF (256 * 1024)
@@ -35,14 +37,6 @@
  * for the receiver to drain. */
 #define STREAM_IDLE_S 30
 #define STREAM_MAX_S 3600
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void set_timeouts(int fd, int seconds)
 {
@@ -78,7 +72,7 @@ static int stream_recv(unsigned port, char *buf)
 	}
 	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
 		uint64_t bytes = 0;
-		double t0 = mono_s();
+		double t0 = clock_mono_s();
 		ssize_t n;
 
 		set_timeouts(fd, STREAM_IDLE_S);
@@ -87,7 +81,7 @@ static int stream_recv(unsigned port, char *buf)
 		if (n < 0)
 			fprintf(stderr, "stream: read: %s\n", strerror(errno));
 		close(fd);
-		print_figures("recv", bytes, mono_s() - t0);
+		print_figures("recv", bytes, clock_mono_s() - t0);
 	}
 out:
 	close(lfd);
@@ -115,11 +109,11 @@ static int stream_send(const char *host, unsigned port, double seconds, char *bu
 		goto out;
 	}
 	memset(buf, 0x5a, STREAM_BUF);
-	t0 = mono_s();
+	t0 = clock_mono_s();
 	end = t0 + seconds;
 	/* one clock read per 256 KB write: the deadline is overshot by one
 	 * write at most, and the time is taken after the drain anyway */
-	while (mono_s() < end) {
+	while (clock_mono_s() < end) {
 		n = write(fd, buf, STREAM_BUF);
 		if (n < 0) {
 			r = -errno;
@@ -137,23 +131,10 @@ static int stream_send(const char *host, unsigned port, double seconds, char *bu
 		r = errno == EAGAIN ? -ETIMEDOUT : -errno;
 		goto out;
 	}
-	print_figures("send", bytes, mono_s() - t0);
+	print_figures("send", bytes, clock_mono_s() - t0);
 out:
 	close(fd);
 	return r;
-}
-
-static int parse_uint(const char *s, unsigned max, unsigned *ret)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > max)
-		return -EINVAL;
-	*ret = (unsigned)v;
-	return 0;
 }
 
 int main(int argc, char **argv)
