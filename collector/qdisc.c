@@ -8,10 +8,12 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <netlink/errno.h>
 #include <netlink/route/link.h>
 #include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/tbf.h>
 #include <netlink/route/tc.h>
 
 #include "collector.h"
@@ -64,6 +66,12 @@ static const struct {
 	    .help = "Packets put back into the queue because the driver was busy.",
 	    .type = METRIC_COUNTER,
 	    .bits = 32 } },
+};
+
+static const struct metric_desc qdisc_rate_desc = {
+	.name = "fabmon_qdisc_rate_bytes",
+	.help = "Rate the queueing discipline shapes to (tbf), in bytes per second.",
+	.type = METRIC_GAUGE,
 };
 
 /* libnl returns its own -NLE_* codes; the agent speaks -errno. */
@@ -134,6 +142,17 @@ static void qdisc_sample_one(const struct qdisc_state *st, const struct collecto
 			(void)sample_gauge(out, &qdisc_stats[i].desc, labels, 4, (double)v);
 		else
 			(void)sample_counter(out, &qdisc_stats[i].desc, labels, 4, v);
+	}
+	/*
+	 * A shaper's rate is the link's capacity as its traffic sees it. libnl
+	 * gives it as an int: a rate past INT_MAX bytes/s (17 Gbit/s) reads
+	 * negative and is left out rather than reported wrong.
+	 */
+	if (strcmp(kind, "tbf") == 0) {
+		int rate = rtnl_qdisc_tbf_get_rate((struct rtnl_qdisc *)tc);
+
+		if (rate > 0)
+			(void)sample_gauge(out, &qdisc_rate_desc, labels, 4, rate);
 	}
 }
 

@@ -6,33 +6,61 @@
 # this run made and nothing else.
 LAB=fm$$
 LAB_RANKS=0
+LAB_SW=0
 
-# lab_up N: makes ranks 1..N (namespaces $LAB-r1.. with eth0 = 198.18.0.i/24)
-# and the switch namespace $LAB-sw with bridge br0 and ports p1..pN.
+# lab_up N [LEAVES]: makes ranks 1..N (namespaces $LAB-r1.. with eth0 =
+# 198.18.0.i/24) and the switch namespace $LAB-sw with bridge br0 and ports
+# $LAB-p1..pN. With LEAVES 2, ranks 1..N/2 are on leaf br0 and the rest on
+# leaf br1, and the two bridges are joined by one veth pair, the spine
+# uplink: $LAB-u1 in br0, $LAB-u2 in br1 (LAB_UPLINKS names both).
 lab_up() {
 	on_exit lab_down
 	ip netns add "$LAB-sw" || fail "unable to create namespace $LAB-sw"
-	ip -n "$LAB-sw" link add br0 type bridge
-	ip -n "$LAB-sw" link set br0 up
+	LAB_SW=1
 	ip -n "$LAB-sw" link set lo up
+	for br in br0 $([ "${2:-1}" = 2 ] && echo br1); do
+		ip -n "$LAB-sw" link add $br type bridge || fail "unable to create bridge $br"
+		ip -n "$LAB-sw" link set $br up
+	done
+	LAB_UPLINKS=""
+	if [ "${2:-1}" = 2 ]; then
+		ip -n "$LAB-sw" link add "$LAB-u1" type veth peer name "$LAB-u2" ||
+			fail "unable to create the spine uplink"
+		ip -n "$LAB-sw" link set "$LAB-u1" master br0 up
+		ip -n "$LAB-sw" link set "$LAB-u2" master br1 up
+		LAB_UPLINKS="$LAB-u1 $LAB-u2"
+	fi
 	i=1
 	while [ $i -le "$1" ]; do
 		ip netns add "$LAB-r$i" || fail "unable to create namespace $LAB-r$i"
+		LAB_RANKS=$i # so that a failure from here on removes this one too
 		ip -n "$LAB-r$i" link set lo up
 		ip link add "$LAB-p$i" netns "$LAB-sw" type veth peer name eth0 netns "$LAB-r$i" ||
 			fail "unable to create veth for rank $i"
-		ip -n "$LAB-sw" link set "$LAB-p$i" master br0 up
+		br=br0
+		[ "${2:-1}" = 2 ] && [ $i -gt $(($1 / 2)) ] && br=br1
+		ip -n "$LAB-sw" link set "$LAB-p$i" master $br up
 		ip -n "$LAB-r$i" addr add "198.18.0.$i/24" dev eth0
 		ip -n "$LAB-r$i" link set eth0 up
 		i=$((i + 1))
 	done
-	LAB_RANKS=$1
 }
 
-# lab_exec RANK CMD...: runs CMD in rank RANK's namespace (with its own /sys).
+# lab_up_spine N: lab_up with two leaves joined by the spine uplink.
+lab_up_spine() {
+	lab_up "$1" 2
+}
+
+# lab_ns RANK: the namespace of rank RANK, or of the switch for "sw".
+lab_ns() {
+	if [ "$1" = sw ]; then echo "$LAB-sw"; else echo "$LAB-r$1"; fi
+}
+
+# lab_exec RANK CMD...: runs CMD in rank RANK's namespace (with its own /sys);
+# RANK "sw" is the switch.
 lab_exec() {
 	r=$1; shift
-	ip netns exec "$LAB-r$r" "$@"
+	ip netns exec "$(lab_ns "$r")" "$@"
 }
 
 # lab_spawn RANK CMD...: starts CMD in the background in rank RANK's
@@ -40,13 +68,57 @@ lab_exec() {
 # "lab_exec ... &" would fork a subshell and $! would be the subshell's).
 lab_spawn() {
 	r=$1; shift
-	ip netns exec "$LAB-r$r" "$@" &
+	ip netns exec "$(lab_ns "$r")" "$@" &
 	LAB_PID=$!
 	on_exit "kill -9 $LAB_PID"
 }
 
-# lab_agent RANK ARGS...: starts `fabmon agent ARGS` in rank RANK on a free
-# loopback port (LAB_PORT), logging to $WORK/agent.log, and waits (10 s at
+# lab_loadgen PATTERN SECONDS [ARGS...]: runs loadgen's PATTERN over TCP on
+# every rank, in the background, starting no iteration after SECONDS (4 MiB
+# per rank per iteration; ARGS are passed on and override); each rank R's
+# table goes to $WORK/PATTERN.R.out (R from 0), LAB_LOADGEN holds the pids.
+# Every call takes fresh ports.
+lab_loadgen() {
+	pattern=$1 secs=$2; shift 2
+	LAB_LOADGEN_PORT=$((${LAB_LOADGEN_PORT:-22000} + 10))
+	peers=$(seq -s, -f '198.18.0.%g' 1 "$LAB_RANKS")
+	LAB_LOADGEN=""
+	for rank in $(seq 0 $((LAB_RANKS - 1))); do
+		lab_spawn $((rank + 1)) timeout -k 1 $((secs + 30)) "${LAB_BIN:-$PWD/build/lab}/loadgen" \
+			--rank "$rank" --ranks "$LAB_RANKS" --peers "$peers" --port "$LAB_LOADGEN_PORT" \
+			--pattern "$pattern" --transport tcp --size 4M --iters 100000 \
+			--duration "$secs" --timeout 20 "$@" >"$WORK/$pattern.$rank.out" 2>&1
+		LAB_LOADGEN="$LAB_LOADGEN $LAB_PID"
+	done
+}
+
+# lab_loadgen_wait: waits for the ranks of the last lab_loadgen; fails,
+# showing their output, if one of them failed.
+lab_loadgen_wait() {
+	for p in $LAB_LOADGEN; do
+		wait "$p" || { cat "$WORK"/*.[0-9]*.out; fail "loadgen failed"; }
+	done
+}
+
+# lab_shape DEV RATE: shapes switch port DEV (one this lab made) to RATE
+# (tc units: 150mbit) with a root tbf; RATE "off" removes the shaping.
+lab_shape() {
+	case "$1" in
+	"$LAB"-*) ;;
+	*) fail "lab_shape: '$1' is not a port of this lab" ;;
+	esac
+	if [ "$2" = off ]; then
+		ip netns exec "$LAB-sw" tc qdisc del dev "$1" root || fail "unable to unshape $1"
+	else
+		# 50 ms of queue: enough to hold a TCP window's burst, so the
+		# bottleneck queues (and drops) as a switch's buffer would
+		ip netns exec "$LAB-sw" tc qdisc replace dev "$1" root tbf rate "$2" burst 64kb \
+			latency 50ms || fail "unable to shape $1 to $2"
+	fi
+}
+
+# lab_agent RANK ARGS...: starts `fabmon agent ARGS` in rank RANK (or "sw",
+# the switch) on a free loopback port (LAB_PORT), logging to $WORK/agent.log, and waits (10 s at
 # most) for /readyz. AGENT_PID is its pid.
 lab_agent() {
 	LAB_AGENT_RANK=$1; shift
@@ -60,7 +132,7 @@ lab_agent() {
 		sleep 0.1
 	done
 	cat "$WORK/agent.log" >&2
-	fail "agent in rank $LAB_AGENT_RANK not ready"
+	fail "agent in $(lab_ns "$LAB_AGENT_RANK") not ready"
 }
 
 # lab_scrape [PATH]: the lab agent's /metrics (or /PATH).
@@ -73,12 +145,20 @@ lab_metric() {
 	lab_scrape | awk -v s="$1" '$1 == s { print $2; exit }'
 }
 
+# lab_down: removes the namespaces this run made, after killing what still
+# runs in them: a process started under `timeout` or forked by one it
+# started outlives the kill of the pid the script knows.
 lab_down() {
 	i=1
 	while [ $i -le "$LAB_RANKS" ]; do
+		ip netns pids "$LAB-r$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$LAB-r$i" 2>/dev/null
 		i=$((i + 1))
 	done
-	ip netns del "$LAB-sw" 2>/dev/null
+	if [ "$LAB_SW" = 1 ]; then
+		ip netns pids "$LAB-sw" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$LAB-sw" 2>/dev/null
+	fi
 	LAB_RANKS=0
+	LAB_SW=0
 }

@@ -21,5 +21,6 @@ Suite *bpf_tcp_suite(void);
 Suite *bpf_drop_reasons_suite(void);
 Suite *bpf_flow_suite(void);
 Suite *events_suite(void);
+Suite *detect_hotspot_suite(void);
 
 #endif

@@ -108,6 +108,12 @@ START_TEST(test_tbf_traffic)
 			    queued * LAB_FRAME);
 	ck_assert_double_gt(testutil_value(text, "fabmon_qdisc_overlimits_total" FMQ0_TBF), 0);
 	ck_assert_double_eq(testutil_value(text, "fabmon_qdisc_drops_total" FMQ0_TBF), 0);
+	/* the shaper's rate in bytes per second: 1 Mbit/s, and 10 Mbit/s under htb */
+	ck_assert_double_eq(testutil_value(text, "fabmon_qdisc_rate_bytes" FMQ0_TBF), 125000);
+	ck_assert_double_eq(testutil_value(text, "fabmon_qdisc_rate_bytes{interface=\"fmq1\","
+						 "kind=\"tbf\",handle=\"10:\",parent=\"1:10\"}"),
+			    1250000);
+	ck_assert(!testutil_has(text, "fabmon_qdisc_rate_bytes{interface=\"fmq1\",kind=\"htb\""));
 	ck_assert(testutil_has(text, "fabmon_qdisc_requeues_total" FMQ0_TBF));
 	/* handle and parent as tc prints them, hex included */
 	ck_assert(testutil_has(text, "fabmon_qdisc_packets_total{interface=\"fmq1\",kind=\"htb\","

@@ -7,37 +7,19 @@
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
-LOADGEN=${LAB_BIN:-$PWD/build/lab}/loadgen
-[ -x "$LOADGEN" ] || fail "no $LOADGEN"
+[ -x "${LAB_BIN:-$PWD/build/lab}/loadgen" ] || fail "no loadgen in ${LAB_BIN:-$PWD/build/lab}"
 lab_up 4
 lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf --interfaces eth0
-base=22000
-ring() { # SECONDS: all four ranks in the background; pids in RING
-	base=$((base + 10))
-	RING=""
-	for r in 0 1 2 3; do
-		lab_spawn $((r + 1)) timeout -k 1 $(($1 + 30)) "$LOADGEN" --rank $r --ranks 4 \
-			--peers 198.18.0.1,198.18.0.2,198.18.0.3,198.18.0.4 --port $base \
-			--pattern ring-allreduce --transport tcp --size 4M --iters 100000 \
-			--duration "$1" --timeout 20 >"$WORK/ring.$r.out" 2>&1
-		RING="$RING $LAB_PID"
-	done
-}
-ring_wait() {
-	for p in $RING; do
-		wait "$p" || { cat "$WORK"/ring.*.out; fail "loadgen failed"; }
-	done
-}
 total() { lab_metric 'fabmon_events_total{kind="'"$1"'"}'; }
 
-ring 4
-ring_wait
+lab_loadgen ring-allreduce 4
+lab_loadgen_wait
 for k in stall incast pfc_storm; do
 	[ "$(total $k)" = 0 ] || { grep event "$WORK/agent.log"; fail "$k on a clean ring"; }
 done
-echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring.0.out") iterations, no event"
+echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring-allreduce.0.out") iterations, no event"
 
-ring 8
+lab_loadgen ring-allreduce 8
 sleep 2
 t0=$(date +%s%3N)
 ip -n "$LAB-sw" link set "$LAB-p3" down
@@ -50,7 +32,7 @@ ip -n "$LAB-sw" link set "$LAB-p3" up
 [ "$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.3"}')" = 1 ] ||
 	{ grep event "$WORK/agent.log"; fail "no stall naming rank 3 while its link was down"; }
 echo "link down -> stall on peer=198.18.0.3 seen after $((t1 - t0)) ms"
-ring_wait
+lab_loadgen_wait
 for _ in $(seq 30); do
 	grep -q "event stall closed: peer=198.18.0.3" "$WORK/agent.log" && break
 	sleep 0.1
