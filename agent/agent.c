@@ -130,6 +130,10 @@ static void agent_detect(struct agent *a)
 	const struct detect_config dcfg = {
 		.stall_after_s = (double)a->cfg.stall_after_ms / 1000.0,
 		.pfc_paused_fraction = a->cfg.pfc_paused_percent / 100.0,
+		.hotspot_util = a->cfg.hotspot_util_percent / 100.0,
+		.path_window_ms = a->cfg.path_window_ms,
+		.incast_fraction = a->cfg.incast_percent / 100.0,
+		.straggler_fraction = a->cfg.straggler_percent / 100.0,
 	};
 	size_t n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
 

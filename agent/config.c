@@ -62,6 +62,10 @@ static const struct key_def config_keys[] = {
 	UINT("event_close_ticks", event_close_ticks, 1, 1000, "an integer from 1 to 1000"),
 	DUR("stall_after", stall_after_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 500ms"),
 	UINT("pfc_paused_percent", pfc_paused_percent, 1, 100, "a percentage from 1 to 100"),
+	UINT("hotspot_util_percent", hotspot_util_percent, 1, 100, "a percentage from 1 to 100"),
+	UINT("incast_percent", incast_percent, 1, 100, "a percentage from 1 to 100"),
+	UINT("straggler_percent", straggler_percent, 1, 100, "a percentage from 1 to 100"),
+	DUR("path_window", path_window_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 10s"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
@@ -92,6 +96,22 @@ void config_defaults(struct config *cfg)
 	/* paused half the time is a storm, not a burst: PFC's own watchdogs
 	 * (mlx5 pause-storm prevention) act on sustained pause like this */
 	cfg->pfc_paused_percent = 50;
+	/* a link past 80 % of its capacity has little headroom left for a
+	 * collective's bursts; queueing there is the link's, not the sender's */
+	cfg->hotspot_util_percent = 80;
+	/* a receiver that many senders share gets 1/N of its port each, and a
+	 * collective waits for it: a quarter of what the other peers' paths
+	 * deliver is a hot receiver, not noise (per-transfer samples in the lab
+	 * spread within 3x on an idle fabric) */
+	cfg->incast_percent = 25;
+	/* a ring runs at its slowest link: persistently under 60 % of the
+	 * other links' median (over 16 samples, where the lab's clean links
+	 * dip to 0.7 of each other and a half-rate link sits near 0.5) is one
+	 * link holding every rank back */
+	cfg->straggler_percent = 60;
+	/* an all-to-all iteration through a hot receiver can take seconds, in
+	 * which the other peers deliver once: they stay comparable this long */
+	cfg->path_window_ms = 10000;
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;

@@ -34,6 +34,10 @@ struct config {
 	unsigned event_close_ticks; /* ticks under before it closes */
 	int64_t stall_after_ms; /* no ack progress with data pending this long: a stall */
 	unsigned pfc_paused_percent; /* a port paused this share of the time is in a PFC storm */
+	unsigned hotspot_util_percent; /* a congested link this full is a hotspot */
+	unsigned incast_percent; /* an all-to-all peer delivered this share of the others' rate */
+	unsigned straggler_percent; /* a ring peer delivered this share of the others' rate */
+	int64_t path_window_ms; /* peers compared if they delivered this recently */
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
+#include <stddef.h>
 #include <string.h>
 
 #include <stdio.h>
 
 #include "detect.h"
+#include "detect_hotspot.h"
+#include "detect_path.h"
 #include "detect_pfc.h"
 #include "detect_stall.h"
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
 #define DETECT_PEERS 1024
 
+/* Per peer: the stall detector's readings and the path detector's. */
 struct stall_gather {
 	struct stall_input in[DETECT_PEERS];
+	struct path_input path[DETECT_PEERS];
 	char peer[DETECT_PEERS][48];
 	const char *labels[DETECT_PEERS]; /* the series' labels: one row per peer */
 	size_t n;
@@ -42,13 +47,16 @@ static int gather_stall(struct series *s, void *arg)
 {
 	struct stall_gather *g = arg;
 	struct stall_input *in = NULL;
+	struct path_input *path = NULL;
 	size_t i;
 
 	if (strncmp(s->name, "fabmon_tcp_", 11) != 0)
 		return 0;
-	for (i = 0; i < g->n; i++)
-		if (strcmp(g->labels[i], s->labels) == 0)
+	for (i = 0; i < g->n && !in; i++)
+		if (strcmp(g->labels[i], s->labels) == 0) {
 			in = &g->in[i];
+			path = &g->path[i];
+		}
 	if (!in) {
 		if (g->n == DETECT_PEERS ||
 		    label_value(s->labels, "peer", g->peer[g->n], sizeof(g->peer[g->n])) < 0 ||
@@ -57,6 +65,9 @@ static int gather_stall(struct series *s, void *arg)
 		in = &g->in[g->n];
 		memset(in, 0, sizeof(*in));
 		in->peer = g->peer[g->n];
+		path = &g->path[g->n];
+		memset(path, 0, sizeof(*path));
+		path->peer = g->peer[g->n];
 		g->labels[g->n++] = s->labels;
 	}
 	if (strcmp(s->name, "fabmon_tcp_ack_stall_seconds") == 0)
@@ -65,6 +76,10 @@ static int gather_stall(struct series *s, void *arg)
 		in->in_flight_bytes = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_zero_window_connections") == 0)
 		in->zero_window = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_delivery_rate_bytes_per_second") == 0)
+		path->rate = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
+		path->fanout = s->value;
 	return 0;
 }
 
@@ -144,18 +159,115 @@ static int gather_pfc(struct series *s, void *arg)
 	return 0;
 }
 
+/*
+ * Links: every interface with netdev, root qdisc, pause or ECN series. The
+ * last tick's readings are kept beside this tick's for the backlog's growth.
+ */
+struct hotspot_gather {
+	struct hotspot_input in[2][DETECT_PORTS];
+	size_t n[2];
+	int64_t ms[2];
+	unsigned cur; /* in[cur] is this tick's */
+};
+
+/* The series a link's readings come from; rates add up (rx + tx drops, every
+ * priority's pause, every peer's CE), gauges are one series per link. */
+#define HOTSPOT_FIELD(f) offsetof(struct hotspot_input, f)
+static const struct {
+	const char *name;
+	size_t field; /* a double in struct hotspot_input */
+	const char *key, *value; /* only series with this label, if key */
+} hotspot_series[] = {
+	{ "fabmon_netdev_transmit_bytes_total", HOTSPOT_FIELD(tx_bytes_rate), NULL, NULL },
+	{ "fabmon_netdev_receive_bytes_total", HOTSPOT_FIELD(rx_bytes_rate), NULL, NULL },
+	{ "fabmon_netdev_speed_bytes", HOTSPOT_FIELD(link_bytes), NULL, NULL },
+	{ "fabmon_netdev_receive_drops_total", HOTSPOT_FIELD(if_drops_rate), NULL, NULL },
+	{ "fabmon_netdev_transmit_drops_total", HOTSPOT_FIELD(if_drops_rate), NULL, NULL },
+	/* the root qdisc holds all the link's queue; children would count twice */
+	{ "fabmon_qdisc_rate_bytes", HOTSPOT_FIELD(shaped_bytes), "parent", "root" },
+	{ "fabmon_qdisc_backlog_bytes", HOTSPOT_FIELD(backlog_bytes), "parent", "root" },
+	{ "fabmon_qdisc_drops_total", HOTSPOT_FIELD(qdisc_drops_rate), "parent", "root" },
+	{ "fabmon_qdisc_overlimits_total", HOTSPOT_FIELD(overlimits_rate), "parent", "root" },
+	/* received pause: the far end asks this link to stop */
+	{ "fabmon_ethtool_pause_frames_total", HOTSPOT_FIELD(rx_pause_rate), "direction", "rx" },
+	{ "fabmon_ethtool_link_pause_frames_total", HOTSPOT_FIELD(rx_pause_rate), "direction",
+	  "rx" },
+	{ "fabmon_flow_ecn_ce_packets_total", HOTSPOT_FIELD(ecn_ce_rate), NULL, NULL },
+};
+
+static struct hotspot_input *hotspot_link(struct hotspot_gather *g, unsigned t, const char *subject,
+					  int add)
+{
+	struct hotspot_input *p;
+
+	for (size_t i = 0; i < g->n[t]; i++)
+		if (strcmp(g->in[t][i].subject, subject) == 0)
+			return &g->in[t][i];
+	if (!add || g->n[t] == DETECT_PORTS)
+		return NULL;
+	p = &g->in[t][g->n[t]++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->subject, sizeof(p->subject), "%s", subject);
+	return p;
+}
+
+static int gather_hotspot(struct series *s, void *arg)
+{
+	struct hotspot_gather *g = arg;
+	char ifname[32], want[16], subject[EVENT_SUBJECT_MAX];
+	struct hotspot_input *p, *prev;
+	size_t i;
+	double *field;
+
+	for (i = 0; i < sizeof(hotspot_series) / sizeof(hotspot_series[0]); i++)
+		if (strcmp(s->name, hotspot_series[i].name) == 0)
+			break;
+	if (i == sizeof(hotspot_series) / sizeof(hotspot_series[0]) ||
+	    (s->type == METRIC_COUNTER && !s->has_rate) ||
+	    label_value(s->labels, "interface", ifname, sizeof(ifname)) < 0)
+		return 0;
+	if (hotspot_series[i].key &&
+	    (label_value(s->labels, hotspot_series[i].key, want, sizeof(want)) < 0 ||
+	     strcmp(want, hotspot_series[i].value) != 0))
+		return 0;
+	snprintf(subject, sizeof(subject), "interface=%s", ifname);
+	p = hotspot_link(g, g->cur, subject, 1);
+	if (!p)
+		return 0;
+	field = (double *)(void *)((char *)p + hotspot_series[i].field);
+	*field += s->type == METRIC_COUNTER ? s->rate : s->value;
+	if (field != &p->backlog_bytes)
+		return 0;
+	prev = hotspot_link(g, g->cur ^ 1, subject, 0);
+	if (prev && g->ms[g->cur] > g->ms[g->cur ^ 1])
+		p->backlog_growth = (p->backlog_bytes - prev->backlog_bytes) * 1000.0 /
+				    (double)(g->ms[g->cur] - g->ms[g->cur ^ 1]);
+	return 0;
+}
+
 size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,
 		  size_t max)
 {
 	/* large; the tick thread is the only caller */
 	static struct stall_gather sg;
 	static struct pfc_gather pg;
+	static struct hotspot_gather hg;
+	static struct path_history ph;
+	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
+					  cfg->straggler_fraction };
 	size_t n;
 
 	sg.n = 0;
 	pg.n = 0;
 	(void)registry_foreach(reg, gather_stall, &sg);
 	(void)registry_foreach(reg, gather_pfc, &pg);
+	hg.cur ^= 1;
+	hg.n[hg.cur] = 0;
+	hg.ms[hg.cur] = registry_now(reg);
+	(void)registry_foreach(reg, gather_hotspot, &hg);
+	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
 	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
-	return n + detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
+	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);
+	n += detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
+	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
 }

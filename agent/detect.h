@@ -3,6 +3,7 @@
 #define FABMON_DETECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "events.h"
 #include "registry.h"
@@ -16,6 +17,10 @@
 struct detect_config {
 	double stall_after_s; /* detect_stall's bound */
 	double pfc_paused_fraction; /* detect_pfc's: share of time paused */
+	double hotspot_util; /* detect_hotspot's: share of capacity in use */
+	int64_t path_window_ms; /* detect_path's: peers compared if active this recently */
+	double incast_fraction; /* detect_path's: share of the others' delivery rate */
+	double straggler_fraction;
 };
 
 /* Fills out (at most max) with this tick's verdicts; returns how many. */

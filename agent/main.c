@@ -36,6 +36,13 @@ static const char agent_usage[] =
 	"                         (default 500ms)\n"
 	"  --pfc-paused-percent N  a port paused this share of the time is in a PFC storm\n"
 	"                         (default 50)\n"
+	"  --hotspot-util-percent N  a congested link this full of its capacity is a hotspot\n"
+	"                         (default 80)\n"
+	"  --incast-percent N     an all-to-all peer whose path delivers under this share of\n"
+	"                         the other peers' median is an incast (default 25)\n"
+	"  --straggler-percent N  a ring peer whose path delivers under this share is a\n"
+	"                         straggler (default 60)\n"
+	"  --path-window DURATION  peers compared if they took data this recently (default 10s)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
@@ -86,6 +93,10 @@ static const struct option config_options[] = {
 	{ "event-close-ticks", required_argument, NULL, 0 },
 	{ "stall-after", required_argument, NULL, 0 },
 	{ "pfc-paused-percent", required_argument, NULL, 0 },
+	{ "hotspot-util-percent", required_argument, NULL, 0 },
+	{ "incast-percent", required_argument, NULL, 0 },
+	{ "straggler-percent", required_argument, NULL, 0 },
+	{ "path-window", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },

@@ -123,6 +123,11 @@ struct fm_tcp_val {
 	__u32 closed; /* the connection began to close: nothing pending any more */
 	__u32 pad;
 	__u64 bytes_acked; /* sum of snd_una's advances: data the peer took */
+	/*
+	 * The kernel's delivery rate estimate (net/ipv4/tcp_rate.c, what `ss -i`
+	 * shows as delivery_rate), bytes per second; 0 until the first sample.
+	 */
+	__u64 delivery_rate;
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

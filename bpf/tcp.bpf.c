@@ -145,6 +145,8 @@ int BPF_PROG(fabmon_tcp_retransmit, const struct sock *sk)
 /* What the tcp_probe programs read of the socket and segment. */
 struct tcp_probe_in {
 	__u32 snd_una, snd_nxt, srtt_us, cwnd, write_seq, snd_wnd;
+	/* the last rate sample (tcp_rate_gen() on the previous ACK) */
+	__u32 rate_delivered, rate_interval_us, mss;
 	const void *th; /* the segment's TCP header (skb->data) */
 };
 
@@ -183,6 +185,13 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 	/* tcp_sock keeps 8 * srtt (the kernel's tcp_probe event shifts the same way) */
 	val->srtt_us = in->srtt_us >> 3;
 	val->snd_cwnd = in->cwnd;
+	/* as tcp_compute_delivery_rate(): packets delivered in the interval times
+	 * the MSS; the interval is 0 until a sample exists. tcp_rate_gen() has
+	 * already chosen which sample stands (the last one that was not
+	 * application-limited, or a higher one that was), so this is what ss shows. */
+	if (in->rate_interval_us && in->rate_delivered)
+		val->delivery_rate =
+			(__u64)in->rate_delivered * in->mss * 1000000 / in->rate_interval_us;
 	val->last_ns = now;
 	__sync_fetch_and_add(&val->probes, 1);
 }
@@ -203,6 +212,9 @@ int BPF_PROG(fabmon_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	in.cwnd = BPF_CORE_READ(tp, snd_cwnd);
 	in.write_seq = BPF_CORE_READ(tp, write_seq);
 	in.snd_wnd = BPF_CORE_READ(tp, snd_wnd);
+	in.rate_delivered = BPF_CORE_READ(tp, rate_delivered);
+	in.rate_interval_us = BPF_CORE_READ(tp, rate_interval_us);
+	in.mss = BPF_CORE_READ(tp, mss_cache);
 	in.th = BPF_CORE_READ(skb, data);
 	tcp_probe_update(val, &in);
 	return 0;
@@ -251,6 +263,9 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 	in.cwnd = tp->snd_cwnd;
 	in.write_seq = tp->write_seq;
 	in.snd_wnd = tp->snd_wnd;
+	in.rate_delivered = tp->rate_delivered;
+	in.rate_interval_us = tp->rate_interval_us;
+	in.mss = tp->mss_cache;
 	in.th = skb->data;
 	tcp_probe_update(val, &in);
 	return 0;

@@ -82,6 +82,22 @@ struct tcp_gauges {
 	uint64_t in_flight;
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
+	double delivery_rate; /* bytes/s: the best among connections that delivered this tick */
+	uint64_t fanout; /* most peers one local sender to this peer delivered to this tick */
+};
+
+/* A local sending endpoint (a rank: its namespace and address), and one of
+ * its (endpoint, peer) pairs, for the fan-out of this tick's senders. */
+struct tcp_sender {
+	uint32_t netns;
+	uint8_t family;
+	uint8_t pad[3];
+	uint8_t addr[16];
+};
+
+struct tcp_pair {
+	struct tcp_sender from;
+	uint8_t to[16];
 };
 
 /* A BPF hash map read whole each tick, into buffers sized for all of it. */
@@ -112,6 +128,8 @@ struct bpf_state {
 	struct map_reader flows, qps, tcpm, ifstats, dropm;
 	struct kmap *flow_last, *qp_last, *tcp_last;
 	struct kmap *tcp_gauges; /* peer_id -> tcp_gauges, this tick */
+	struct kmap *tcp_pairs; /* tcp_pair -> unused: who delivered to whom this tick */
+	struct kmap *tcp_fanout; /* tcp_sender -> unsigned: peers it delivered to this tick */
 	struct peer_table *flow_peers, *qp_peers, *tcp_peers;
 };
 
@@ -317,11 +335,49 @@ static void sample_entries(struct bpf_state *st, struct map_reader *r, struct km
 	kmap_sweep(last, seen_this_tick, &st->tick);
 }
 
+/* Notes that the connection k delivered data to its peer this tick. */
+static void tcp_note_pair(struct bpf_state *st, const struct fm_tcp_key *k)
+{
+	struct tcp_pair pair;
+	unsigned *peers;
+	int created;
+
+	memset(&pair, 0, sizeof(pair));
+	pair.from.netns = k->netns;
+	pair.from.family = k->family;
+	memcpy(pair.from.addr, k->saddr, sizeof(pair.from.addr));
+	memcpy(pair.to, k->daddr, sizeof(pair.to));
+	if (!kmap_put(st->tcp_pairs, &pair, &created) || !created)
+		return;
+	peers = kmap_put(st->tcp_fanout, &pair.from, NULL);
+	if (peers)
+		(*peers)++;
+}
+
+/* Gives each peer the largest fan-out among the endpoints that delivered to it. */
+static int tcp_pair_fanout(const void *key, void *val, void *arg)
+{
+	const struct tcp_pair *pair = key;
+	struct bpf_state *st = arg;
+	const unsigned *peers = kmap_get(st->tcp_fanout, &pair->from);
+	struct tcp_gauges *g;
+	struct peer_id id;
+
+	(void)val;
+	peer_of(&id, 0, FM_DIR_EGRESS, pair->from.family, pair->from.addr, pair->to);
+	g = kmap_get(st->tcp_gauges, &id);
+	if (g && peers && *peers > g->fanout)
+		g->fanout = *peers;
+	return 1;
+}
+
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
 
 	kmap_clear(st->tcp_gauges);
+	kmap_clear(st->tcp_pairs);
+	kmap_clear(st->tcp_fanout);
 	for (unsigned i = 0; i < r->count; i++) {
 		const struct fm_tcp_key *k = map_key(r, i);
 		const struct fm_tcp_val *v = map_val(r, i);
@@ -353,6 +409,11 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->srtt_max_s = v->srtt_us / 1e6;
 		if (v->unsent && v->snd_wnd == 0)
 			g->zero_window++;
+		if (d[TCP_ACKED_BYTES]) {
+			tcp_note_pair(st, k);
+			if ((double)v->delivery_rate > g->delivery_rate)
+				g->delivery_rate = (double)v->delivery_rate;
+		}
 		/* data outstanding (in flight, or queued behind a closed window)
 		 * and no ack progress: how long it has waited */
 		if ((v->in_flight || v->unsent) && v->progress_ns &&
@@ -360,6 +421,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		    (double)(now_ns - (int64_t)v->progress_ns) / 1e9 > g->stall_max_s)
 			g->stall_max_s = (double)(now_ns - (int64_t)v->progress_ns) / 1e9;
 	}
+	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
 }
 
 /* One counter of a per-peer set, with an optional label that tells it apart
@@ -513,6 +575,20 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 				"all are progressing or idle.",
 			.type = METRIC_GAUGE
 		};
+		static const struct metric_desc rate = {
+			.name = "fabmon_tcp_delivery_rate_bytes_per_second",
+			.help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), "
+				"best among the connections that delivered data to the peer this "
+				"tick: what the path gives a sender; 0 when none delivered.",
+			.type = METRIC_GAUGE
+		};
+		static const struct metric_desc fanout = {
+			.name = "fabmon_tcp_sender_fanout_peers",
+			.help = "Most peers that one local sender (namespace and address) of data to "
+				"this peer delivered to in the same tick: 1 in a ring, N-1 in an "
+				"all-to-all; 0 when none delivered.",
+			.type = METRIC_GAUGE
+		};
 		struct tcp_gauges none = { 0 };
 
 		if (!g)
@@ -522,6 +598,8 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
 		(void)sample_gauge(ctx->out, &zwin, l, n, (double)g->zero_window);
 		(void)sample_gauge(ctx->out, &stall, l, n, g->stall_max_s);
+		(void)sample_gauge(ctx->out, &rate, l, n, g->delivery_rate);
+		(void)sample_gauge(ctx->out, &fanout, l, n, (double)g->fanout);
 	}
 }
 
@@ -704,6 +782,8 @@ static void bpf_fini(void *state)
 	kmap_free(st->qp_last);
 	kmap_free(st->tcp_last);
 	kmap_free(st->tcp_gauges);
+	kmap_free(st->tcp_pairs);
+	kmap_free(st->tcp_fanout);
 	peer_table_free(st->flow_peers);
 	peer_table_free(st->qp_peers);
 	peer_table_free(st->tcp_peers);
@@ -850,11 +930,13 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 		kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_N), env->bpf_max_flows);
 	st->tcp_gauges =
 		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
+	st->tcp_pairs = kmap_new(sizeof(struct tcp_pair), 1, env->bpf_max_flows);
+	st->tcp_fanout = kmap_new(sizeof(struct tcp_sender), sizeof(unsigned), env->bpf_max_flows);
 	st->flow_peers = peer_table_new(FLOW_N, env->bpf_top_peers);
 	st->qp_peers = peer_table_new(QP_N, env->bpf_top_peers);
 	st->tcp_peers = peer_table_new(TCP_N, env->bpf_top_peers);
-	if (!st->flow_last || !st->qp_last || !st->tcp_last || !st->tcp_gauges || !st->flow_peers ||
-	    !st->qp_peers || !st->tcp_peers)
+	if (!st->flow_last || !st->qp_last || !st->tcp_last || !st->tcp_gauges || !st->tcp_pairs ||
+	    !st->tcp_fanout || !st->flow_peers || !st->qp_peers || !st->tcp_peers)
 		goto fail;
 	rf = load_flow(st, env, why, why_len);
 	st->up[PROBE_TC] = rf >= 0;

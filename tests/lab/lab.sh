@@ -145,6 +145,70 @@ lab_metric() {
 	lab_scrape | awk -v s="$1" '$1 == s { print $2; exit }'
 }
 
+# lab_events DB: the events table of DB summed up, " N kind subject;" a row
+# (empty when there is none), for a scenario's "this and nothing else".
+lab_events() {
+	sqlite3 "$1" "SELECT kind || ' ' || subject FROM events" | sort | uniq -c | tr -s ' \n' ' ;'
+}
+
+# lab_await_open KIND SUBJECT SECONDS: polls the lab agent's /metrics every
+# 0.1 s until the event is active; LAB_SEEN is then when (ms since the epoch).
+# Fails, showing the agent's event lines, after SECONDS.
+lab_await_open() {
+	for _ in $(seq $(($3 * 10))); do
+		if [ "$(lab_metric "fabmon_event_active{kind=\"$1\",subject=\"$2\"}")" = 1 ]; then
+			LAB_SEEN=$(date +%s%3N)
+			return 0
+		fi
+		sleep 0.1
+	done
+	grep event "$WORK/agent.log"
+	fail "no $1 event on $2 within $3 s"
+}
+
+# lab_await_close KIND SUBJECT SECONDS: waits until the agent has logged that
+# the event closed; LAB_SEEN is then when. Fails after SECONDS.
+lab_await_close() {
+	for _ in $(seq $(($3 * 10))); do
+		if grep -q "event $1 closed: $2 after" "$WORK/agent.log"; then
+			LAB_SEEN=$(date +%s%3N)
+			return 0
+		fi
+		sleep 0.1
+	done
+	grep event "$WORK/agent.log"
+	fail "$1 on $2 did not close within $3 s"
+}
+
+# lab_fault KIND SUBJECT SECONDS FAULT RESTORE: injects FAULT (a command
+# line), waits SECONDS at most for the KIND event on SUBJECT, holds the fault
+# 2 s, runs RESTORE and waits 10 s at most for the event to close; prints
+# both latencies. LAB_T0 is when the fault went in.
+lab_fault() {
+	LAB_T0=$(date +%s%3N)
+	eval "$4"
+	lab_await_open "$1" "$2" "$3"
+	echo "$4 -> $1 on $2 seen after $((LAB_SEEN - LAB_T0)) ms"
+	sleep 2
+	t=$(date +%s%3N)
+	eval "$5"
+	lab_await_close "$1" "$2" 10
+	echo "$5 -> $1 closed after $((LAB_SEEN - t)) ms"
+}
+
+# lab_expect DB [KIND SUBJECT]: fails unless DB's events are exactly one
+# KIND event on SUBJECT (none at all without KIND); prints the onset -> first
+# tick over latency from the row's start_ms and LAB_T0.
+lab_expect() {
+	ev=$(lab_events "$1")
+	want=""
+	[ $# -lt 3 ] || want=" 1 $2 $3;"
+	[ "$ev" = "$want" ] || { grep event "$WORK/agent.log"; fail "want events '$want', got '$ev'"; }
+	[ $# -lt 3 ] && return 0
+	start=$(sqlite3 "$1" "SELECT start_ms FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")
+	echo "onset -> first tick over the bound: $((start - LAB_T0)) ms; events:$ev"
+}
+
 # lab_down: removes the namespaces this run made, after killing what still
 # runs in them: a process started under `timeout` or forked by one it
 # started outlives the kill of the pid the script knows.

@@ -22,5 +22,6 @@ Suite *bpf_drop_reasons_suite(void);
 Suite *bpf_flow_suite(void);
 Suite *events_suite(void);
 Suite *detect_hotspot_suite(void);
+Suite *detect_path_suite(void);
 
 #endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_PATH_H
+#define FABMON_DETECT_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+
+/*
+ * Slow paths among the peers a host sends to: incast and stragglers. Each
+ * tick a peer that was delivered data brings one sample of the kernel's
+ * delivery rate towards it (what the path gives a sender, whatever the
+ * application does between transfers) and the fan-out of its senders. A
+ * collective moves the same bytes to every peer and waits for the slowest,
+ * so averaged throughput is equal everywhere; the delivery rate is not.
+ */
+
+/* What one peer brought this tick. */
+struct path_input {
+	const char *peer; /* the remote address */
+	double rate; /* delivery rate, bytes/s; 0 when nothing was delivered this tick */
+	double fanout; /* most peers one of its senders delivered to this tick */
+};
+
+/* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
+#define PATH_SAMPLES 16
+#define PATH_PEERS 1024
+
+struct path_peer {
+	char peer[48];
+	double rate[PATH_SAMPLES]; /* newest at (next - 1) % PATH_SAMPLES */
+	unsigned next, count;
+	double fanout; /* largest fan-out seen within the window */
+	int64_t fanout_ms; /* when it was seen */
+	int64_t last_ms; /* last tick with a sample */
+};
+
+struct path_history {
+	struct path_peer peers[PATH_PEERS];
+	size_t n;
+};
+
+struct path_config {
+	int64_t window_ms; /* a peer with no sample for this long is no longer compared */
+	double incast_fraction; /* fan-out peer under this share of the others' median */
+	double straggler_fraction; /* ring peer (fan-out 1) under this share */
+};
+
+/*
+ * Adds this tick's samples to h (zeroed by the caller before first use) and
+ * forgets peers idle past window_ms. Peers beyond PATH_PEERS are ignored.
+ */
+void path_history_update(struct path_history *h, const struct path_input *in, size_t n,
+			 int64_t window_ms, int64_t now_ms);
+
+/*
+ * Judges every peer active within the window against the median of the
+ * other active peers (at least two of them):
+ *  - incast: its senders fan out to several peers (an all-to-all) and the
+ *    median of its last 3 samples is under incast_fraction of the others';
+ *  - straggler: its senders send to it alone (a ring neighbour) and the
+ *    median of its last PATH_SAMPLES samples is under straggler_fraction.
+ * A peer is judged only once it has the samples its verdict looks at, so a
+ * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
+ * Writes at most max verdicts to out; returns how many. Pure: no I/O.
+ */
+size_t detect_path(const struct path_history *h, const struct path_config *cfg, int64_t now_ms,
+		   struct event_verdict *out, size_t max);
+
+#endif

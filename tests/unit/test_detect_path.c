@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <string.h>
+
+#include "../../agent/detect_path.h"
+#include "suites.h"
+
+static const struct path_config cfg = { .window_ms = 10000,
+					.incast_fraction = 0.25,
+					.straggler_fraction = 0.6 };
+
+static const char *const peers[] = { "198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4" };
+
+/*
+ * Feeds ticks 100 ms apart from start_ms: peer i delivers rate[i] (0: not
+ * this tick) with fan-out fanout[i]. Returns the time of the last tick.
+ */
+static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, const double *rate,
+		    const double *fanout)
+{
+	struct path_input in[4];
+	int64_t now = start_ms;
+
+	for (unsigned t = 0; t < ticks; t++, now += 100) {
+		for (unsigned i = 0; i < 4; i++)
+			in[i] = (struct path_input){ peers[i], rate[i], fanout[i] };
+		path_history_update(h, in, 4, cfg.window_ms, now);
+	}
+	return now - 100;
+}
+
+static struct path_history *history(void)
+{
+	static struct path_history h;
+
+	memset(&h, 0, sizeof(h));
+	return &h;
+}
+
+/* All-to-all: every sender fans out to three peers; the path to one of them
+ * collapses to 3 of 50 MB/s. Two low samples of the last three name it. */
+START_TEST(test_incast)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 3, 3, 3, 3 }, clean[4] = { 50e6, 40e6, 60e6, 55e6 },
+		     hot[4] = { 50e6, 40e6, 3e6, 55e6 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, 20, clean, fan);
+
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+	now = feed(h, now + 100, 1, hot, fan);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0); /* one low sample of three */
+	now = feed(h, now + 100, 1, hot, fan);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 1);
+	ck_assert(out[0].kind == EVENT_INCAST);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	/* others' median: medians of 50, 40 and 55 MB/s */
+	ck_assert_double_eq_tol(out[0].score, 0.25 / (3e6 / 50e6), 1e-9);
+	ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"sender_fanout\":3"));
+}
+END_TEST
+
+/* At the tail of a slow all-to-all only the hot receiver still takes data,
+ * so one tick's fan-out reads 1: the window's largest keeps it an incast. */
+START_TEST(test_incast_tail_fanout)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 3, 3, 3, 3 }, tail_fan[4] = { 0, 0, 1, 0 },
+		     clean[4] = { 50e6, 40e6, 60e6, 55e6 }, tail[4] = { 0, 0, 2e6, 0 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, 10, clean, fan);
+
+	now = feed(h, now + 100, 5, tail, tail_fan);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 1);
+	ck_assert(out[0].kind == EVENT_INCAST);
+}
+END_TEST
+
+/* A clean all-to-all whose per-transfer samples spread within 3x, as the
+ * lab's do: nothing. */
+START_TEST(test_incast_clean_spread)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 3, 3, 3, 3 };
+	struct event_verdict out[4];
+	int64_t now = 0;
+
+	for (unsigned t = 0; t < 40; t++) {
+		const double r[4] = { 30e6 + (t % 3) * 30e6, 90e6 - (t % 4) * 20e6, 40e6, 70e6 };
+
+		now = feed(h, now + 100, 1, r, fan);
+		ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+	}
+}
+END_TEST
+
+/* Ring: each sender sends to one peer. A link at half rate is a straggler
+ * once it has a full set of samples; one sample short, it is not judged. */
+START_TEST(test_straggler)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 1, 1, 1, 1 }, half[4] = { 25e6, 24e6, 12e6, 26e6 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, PATH_SAMPLES - 1, half, fan);
+
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+	now = feed(h, now + 100, 1, half, fan);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 1);
+	ck_assert(out[0].kind == EVENT_STRAGGLER);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert_double_eq_tol(out[0].score, 0.6 / (12e6 / 25e6), 1e-9);
+}
+END_TEST
+
+/* A ring link at 70 % of the others is slow, not a straggler: the bound is 60 %. */
+START_TEST(test_straggler_bound)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 1, 1, 1, 1 }, r[4] = { 25e6, 25e6, 17.5e6, 25e6 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, PATH_SAMPLES, r, fan);
+
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+}
+END_TEST
+
+/* Comparing needs two other active peers: one peer against one is no
+ * median; peers idle past the window are forgotten and not compared. */
+START_TEST(test_needs_others)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 3, 3, 3, 3 }, two[4] = { 50e6, 0, 1e6, 0 },
+		     all[4] = { 50e6, 50e6, 50e6, 50e6 }, alone[4] = { 0, 0, 1e6, 0 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, 20, two, fan);
+
+	ck_assert_uint_eq(h->n, 2);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+	h = history();
+	now = feed(h, 0, 20, all, fan);
+	now = feed(h, now + cfg.window_ms + 100, 5, alone, fan);
+	ck_assert_uint_eq(h->n, 1);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+}
+END_TEST
+
+/* A rate of 0 (no sample yet on a new connection) is not a sample. */
+START_TEST(test_zero_rate_ignored)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 1, 1, 1, 1 }, r[4] = { 0, 0, 0, 0 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, 30, r, fan);
+
+	ck_assert_uint_eq(h->n, 0);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+}
+END_TEST
+
+Suite *detect_path_suite(void)
+{
+	Suite *s = suite_create("detect_path");
+	TCase *tc = tcase_create("verdicts");
+
+	tcase_add_test(tc, test_incast);
+	tcase_add_test(tc, test_incast_tail_fanout);
+	tcase_add_test(tc, test_incast_clean_spread);
+	tcase_add_test(tc, test_straggler);
+	tcase_add_test(tc, test_straggler_bound);
+	tcase_add_test(tc, test_needs_others);
+	tcase_add_test(tc, test_zero_rate_ignored);
+	suite_add_tcase(s, tc);
+	return s;
+}
