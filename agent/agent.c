@@ -134,6 +134,7 @@ static void agent_detect(struct agent *a)
 		.path_window_ms = a->cfg.path_window_ms,
 		.incast_fraction = a->cfg.incast_percent / 100.0,
 		.straggler_fraction = a->cfg.straggler_percent / 100.0,
+		.handoff_ratio = a->cfg.handoff_slow_percent / 100.0,
 	};
 	size_t n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
 

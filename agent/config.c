@@ -65,6 +65,8 @@ static const struct key_def config_keys[] = {
 	UINT("hotspot_util_percent", hotspot_util_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("incast_percent", incast_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("straggler_percent", straggler_percent, 1, 100, "a percentage from 1 to 100"),
+	UINT("handoff_slow_percent", handoff_slow_percent, 110, 100000,
+	     "a percentage from 110 to 100000"),
 	DUR("path_window", path_window_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 10s"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
@@ -112,6 +114,9 @@ void config_defaults(struct config *cfg)
 	/* an all-to-all iteration through a hot receiver can take seconds, in
 	 * which the other peers deliver once: they stay comparable this long */
 	cfg->path_window_ms = 10000;
+	/* a hand-off that takes three times as long as it did keeps a decode
+	 * host waiting long past its jitter (the lab's spread is ~10 %) */
+	cfg->handoff_slow_percent = 300;
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "detect.h"
+#include "detect_handoff.h"
 #include "detect_hotspot.h"
 #include "detect_path.h"
 #include "detect_pfc.h"
@@ -17,6 +18,7 @@
 struct stall_gather {
 	struct stall_input in[DETECT_PEERS];
 	struct path_input path[DETECT_PEERS];
+	struct handoff_input handoff[DETECT_PEERS];
 	char peer[DETECT_PEERS][48];
 	const char *labels[DETECT_PEERS]; /* the series' labels: one row per peer */
 	size_t n;
@@ -48,6 +50,7 @@ static int gather_stall(struct series *s, void *arg)
 	struct stall_gather *g = arg;
 	struct stall_input *in = NULL;
 	struct path_input *path = NULL;
+	struct handoff_input *ho = NULL;
 	size_t i;
 
 	if (strncmp(s->name, "fabmon_tcp_", 11) != 0)
@@ -56,6 +59,7 @@ static int gather_stall(struct series *s, void *arg)
 		if (strcmp(g->labels[i], s->labels) == 0) {
 			in = &g->in[i];
 			path = &g->path[i];
+			ho = &g->handoff[i];
 		}
 	if (!in) {
 		if (g->n == DETECT_PEERS ||
@@ -68,6 +72,9 @@ static int gather_stall(struct series *s, void *arg)
 		path = &g->path[g->n];
 		memset(path, 0, sizeof(*path));
 		path->peer = g->peer[g->n];
+		ho = &g->handoff[g->n];
+		memset(ho, 0, sizeof(*ho));
+		ho->peer = g->peer[g->n];
 		g->labels[g->n++] = s->labels;
 	}
 	if (strcmp(s->name, "fabmon_tcp_ack_stall_seconds") == 0)
@@ -80,6 +87,10 @@ static int gather_stall(struct series *s, void *arg)
 		path->rate = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
 		path->fanout = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_count") == 0 && s->has_rate)
+		ho->transfers = s->rate;
+	else if (strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_sum") == 0 && s->has_rate)
+		ho->seconds = s->rate;
 	return 0;
 }
 
@@ -253,6 +264,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	static struct pfc_gather pg;
 	static struct hotspot_gather hg;
 	static struct path_history ph;
+	static struct handoff_history hh;
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
 	size_t n;
@@ -268,6 +280,12 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
 	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
 	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);
+	for (size_t i = 0; i < sg.n; i++)
+		sg.handoff[i].stalled = sg.in[i].ack_stall_s >= cfg->stall_after_s;
+	handoff_history_update(&hh, sg.handoff, sg.n, cfg->handoff_ratio, pcfg.window_ms,
+			       registry_now(reg));
+	n += detect_handoff(&hh, cfg->handoff_ratio, ph.n, pcfg.window_ms, registry_now(reg),
+			    out + n, max - n);
 	n += detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
 	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
 }

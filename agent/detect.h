@@ -21,6 +21,7 @@ struct detect_config {
 	int64_t path_window_ms; /* detect_path's: peers compared if active this recently */
 	double incast_fraction; /* detect_path's: share of the others' delivery rate */
 	double straggler_fraction;
+	double handoff_ratio; /* detect_handoff's: transfer time over its baseline */
 };
 
 /* Fills out (at most max) with this tick's verdicts; returns how many. */

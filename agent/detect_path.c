@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "detect_path.h"
@@ -32,10 +31,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		 * a dead path is the stall detector's */
 		if (in[i].rate <= 0 || !(p = path_find(h, in[i].peer)))
 			continue;
-		p->rate[p->next] = in[i].rate;
-		p->next = (p->next + 1) % PATH_SAMPLES;
-		if (p->count < PATH_SAMPLES)
-			p->count++;
+		window_add(&p->rate, in[i].rate);
 		/* the largest within the window: at the tail of an all-to-all only
 		 * the slow peer still takes data, so one tick's fan-out reads 1 */
 		if (in[i].fanout >= p->fanout || now_ms - p->fanout_ms > window_ms) {
@@ -50,30 +46,6 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 	h->n = kept;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of v[0..n), n >= 1; sorts v. */
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Median of p's newest k samples (k <= count). */
-static double path_recent(const struct path_peer *p, unsigned k)
-{
-	double v[PATH_SAMPLES];
-
-	for (unsigned i = 0; i < k; i++)
-		v[i] = p->rate[(p->next + PATH_SAMPLES - 1 - i) % PATH_SAMPLES];
-	return median(v, k);
-}
-
 size_t detect_path(const struct path_history *h, const struct path_config *cfg, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
@@ -81,7 +53,7 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 	size_t k = 0;
 
 	for (size_t i = 0; i < h->n; i++)
-		typical[i] = path_recent(&h->peers[i], h->peers[i].count);
+		typical[i] = window_median(&h->peers[i].rate, 0, h->peers[i].rate.count);
 	for (size_t i = 0; i < h->n && k < max; i++) {
 		const struct path_peer *p = &h->peers[i];
 		int incast = p->fanout >= 2;
@@ -92,15 +64,15 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 		struct event_verdict *v;
 
 		/* a full set: a new connection's first samples are its slow start */
-		if (p->count < samples || now_ms - p->last_ms > cfg->window_ms)
+		if (p->rate.count < samples || now_ms - p->last_ms > cfg->window_ms)
 			continue;
 		for (size_t j = 0; j < h->n; j++)
 			if (j != i && now_ms - h->peers[j].last_ms <= cfg->window_ms)
 				others[m++] = typical[j];
 		if (m < 2)
 			continue;
-		mid = median(others, m);
-		rate = path_recent(p, samples);
+		mid = median_of(others, (unsigned)m);
+		rate = window_median(&p->rate, 0, samples);
 		share = rate / mid;
 		if (mid <= 0 || share >= bound)
 			continue;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "window.h"
 
 /*
  * Slow paths among the peers a host sends to: incast and stragglers. Each
@@ -24,13 +25,12 @@ struct path_input {
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
-#define PATH_SAMPLES 16
+#define PATH_SAMPLES WINDOW_SAMPLES
 #define PATH_PEERS 1024
 
 struct path_peer {
 	char peer[48];
-	double rate[PATH_SAMPLES]; /* newest at (next - 1) % PATH_SAMPLES */
-	unsigned next, count;
+	struct window rate; /* delivery rate samples */
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */

@@ -33,19 +33,42 @@ static void add_help(struct strbuf *out, const char *help)
 struct render_state {
 	struct strbuf *out;
 	const char *family;
+	size_t family_len;
 };
+
+/* The family a series belongs to: its name, less _bucket, _sum or _count
+ * for a histogram's series. */
+static size_t family_len(const struct series *s)
+{
+	static const char *const parts[] = { "_bucket", "_sum", "_count" };
+	size_t n = strlen(s->name);
+
+	if (s->type != METRIC_HISTOGRAM)
+		return n;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t p = strlen(parts[i]);
+
+		if (n > p && strcmp(s->name + n - p, parts[i]) == 0)
+			return n - p;
+	}
+	return n;
+}
 
 static int render_one(struct series *s, void *arg)
 {
+	static const char *const types[] = { [METRIC_COUNTER] = "counter",
+					     [METRIC_GAUGE] = "gauge",
+					     [METRIC_HISTOGRAM] = "histogram" };
 	struct render_state *st = arg;
 	struct strbuf *out = st->out;
+	size_t len = family_len(s);
 
-	if (!st->family || strcmp(st->family, s->name) != 0) {
-		strbuf_addf(out, "# HELP %s ", s->name);
+	if (!st->family || st->family_len != len || strncmp(st->family, s->name, len) != 0) {
+		strbuf_addf(out, "# HELP %.*s ", (int)len, s->name);
 		add_help(out, s->help);
-		strbuf_addf(out, "\n# TYPE %s %s\n", s->name,
-			    s->type == METRIC_COUNTER ? "counter" : "gauge");
+		strbuf_addf(out, "\n# TYPE %.*s %s\n", (int)len, s->name, types[s->type]);
 		st->family = s->name;
+		st->family_len = len;
 	}
 	strbuf_addstr(out, s->name);
 	if (*s->labels) {

@@ -42,6 +42,8 @@ static const char agent_usage[] =
 	"                         the other peers' median is an incast (default 25)\n"
 	"  --straggler-percent N  a ring peer whose path delivers under this share is a\n"
 	"                         straggler (default 60)\n"
+	"  --handoff-slow-percent N  a hand-off taking this share of its own baseline is slow\n"
+	"                         (default 300)\n"
 	"  --path-window DURATION  peers compared if they took data this recently (default 10s)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
@@ -97,6 +99,7 @@ static const struct option config_options[] = {
 	{ "incast-percent", required_argument, NULL, 0 },
 	{ "straggler-percent", required_argument, NULL, 0 },
 	{ "path-window", required_argument, NULL, 0 },
+	{ "handoff-slow-percent", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },

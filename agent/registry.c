@@ -340,7 +340,7 @@ int sample_counter(struct sample_sink *out, const struct metric_desc *desc,
 	struct rseries *s;
 	int err = 0;
 
-	if (desc->type != METRIC_COUNTER)
+	if (desc->type != METRIC_COUNTER && desc->type != METRIC_HISTOGRAM)
 		return -EINVAL;
 	s = series_get(reg, desc, labels, n_labels, &err);
 	if (!s)
@@ -402,6 +402,24 @@ void registry_end_tick(struct registry *reg)
 			series_remove(reg, i);
 }
 
+/*
+ * Buckets of one histogram series differ only in "le", their last label:
+ * they are ordered by its value as a number (0.002 before 0.016, +Inf last),
+ * as the text format lists them.
+ */
+static int le_cmp(const struct series *x, const struct series *y)
+{
+	const char *lx = strstr(x->labels, "le=\""), *ly = strstr(y->labels, "le=\"");
+	double vx, vy;
+
+	if (!lx || !ly || lx - x->labels != ly - y->labels ||
+	    strncmp(x->labels, y->labels, (size_t)(lx - x->labels)) != 0)
+		return strcmp(x->labels, y->labels);
+	vx = strtod(lx + 4, NULL);
+	vy = strtod(ly + 4, NULL);
+	return (vx > vy) - (vx < vy);
+}
+
 static int order_cmp(const void *a, const void *b, void *arg)
 {
 	const struct registry *reg = arg;
@@ -409,7 +427,9 @@ static int order_cmp(const void *a, const void *b, void *arg)
 	const struct series *y = &reg->slots[*(const uint32_t *)b].pub;
 	int c = strcmp(x->name, y->name);
 
-	return c ? c : strcmp(x->labels, y->labels);
+	if (c)
+		return c;
+	return x->type == METRIC_HISTOGRAM ? le_cmp(x, y) : strcmp(x->labels, y->labels);
 }
 
 int registry_foreach(struct registry *reg, int (*fn)(struct series *s, void *arg), void *arg)

@@ -296,7 +296,7 @@ static int series_id(struct store *st, const struct series *s, int64_t *ret)
 
 	sqlite3_bind_text(st->series_insert, 1, s->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st->series_insert, 2, s->labels, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st->series_insert, 3, s->type == METRIC_COUNTER ? "counter" : "gauge", -1,
+	sqlite3_bind_text(st->series_insert, 3, s->type == METRIC_GAUGE ? "gauge" : "counter", -1,
 			  SQLITE_STATIC);
 	rc = step_done(st->series_insert);
 	if (rc != SQLITE_OK)
@@ -331,7 +331,7 @@ static int write_one(struct series *s, void *arg)
 	sqlite3_bind_int64(ins, 1, w->ts_ms);
 	sqlite3_bind_int64(ins, 2, s->store_id);
 	sqlite3_bind_double(ins, 3, s->value);
-	if (s->type == METRIC_COUNTER && s->has_rate)
+	if (s->type != METRIC_GAUGE && s->has_rate)
 		sqlite3_bind_double(ins, 4, s->rate);
 	else
 		sqlite3_bind_null(ins, 4);

@@ -95,6 +95,12 @@ struct fm_qp_val {
 	__u64 last_ns;
 };
 
+/* Transfer duration buckets (struct fm_tcp_val): 1 ms .. 16.384 s, and the rest. */
+#define FM_XFER_BUCKETS 16
+#define FM_XFER_BUCKET0_NS 1000000ULL
+/* Smaller transfers are requests and replies, not hand-offs. */
+#define FM_XFER_MIN_BYTES 65536
+
 /*
  * One TCP connection as the tracepoints see it, keyed from the local side:
  * saddr/sport are this host's.
@@ -128,6 +134,18 @@ struct fm_tcp_val {
 	 * shows as delivery_rate), bytes per second; 0 until the first sample.
 	 */
 	__u64 delivery_rate;
+	/*
+	 * Bulk transfers: from the moment data became pending on an idle
+	 * connection until the last of it was acknowledged, if at least
+	 * FM_XFER_MIN_BYTES were. The start is seen at the first ACK, so it is
+	 * taken one smoothed RTT earlier. Durations go to a histogram whose
+	 * bucket i counts transfers of at most 1 ms * 2^i (the last: any).
+	 */
+	__u64 xfer_start_ns; /* 0: idle */
+	__u64 xfer_acked0; /* bytes_acked when the transfer began */
+	__u64 xfers;
+	__u64 xfer_ns; /* summed durations */
+	__u64 xfer_hist[FM_XFER_BUCKETS];
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

@@ -150,6 +150,23 @@ struct tcp_probe_in {
 	const void *th; /* the segment's TCP header (skb->data) */
 };
 
+/* Everything sent was acknowledged: a bulk transfer's duration is counted. */
+static __always_inline void xfer_end(struct fm_tcp_val *val, __u64 now)
+{
+	__u64 d = now - val->xfer_start_ns;
+	__u32 b;
+
+	val->xfer_start_ns = 0;
+	if (val->bytes_acked - val->xfer_acked0 < FM_XFER_MIN_BYTES)
+		return;
+	for (b = 0; b < FM_XFER_BUCKETS - 1; b++)
+		if (d <= FM_XFER_BUCKET0_NS << b)
+			break;
+	val->xfers++;
+	val->xfer_ns += d;
+	val->xfer_hist[b]++;
+}
+
 /*
  * tcp:tcp_probe(sk, skb) since 4.16: every segment tcp_rcv_established()
  * receives, before it is processed. Calls for one socket are serialised by
@@ -172,8 +189,14 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 		if (seq_after(ack, in->snd_una) && !seq_after(ack, in->snd_nxt))
 			in->snd_una = ack;
 	}
-	if (val->probes && seq_after(in->snd_una, val->snd_una))
+	if (val->probes && seq_after(in->snd_una, val->snd_una)) {
+		/* data pending after idle: a transfer began about an RTT ago */
+		if (!val->xfer_start_ns) {
+			val->xfer_start_ns = now - (__u64)(in->srtt_us >> 3) * 1000;
+			val->xfer_acked0 = val->bytes_acked;
+		}
 		val->bytes_acked += in->snd_una - val->snd_una;
+	}
 	if (val->probes == 0 || seq_after(in->snd_una, val->snd_una))
 		val->progress_ns = now;
 	val->snd_una = in->snd_una;
@@ -182,6 +205,8 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 	 * here, unsent, and that is a stall as much as unacked data is */
 	val->unsent = in->write_seq - in->snd_nxt;
 	val->snd_wnd = in->snd_wnd;
+	if (val->xfer_start_ns && !val->in_flight && !val->unsent)
+		xfer_end(val, now);
 	/* tcp_sock keeps 8 * srtt (the kernel's tcp_probe event shifts the same way) */
 	val->srtt_us = in->srtt_us >> 3;
 	val->snd_cwnd = in->cwnd;

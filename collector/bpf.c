@@ -43,7 +43,15 @@ static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "t
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
-enum { TCP_ACKS, TCP_RETRANSMITS, TCP_ACKED_BYTES, TCP_N };
+enum {
+	TCP_ACKS,
+	TCP_RETRANSMITS,
+	TCP_ACKED_BYTES,
+	TCP_XFERS,
+	TCP_XFER_NS,
+	TCP_XFER_B0, /* FM_XFER_BUCKETS transfer-duration buckets from here */
+	TCP_N = TCP_XFER_B0 + FM_XFER_BUCKETS
+};
 
 /* A connection that sends bulk data: this much in flight now (a few
  * segments), or this much acknowledged over its life. Its srtt, even while it
@@ -383,10 +391,13 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		const struct fm_tcp_val *v = map_val(r, i);
 		/* ACKs processed rank the peers: a healthy connection has no
 		 * retransmits but is still worth a series */
-		uint64_t cur[TCP_N] = { v->probes, v->retransmits, v->bytes_acked }, d[TCP_N];
+		uint64_t cur[TCP_N] = { v->probes, v->retransmits, v->bytes_acked, v->xfers,
+					v->xfer_ns },
+			 d[TCP_N];
 		struct tcp_gauges *g;
 		struct peer_id id;
 
+		memcpy(&cur[TCP_XFER_B0], v->xfer_hist, sizeof(v->xfer_hist));
 		entry_deltas(st->tcp_last, k, cur, TCP_N, st->tick, d);
 		/* tracepoints know no interface: one row per peer */
 		peer_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
@@ -518,6 +529,47 @@ static void peer_label(const struct peer_id *id, int other, char *buf, size_t le
 		snprintf(buf, len, "unknown");
 }
 
+_Static_assert(TCP_N <= PEER_COUNTERS_MAX, "TCP counters exceed a peer's");
+
+/* The peer's bulk transfer durations (fm_tcp_val's xfer_*) as a histogram;
+ * l has room for one more label after n. */
+static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
+			   const uint64_t *totals)
+{
+#define XFER_HELP                                                                                  \
+	"Bulk transfers to the peer (64 KiB or more, from data pending on an idle connection "     \
+	"to the last of it acknowledged), by duration."
+	static const struct metric_desc bucket = {
+		.name = "fabmon_tcp_transfer_duration_seconds_bucket",
+		.help = XFER_HELP,
+		.type = METRIC_HISTOGRAM
+	};
+	static const struct metric_desc sum = { .name = "fabmon_tcp_transfer_duration_seconds_sum",
+						.help = XFER_HELP,
+						.type = METRIC_HISTOGRAM,
+						.scale = 1e-9 };
+	static const struct metric_desc count = {
+		.name = "fabmon_tcp_transfer_duration_seconds_count",
+		.help = XFER_HELP,
+		.type = METRIC_HISTOGRAM
+	};
+#undef XFER_HELP
+	uint64_t cumulative = 0;
+	char le[24];
+
+	for (unsigned b = 0; b < FM_XFER_BUCKETS; b++) {
+		cumulative += totals[TCP_XFER_B0 + b];
+		if (b == FM_XFER_BUCKETS - 1)
+			snprintf(le, sizeof(le), "+Inf");
+		else
+			snprintf(le, sizeof(le), "%g", (double)(FM_XFER_BUCKET0_NS << b) / 1e9);
+		l[n] = (struct label){ "le", le };
+		(void)sample_counter(out, &bucket, l, n + 1, cumulative);
+	}
+	(void)sample_counter(out, &sum, l, n, totals[TCP_XFER_NS]);
+	(void)sample_counter(out, &count, l, n, totals[TCP_XFERS]);
+}
+
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)
 {
 	const struct emit_ctx *ctx = arg;
@@ -543,6 +595,8 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 		l[n] = (struct label){ m->label, m->value };
 		(void)sample_counter(ctx->out, &d, l, m->label ? n + 1 : n, totals[m->counter]);
 	}
+	if (!ctx->with_interface)
+		emit_transfers(ctx->out, l, n, totals);
 	if (!ctx->with_interface && !other) {
 		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id);
 		static const struct metric_desc srtt = {

@@ -13,7 +13,12 @@
  * way, collector -> registry -> store/http.
  */
 
-enum metric_type { METRIC_COUNTER, METRIC_GAUGE };
+/*
+ * METRIC_HISTOGRAM: one series of a histogram family X, named X_bucket (with
+ * an "le" label, given last), X_sum or X_count. Each is a cumulative counter
+ * (sample_counter()) and /metrics shows them under "# TYPE X histogram".
+ */
+enum metric_type { METRIC_COUNTER, METRIC_GAUGE, METRIC_HISTOGRAM };
 
 /*
  * What a metric is. The registry copies name and help when it first sees a

@@ -23,5 +23,6 @@ Suite *bpf_flow_suite(void);
 Suite *events_suite(void);
 Suite *detect_hotspot_suite(void);
 Suite *detect_path_suite(void);
+Suite *detect_handoff_suite(void);
 
 #endif

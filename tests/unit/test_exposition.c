@@ -38,6 +38,48 @@ START_TEST(test_format)
 }
 END_TEST
 
+/* A histogram's series show under one family, buckets in the order of "le"
+ * as numbers (a string sort would put 16 before 2), +Inf last. */
+START_TEST(test_histogram)
+{
+	const struct metric_desc b = { .name = "fabmon_h_seconds_bucket",
+				       .help = "H",
+				       .type = METRIC_HISTOGRAM };
+	const struct metric_desc s = {
+		.name = "fabmon_h_seconds_sum", .help = "H", .type = METRIC_HISTOGRAM, .scale = 1e-3
+	};
+	const struct metric_desc c = { .name = "fabmon_h_seconds_count",
+				       .help = "H",
+				       .type = METRIC_HISTOGRAM };
+	const char *les[] = { "+Inf", "16", "2", "0.5" };
+	const uint64_t counts[] = { 4, 4, 3, 1 };
+	struct registry *reg = registry_new(100, 60000);
+	struct label l[2] = { { "peer", "p" } };
+	struct sample_sink *out;
+	char *text;
+
+	registry_begin_tick(reg, 1000);
+	out = registry_sink(reg, "t");
+	for (unsigned i = 0; i < 4; i++) {
+		l[1] = (struct label){ "le", les[i] };
+		ck_assert_int_eq(sample_counter(out, &b, l, 2, counts[i]), 0);
+	}
+	ck_assert_int_eq(sample_counter(out, &s, l, 1, 2500), 0);
+	ck_assert_int_eq(sample_counter(out, &c, l, 1, 4), 0);
+	text = testutil_render(reg);
+	ck_assert_str_eq(text, "# HELP fabmon_h_seconds H\n"
+			       "# TYPE fabmon_h_seconds histogram\n"
+			       "fabmon_h_seconds_bucket{peer=\"p\",le=\"0.5\"} 1\n"
+			       "fabmon_h_seconds_bucket{peer=\"p\",le=\"2\"} 3\n"
+			       "fabmon_h_seconds_bucket{peer=\"p\",le=\"16\"} 4\n"
+			       "fabmon_h_seconds_bucket{peer=\"p\",le=\"+Inf\"} 4\n"
+			       "fabmon_h_seconds_count{peer=\"p\"} 4\n"
+			       "fabmon_h_seconds_sum{peer=\"p\"} 2.5\n");
+	free(text);
+	registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_values)
 {
 	struct strbuf sb;
@@ -59,6 +101,7 @@ Suite *exposition_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "format", test_format, 0 },
+		{ "histogram", test_histogram, 0 },
 		{ "values", test_values, 0 },
 	};
 

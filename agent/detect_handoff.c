@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "detect_handoff.h"
+
+static struct handoff_peer *handoff_find(struct handoff_history *h, const char *peer)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->peers[i].peer, peer) == 0)
+			return &h->peers[i];
+	if (h->n == HANDOFF_PEERS || strlen(peer) >= sizeof(h->peers[0].peer))
+		return NULL;
+	memset(&h->peers[h->n], 0, sizeof(h->peers[0]));
+	snprintf(h->peers[h->n].peer, sizeof(h->peers[0].peer), "%s", peer);
+	h->peers[h->n].stalled_ms = INT64_MIN / 2;
+	return &h->peers[h->n++];
+}
+
+/* Whether x is ratio times p's baseline or more (never, before it has one). */
+static int handoff_slow(const struct handoff_peer *p, double x, double ratio)
+{
+	return p->baseline.count >= HANDOFF_BASELINE_MIN &&
+	       x >= ratio * window_median(&p->baseline, 0, p->baseline.count);
+}
+
+void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
+			    double ratio, int64_t window_ms, int64_t now_ms)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct handoff_peer *p;
+
+		if ((in[i].transfers <= 0 && !in[i].stalled) || !(p = handoff_find(h, in[i].peer)))
+			continue;
+		if (in[i].stalled)
+			p->stalled_ms = now_ms;
+		if (in[i].transfers <= 0 || now_ms - p->stalled_ms <= HANDOFF_AFTER_STALL_MS)
+			continue;
+		/* both are per second over the same tick: their ratio is the mean */
+		window_add(&p->seconds, in[i].seconds / in[i].transfers);
+		p->last_ms = now_ms;
+		if (p->seconds.count > HANDOFF_RECENT) {
+			double left = window_median(&p->seconds, HANDOFF_RECENT, 1);
+
+			if (!handoff_slow(p, left, ratio))
+				window_add(&p->baseline, left);
+		}
+	}
+	for (size_t i = 0; i < h->n; i++)
+		if (now_ms - h->peers[i].last_ms <= window_ms ||
+		    now_ms - h->peers[i].stalled_ms <= window_ms)
+			h->peers[kept++] = h->peers[i];
+	h->n = kept;
+}
+
+size_t detect_handoff(const struct handoff_history *h, double ratio, size_t active_paths,
+		      int64_t window_ms, int64_t now_ms, struct event_verdict *out, size_t max)
+{
+	size_t k = 0;
+
+	if (active_paths >= 3)
+		return 0;
+	for (size_t i = 0; i < h->n && k < max; i++) {
+		const struct handoff_peer *p = &h->peers[i];
+		double recent, baseline;
+		struct event_verdict *v;
+
+		if (now_ms - p->last_ms > window_ms || p->seconds.count < HANDOFF_RECENT ||
+		    p->baseline.count < HANDOFF_BASELINE_MIN)
+			continue;
+		recent = window_median(&p->seconds, 0, HANDOFF_RECENT);
+		if (!handoff_slow(p, recent, ratio))
+			continue;
+		baseline = window_median(&p->baseline, 0, p->baseline.count);
+		v = &out[k++];
+		v->kind = EVENT_SLOW_HANDOFF;
+		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
+		v->score = recent / baseline / ratio;
+		snprintf(v->evidence, sizeof(v->evidence),
+			 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,\"ratio\":%.2f}",
+			 recent, baseline, recent / baseline);
+	}
+	return k;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_HANDOFF_H
+#define FABMON_DETECT_HANDOFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "window.h"
+
+/*
+ * Slow hand-offs: point-to-point bulk transfers (a prefill host pushing a KV
+ * cache to a decode host) that take much longer than they used to. Each tick
+ * a peer to which bulk transfers completed brings their mean duration; the
+ * newest three such ticks are compared with the ones before them.
+ */
+
+/* What one peer brought this tick. */
+struct handoff_input {
+	const char *peer; /* the remote address */
+	double transfers; /* bulk transfers completed, per second (0: none this tick) */
+	double seconds; /* their durations summed, per second */
+	int stalled; /* the peer is over the stall detector's bound this tick */
+};
+
+#define HANDOFF_PEERS 1024
+/* Newest samples judged, and the fewest older ones that make a baseline. */
+#define HANDOFF_RECENT 3
+#define HANDOFF_BASELINE_MIN 5
+
+struct handoff_peer {
+	char peer[48];
+	struct window seconds; /* mean transfer duration of each tick with transfers */
+	/* the samples that left the newest HANDOFF_RECENT without being slow */
+	struct window baseline;
+	int64_t last_ms; /* last sample */
+	int64_t stalled_ms; /* last tick stalled */
+};
+
+struct handoff_history {
+	struct handoff_peer peers[HANDOFF_PEERS];
+	size_t n;
+};
+
+/*
+ * Adds this tick's samples to h (zeroed before first use). A sample joins the
+ * baseline once HANDOFF_RECENT newer ones have come, unless it was ratio
+ * times the baseline or more: a lasting slowdown stays one until the peer
+ * has been idle for window_ms and is forgotten. A transfer that
+ * completes within HANDOFF_AFTER_STALL_MS of a stall on its peer is the
+ * stall's, already reported: it is not a sample. Peers without a sample for
+ * window_ms are forgotten.
+ */
+#define HANDOFF_AFTER_STALL_MS 1000
+void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
+			    double ratio, int64_t window_ms, int64_t now_ms);
+
+/*
+ * A slow hand-off: the median of a peer's newest HANDOFF_RECENT samples is at
+ * least ratio times the median of its baseline, which holds at least
+ * HANDOFF_BASELINE_MIN samples. Peers are
+ * judged until window_ms after their last sample (a slow transfer completes
+ * ticks apart, and the verdict holds between), and only while fewer than three peers
+ * are being compared by detect_path (active_paths): with siblings to compare,
+ * a slow path is an incast or a straggler. Score: the observed ratio over
+ * ratio. Writes at most max verdicts; returns how many. Pure: no I/O.
+ */
+size_t detect_handoff(const struct handoff_history *h, double ratio, size_t active_paths,
+		      int64_t window_ms, int64_t now_ms, struct event_verdict *out, size_t max);
+
+#endif

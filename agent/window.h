@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_WINDOW_H
+#define FABMON_WINDOW_H
+
+/*
+ * The last WINDOW_SAMPLES readings of one thing (a path's delivery rate, a
+ * peer's transfer duration), newest last, for the detectors' medians.
+ */
+#define WINDOW_SAMPLES 16
+
+struct window {
+	double v[WINDOW_SAMPLES];
+	unsigned next; /* where the next reading goes */
+	unsigned count; /* readings held, up to WINDOW_SAMPLES */
+};
+
+/* Adds a reading, dropping the oldest when full. */
+void window_add(struct window *w, double v);
+
+/*
+ * Median of k readings, skipping the newest skip: (0, 3) is the median of the
+ * newest three. skip + k must not exceed count; k >= 1.
+ */
+double window_median(const struct window *w, unsigned skip, unsigned k);
+
+/* Median of v[0..n), n >= 1; sorts v. */
+double median_of(double *v, unsigned n);
+
+#endif
