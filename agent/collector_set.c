@@ -41,6 +41,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.bpf_max_flows = cfg->bpf_max_flows;
 	set->env.bpf_top_peers = cfg->bpf_top_peers;
 	set->env.bpf_flow_idle_ms = cfg->bpf_flow_idle_ms;
+	set->env.bpf_netns = cfg->bpf_netns;
 	if (cfg->interfaces[0]) {
 		r = compile_anchored(&set->interfaces, cfg->interfaces);
 		if (r < 0)

@@ -74,6 +74,8 @@ static const struct key_def config_keys[] = {
 	UINT("http_timeout", http_timeout_s, 1, 3600, "a number of seconds from 1 to 3600"),
 	UINT("bpf_max_flows", bpf_max_flows, 64, 4194304, "an integer from 64 to 4194304"),
 	UINT("bpf_top_peers", bpf_top_peers, 1, 1000, "an integer from 1 to 1000"),
+	STR("bpf_netns", bpf_netns,
+	    "a comma-separated list of network namespace files, e.g. /run/netns/job1", NULL),
 	DUR("bpf_flow_idle", bpf_flow_idle_ms, 1000, 86400000, "a duration from 1s to 1d, e.g. 2m"),
 };
 
@@ -107,9 +109,9 @@ void config_defaults(struct config *cfg)
 	 * spread within 3x on an idle fabric) */
 	cfg->incast_percent = 25;
 	/* a ring runs at its slowest link: persistently under 60 % of the
-	 * other links' median (over 16 samples, where the lab's clean links
-	 * dip to 0.7 of each other and a half-rate link sits near 0.5) is one
-	 * link holding every rank back */
+	 * other links (upper quartiles of 16 samples, where the lab's clean
+	 * links stay within 0.75 of each other and a half-rate link sits near
+	 * 0.5) is one link holding every rank back */
 	cfg->straggler_percent = 60;
 	/* an all-to-all iteration through a hot receiver can take seconds, in
 	 * which the other peers deliver once: they stay comparable this long */

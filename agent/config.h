@@ -25,6 +25,7 @@ struct config {
 	char sysfs_root[PATH_MAX];
 	char collectors[256]; /* comma-separated names */
 	char interfaces[512]; /* POSIX extended regex, anchored; "" = all */
+	char bpf_netns[1024]; /* network namespace files for the TCP probes; "" = all */
 	char ethtool_include[512];
 	unsigned max_series;
 	int64_t retention_ms;

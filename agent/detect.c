@@ -83,6 +83,8 @@ static int gather_stall(struct series *s, void *arg)
 		in->in_flight_bytes = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_zero_window_connections") == 0)
 		in->zero_window = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_sender_ack_stall_seconds") == 0)
+		in->sender_stall_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_delivery_rate_bytes_per_second") == 0)
 		path->rate = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
@@ -277,15 +279,17 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	hg.n[hg.cur] = 0;
 	hg.ms[hg.cur] = registry_now(reg);
 	(void)registry_foreach(reg, gather_hotspot, &hg);
+	for (size_t i = 0; i < sg.n; i++)
+		sg.path[i].stalled = sg.handoff[i].stalled =
+			sg.in[i].ack_stall_s >= cfg->stall_after_s;
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
 	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
 	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);
-	for (size_t i = 0; i < sg.n; i++)
-		sg.handoff[i].stalled = sg.in[i].ack_stall_s >= cfg->stall_after_s;
 	handoff_history_update(&hh, sg.handoff, sg.n, cfg->handoff_ratio, pcfg.window_ms,
 			       registry_now(reg));
-	n += detect_handoff(&hh, cfg->handoff_ratio, ph.n, pcfg.window_ms, registry_now(reg),
-			    out + n, max - n);
+	n += detect_handoff(&hh, cfg->handoff_ratio,
+			    path_history_active(&ph, pcfg.window_ms, registry_now(reg)),
+			    pcfg.window_ms, registry_now(reg), out + n, max - n);
 	n += detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
 	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
 }

@@ -36,7 +36,7 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 			continue;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
-		if (in[i].transfers <= 0 || now_ms - p->stalled_ms <= HANDOFF_AFTER_STALL_MS)
+		if (in[i].transfers <= 0 || now_ms - p->stalled_ms <= STALL_AFTERMATH_MS)
 			continue;
 		/* both are per second over the same tick: their ratio is the mean */
 		window_add(&p->seconds, in[i].seconds / in[i].transfers);

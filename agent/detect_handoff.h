@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "detect_stall.h"
 #include "events.h"
 #include "window.h"
 
@@ -47,11 +48,10 @@ struct handoff_history {
  * baseline once HANDOFF_RECENT newer ones have come, unless it was ratio
  * times the baseline or more: a lasting slowdown stays one until the peer
  * has been idle for window_ms and is forgotten. A transfer that
- * completes within HANDOFF_AFTER_STALL_MS of a stall on its peer is the
+ * completes within STALL_AFTERMATH_MS of a stall on its peer is the
  * stall's, already reported: it is not a sample. Peers without a sample for
  * window_ms are forgotten.
  */
-#define HANDOFF_AFTER_STALL_MS 1000
 void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
 			    double ratio, int64_t window_ms, int64_t now_ms);
 

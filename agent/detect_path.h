@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "detect_stall.h"
 #include "events.h"
 #include "window.h"
 
@@ -22,6 +23,7 @@ struct path_input {
 	const char *peer; /* the remote address */
 	double rate; /* delivery rate, bytes/s; 0 when nothing was delivered this tick */
 	double fanout; /* most peers one of its senders delivered to this tick */
+	int stalled; /* the peer is over the stall detector's bound this tick */
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
@@ -34,6 +36,7 @@ struct path_peer {
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
+	int64_t stalled_ms; /* last tick stalled */
 };
 
 struct path_history {
@@ -49,10 +52,14 @@ struct path_config {
 
 /*
  * Adds this tick's samples to h (zeroed by the caller before first use) and
- * forgets peers idle past window_ms. Peers beyond PATH_PEERS are ignored.
+ * forgets peers idle past window_ms. Peers beyond PATH_PEERS are ignored. A
+ * peer gives no samples for STALL_AFTERMATH_MS after a stall.
  */
 void path_history_update(struct path_history *h, const struct path_input *in, size_t n,
 			 int64_t window_ms, int64_t now_ms);
+
+/* Peers with samples, the last within window_ms: the paths being compared. */
+size_t path_history_active(const struct path_history *h, int64_t window_ms, int64_t now_ms);
 
 /*
  * Judges every peer active within the window against the median of the
@@ -60,7 +67,8 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
  *  - incast: its senders fan out to several peers (an all-to-all) and the
  *    median of its last 3 samples is under incast_fraction of the others';
  *  - straggler: its senders send to it alone (a ring neighbour) and the
- *    median of its last PATH_SAMPLES samples is under straggler_fraction.
+ *    upper quartile of its last PATH_SAMPLES samples is under
+ *    straggler_fraction of the median of the others' upper quartiles.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
  * Writes at most max verdicts to out; returns how many. Pure: no I/O.

@@ -48,6 +48,8 @@ static const char agent_usage[] =
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
+	"  --bpf-netns FILE,...   TCP probes count only these network namespaces\n"
+	"                         (/run/netns/NAME, /proc/PID/ns/net; default: all)\n"
 	"  --http-connection-limit N, --http-per-ip-limit N, --http-timeout SECONDS\n"
 	"                         HTTP bounds (defaults 64, 16, 10)\n"
 	"  --check-config         check the configuration, print 'configuration OK', exit\n"
@@ -103,6 +105,7 @@ static const struct option config_options[] = {
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },
+	{ "bpf-netns", required_argument, NULL, 0 },
 	{ "http-connection-limit", required_argument, NULL, 0 },
 	{ "http-per-ip-limit", required_argument, NULL, 0 },
 	{ "http-timeout", required_argument, NULL, 0 },

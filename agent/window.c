@@ -18,17 +18,22 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double median_of(double *v, unsigned n)
+double quantile_of(double *v, unsigned n, double q)
 {
+	double pos = q * (n - 1);
+	unsigned lo = (unsigned)pos;
+
 	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	if (lo + 1 >= n)
+		return v[n - 1];
+	return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
 }
 
-double window_median(const struct window *w, unsigned skip, unsigned k)
+double window_quantile(const struct window *w, unsigned skip, unsigned k, double q)
 {
 	double v[WINDOW_SAMPLES];
 
 	for (unsigned i = 0; i < k; i++)
 		v[i] = w->v[(w->next + 2 * WINDOW_SAMPLES - 1 - skip - i) % WINDOW_SAMPLES];
-	return median_of(v, k);
+	return quantile_of(v, k, q);
 }

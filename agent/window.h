@@ -18,12 +18,18 @@ struct window {
 void window_add(struct window *w, double v);
 
 /*
- * Median of k readings, skipping the newest skip: (0, 3) is the median of the
- * newest three. skip + k must not exceed count; k >= 1.
+ * The q-quantile (0..1, interpolated between ranks) of k readings, skipping
+ * the newest skip: (0, 3, 0.5) is the median of the newest three. skip + k
+ * must not exceed count; k >= 1.
  */
-double window_median(const struct window *w, unsigned skip, unsigned k);
+double window_quantile(const struct window *w, unsigned skip, unsigned k, double q);
 
-/* Median of v[0..n), n >= 1; sorts v. */
-double median_of(double *v, unsigned n);
+static inline double window_median(const struct window *w, unsigned skip, unsigned k)
+{
+	return window_quantile(w, skip, k, 0.5);
+}
+
+/* The q-quantile of v[0..n), n >= 1; sorts v. */
+double quantile_of(double *v, unsigned n, double q);
 
 #endif

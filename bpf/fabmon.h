@@ -95,6 +95,9 @@ struct fm_qp_val {
 	__u64 last_ns;
 };
 
+/* Network namespaces the TCP probes can be limited to (bpf_netns). */
+#define FM_NETNS_MAX 64
+
 /* Transfer duration buckets (struct fm_tcp_val): 1 ms .. 16.384 s, and the rest. */
 #define FM_XFER_BUCKETS 16
 #define FM_XFER_BUCKET0_NS 1000000ULL

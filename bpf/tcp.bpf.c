@@ -48,6 +48,20 @@ struct {
 	__type(value, __u64);
 } fm_drops SEC(".maps");
 
+/*
+ * Set before load: 1 counts only connections in the network namespaces
+ * whose inode numbers the collector put in fm_netns (bpf_netns); 0 counts
+ * every namespace.
+ */
+const volatile __u32 fm_netns_filter = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FM_NETNS_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} fm_netns SEC(".maps");
+
 /* RFC 1982 serial number arithmetic, as the kernel's after(): true if a is later than b. */
 static __always_inline int seq_after(__u32 a, __u32 b)
 {
@@ -89,8 +103,11 @@ static __always_inline int tcp_key(const struct sock *sk, struct fm_tcp_key *key
 static __always_inline struct fm_tcp_val *tcp_entry_key(const struct fm_tcp_key *key)
 {
 	struct fm_tcp_val zero = {};
-	struct fm_tcp_val *val = bpf_map_lookup_elem(&fm_tcp, key);
+	struct fm_tcp_val *val;
 
+	if (fm_netns_filter && !bpf_map_lookup_elem(&fm_netns, &key->netns))
+		return NULL;
+	val = bpf_map_lookup_elem(&fm_tcp, key);
 	if (val)
 		return val;
 	/* -EEXIST means another CPU created it first, which is as good. */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "../bpf/fabmon.h"
@@ -87,6 +88,7 @@ struct entry_last {
 struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
 	double stall_max_s;
+	double sender_stall_max_s; /* of connections from the peer's address, when it is local */
 	uint64_t in_flight;
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
@@ -420,7 +422,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->srtt_max_s = v->srtt_us / 1e6;
 		if (v->unsent && v->snd_wnd == 0)
 			g->zero_window++;
-		if (d[TCP_ACKED_BYTES]) {
+		/* a barrier or a request is not a path's measure: bulk only */
+		if (d[TCP_ACKED_BYTES] >= TCP_BULK_ACKED) {
 			tcp_note_pair(st, k);
 			if ((double)v->delivery_rate > g->delivery_rate)
 				g->delivery_rate = (double)v->delivery_rate;
@@ -428,9 +431,20 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		/* data outstanding (in flight, or queued behind a closed window)
 		 * and no ack progress: how long it has waited */
 		if ((v->in_flight || v->unsent) && v->progress_ns &&
-		    now_ns > (int64_t)v->progress_ns &&
-		    (double)(now_ns - (int64_t)v->progress_ns) / 1e9 > g->stall_max_s)
-			g->stall_max_s = (double)(now_ns - (int64_t)v->progress_ns) / 1e9;
+		    now_ns > (int64_t)v->progress_ns) {
+			double waited = (double)(now_ns - (int64_t)v->progress_ns) / 1e9;
+			struct tcp_gauges *from;
+
+			if (waited > g->stall_max_s)
+				g->stall_max_s = waited;
+			/* the same wait, seen from the sender: where the sender is
+			 * a peer too (a rank in another namespace), its stall says
+			 * it is blocked, which tells victims from culprits */
+			peer_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
+			from = kmap_put(st->tcp_gauges, &id, NULL);
+			if (from && waited > from->sender_stall_max_s)
+				from->sender_stall_max_s = waited;
+		}
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
 }
@@ -629,6 +643,14 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 				"all are progressing or idle.",
 			.type = METRIC_GAUGE
 		};
+		static const struct metric_desc sender_stall = {
+			.name = "fabmon_tcp_sender_ack_stall_seconds",
+			.help = "When the peer's address is also a local sender (a rank or pod in "
+				"another network namespace of this host): the longest its own "
+				"connections have had data outstanding without ack progress; 0 "
+				"otherwise.",
+			.type = METRIC_GAUGE
+		};
 		static const struct metric_desc rate = {
 			.name = "fabmon_tcp_delivery_rate_bytes_per_second",
 			.help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), "
@@ -652,6 +674,7 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
 		(void)sample_gauge(ctx->out, &zwin, l, n, (double)g->zero_window);
 		(void)sample_gauge(ctx->out, &stall, l, n, g->stall_max_s);
+		(void)sample_gauge(ctx->out, &sender_stall, l, n, g->sender_stall_max_s);
 		(void)sample_gauge(ctx->out, &rate, l, n, g->delivery_rate);
 		(void)sample_gauge(ctx->out, &fanout, l, n, (double)g->fanout);
 	}
@@ -911,7 +934,44 @@ static int open_tcp(struct bpf_state *st, const struct collector_env *env, int u
 	(void)bpf_map__set_max_entries(st->tcp->maps.fm_tcp, env->bpf_max_flows);
 	(void)bpf_program__set_autoload(st->tcp->progs.fabmon_tcp_probe_btf, use_btf);
 	(void)bpf_program__set_autoload(st->tcp->progs.fabmon_tcp_probe, !use_btf);
+	st->tcp->rodata->fm_netns_filter = env->bpf_netns && *env->bpf_netns;
 	return tcp_bpf__load(st->tcp);
+}
+
+/*
+ * Puts the inode numbers of the namespace files in env->bpf_netns (comma
+ * separated) into fm_netns. -ENOENT (and why) if one is missing: the probes
+ * would miss the connections the operator asked for.
+ */
+static int tcp_netns_allow(struct bpf_state *st, const struct collector_env *env, char *why,
+			   size_t len)
+{
+	int fd = bpf_map__fd(st->tcp->maps.fm_netns), r = 0;
+	char list[1024], *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", env->bpf_netns ? env->bpf_netns : "");
+	for (char *path = strtok_r(list, ",", &save); path && r == 0;
+	     path = strtok_r(NULL, ",", &save)) {
+		const __u8 one = 1;
+		struct stat sb;
+		__u32 inum;
+
+		if (stat(path, &sb) < 0) {
+			char reason[160];
+
+			r = -errno;
+			snprintf(reason, sizeof(reason), "unable to open network namespace '%s'",
+				 path);
+			why_add(why, len, "tracepoints", reason, r);
+			break;
+		}
+		inum = (__u32)sb.st_ino;
+		if (bpf_map_update_elem(fd, &inum, &one, BPF_ANY) < 0) {
+			r = -errno;
+			why_add(why, len, "tracepoints", "unable to fill fm_netns", r);
+		}
+	}
+	return r;
 }
 
 /* Loads the tracepoint probes; each that attaches is up. Returns 0 if any is. */
@@ -933,6 +993,9 @@ static int load_tcp(struct bpf_state *st, const struct collector_env *env, char 
 		why_add(why, len, "tracepoints", "unable to load the probes", r);
 		return r;
 	}
+	r = tcp_netns_allow(st, env, why, len);
+	if (r < 0)
+		return r;
 	progs[PROBE_TCP_RETRANSMIT] = st->tcp->progs.fabmon_tcp_retransmit;
 	progs[PROBE_TCP_PROBE] =
 		btf ? st->tcp->progs.fabmon_tcp_probe_btf : st->tcp->progs.fabmon_tcp_probe;

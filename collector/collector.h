@@ -72,6 +72,9 @@ struct collector_env {
 	unsigned bpf_max_flows; /* size of the probes' flow maps */
 	unsigned bpf_top_peers; /* per-peer series kept, the rest are "other" */
 	int64_t bpf_flow_idle_ms; /* idle flows are deleted from the maps */
+	/* comma-separated network namespace files the TCP probes are limited
+	 * to (/run/netns/NAME, /proc/PID/ns/net); "" for every namespace */
+	const char *bpf_netns;
 };
 
 /* True if the interface name passes env->interfaces. */

@@ -123,8 +123,11 @@ lab_shape() {
 lab_agent() {
 	LAB_AGENT_RANK=$1; shift
 	[ -n "${LAB_PORT:-}" ] || LAB_PORT=$(free_port)
-	lab_spawn "$LAB_AGENT_RANK" "$FABMON" agent --listen "127.0.0.1:$LAB_PORT" "$@" \
-		>>"$WORK/agent.log" 2>&1
+	# the TCP probes see every namespace of the host: this lab's only, so
+	# that another lab running at the same time (same addresses) is not seen
+	netns=$(for i in $(seq "$LAB_RANKS") sw; do printf '/run/netns/%s,' "$(lab_ns $i)"; done)
+	lab_spawn "$LAB_AGENT_RANK" "$FABMON" agent --listen "127.0.0.1:$LAB_PORT" \
+		--bpf-netns "${netns%,}" "$@" >>"$WORK/agent.log" 2>&1
 	AGENT_PID=$LAB_PID
 	for _ in $(seq 100); do
 		lab_scrape readyz >/dev/null 2>&1 && return 0

@@ -13,7 +13,8 @@ static const char *const peers[] = { "198.18.0.1", "198.18.0.2", "198.18.0.3", "
 
 /*
  * Feeds ticks 100 ms apart from start_ms: peer i delivers rate[i] (0: not
- * this tick) with fan-out fanout[i]. Returns the time of the last tick.
+ * this tick; < 0: stalled) with fan-out fanout[i]. Returns the time of the
+ * last tick.
  */
 static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, const double *rate,
 		    const double *fanout)
@@ -23,7 +24,7 @@ static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, co
 
 	for (unsigned t = 0; t < ticks; t++, now += 100) {
 		for (unsigned i = 0; i < 4; i++)
-			in[i] = (struct path_input){ peers[i], rate[i], fanout[i] };
+			in[i] = (struct path_input){ peers[i], rate[i], fanout[i], rate[i] < 0 };
 		path_history_update(h, in, 4, cfg.window_ms, now);
 	}
 	return now - 100;
@@ -157,6 +158,24 @@ START_TEST(test_zero_rate_ignored)
 }
 END_TEST
 
+/* After a stall the path retransmits and starts slow: for a second its
+ * samples are the stall's, not a straggler's. */
+START_TEST(test_stall_aftermath)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 1, 1, 1, 1 }, r[4] = { 25e6, 25e6, 25e6, 25e6 },
+		     stalled[4] = { 25e6, 25e6, -1, 25e6 }, slow[4] = { 25e6, 25e6, 2e6, 25e6 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, PATH_SAMPLES, r, fan);
+
+	now = feed(h, now + 100, 5, stalled, fan);
+	now = feed(h, now + 100, STALL_AFTERMATH_MS / 100, slow, fan);
+	ck_assert_uint_eq(h->peers[2].rate.count, PATH_SAMPLES);
+	ck_assert_double_eq(window_median(&h->peers[2].rate, 0, 1), 25e6);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+}
+END_TEST
+
 Suite *detect_path_suite(void)
 {
 	Suite *s = suite_create("detect_path");
@@ -169,6 +188,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_bound);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
+	tcase_add_test(tc, test_stall_aftermath);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -114,9 +114,9 @@ END_TEST
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0 },
-		{ "198.18.0.3", 0.75, 0, 1 },
-		{ "198.18.0.4", 0.5, 100, 0 },
+		{ "198.18.0.2", 0.1, 5000, 0, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0 },
 	};
 	struct event_verdict out[4];
 	size_t n = detect_stall(in, 3, 0.5, out, 4);
@@ -127,6 +127,40 @@ START_TEST(test_detect_stall)
 	ck_assert(strstr(out[0].evidence, "\"zero_window_connections\":1"));
 	ck_assert_str_eq(out[1].subject, "peer=198.18.0.4");
 	ck_assert_uint_eq(detect_stall(in, 3, 0.5, out, 1), 1); /* bounded by max */
+}
+END_TEST
+
+/*
+ * A stalled ring seen from a host that holds every rank (sender_stall_s).
+ * Rank 3 stops reading: rank 2's window to it closes, rank 2 stops reading
+ * in turn and rank 1's window to it closes; rank 2 is stalled sending, so it
+ * is a victim and only rank 3 is named. Rank 3's link goes down: data to it
+ * and from it sits unacknowledged; rank 3 is stalled both ways, so it is the
+ * cut-off one and rank 4, which it was sending to, is a victim. A ring whose
+ * every rank is blocked names them all.
+ */
+START_TEST(test_detect_stall_culprit)
+{
+	const struct stall_input paused[] = {
+		{ "198.18.0.2", 0.9, 0, 1, 0.8 },
+		{ "198.18.0.3", 1.2, 0, 1, 0 },
+	};
+	const struct stall_input cut[] = {
+		{ "198.18.0.3", 0.9, 60000, 0, 0.9 },
+		{ "198.18.0.4", 0.9, 0, 0, 0 },
+	};
+	const struct stall_input cycle[] = {
+		{ "198.18.0.1", 0.9, 0, 1, 0.9 },
+		{ "198.18.0.2", 0.9, 0, 1, 0.9 },
+	};
+	struct event_verdict out[4];
+
+	ck_assert_uint_eq(detect_stall(paused, 2, 0.5, out, 4), 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert(strstr(out[0].evidence, "\"victims\":1"));
+	ck_assert_uint_eq(detect_stall(cut, 2, 0.5, out, 4), 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert_uint_eq(detect_stall(cycle, 2, 0.5, out, 4), 2);
 }
 END_TEST
 
@@ -162,6 +196,7 @@ Suite *events_suite(void)
 		{ "hysteresis", test_hysteresis, 0 },
 		{ "blip_and_totals", test_blip_and_totals, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
+		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
 	};
 

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Ring all-reduce on four ranks over TCP, the agent on lab rank 2 (which
+# sends to rank 3), switch ports at 400 Mbit/s, receive buffers of 1 MiB at
+# most (a ring step's chunk, so a rank that stops reading closes its
+# window rather than soaking up the ring's data). Clean: no event. Then rank
+# 3's loadgen is stopped (SIGSTOP) for 3 s mid-ring, as a rank that hangs in
+# a kernel or a debugger would: it stops reading, rank 2's data to it backs
+# up behind a closed window, and a stall naming 198.18.0.3 opens; it closes
+# after SIGCONT, and the ring finishes. No other event.
+. tests/lib.sh
+. tests/lab/lab.sh
+need_root
+[ -x "${LAB_BIN:-$PWD/build/lab}/loadgen" ] || fail "no loadgen in ${LAB_BIN:-$PWD/build/lab}"
+lab_up 4
+for r in 1 2 3 4; do
+	lab_shape "$LAB-p$r" 400mbit
+	lab_exec $r sysctl -qw net.ipv4.tcp_rmem="4096 131072 1048576" || fail "unable to set tcp_rmem"
+done
+lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf --interfaces eth0
+culprit=peer=198.18.0.3
+
+lab_loadgen ring-allreduce 5
+lab_loadgen_wait
+lab_expect "$WORK/r.db"
+echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring-allreduce.0.out") iterations, no event"
+
+lab_loadgen ring-allreduce 10
+sleep 3
+# rank 3 is the third rank started: its loadgen runs under timeout, so the
+# stopped process is timeout's child
+rank3=$(pgrep -P "$(echo $LAB_LOADGEN | cut -d' ' -f3)")
+[ -n "$rank3" ] || fail "no loadgen process for rank 3"
+lab_fault stall $culprit 3 "kill -STOP $rank3" "kill -CONT $rank3"
+lab_loadgen_wait
+lab_expect "$WORK/r.db" stall $culprit
+exit 0
