@@ -66,15 +66,18 @@ static void rig_attach(struct tcp_rig *rig, unsigned i, struct bpf_program *prog
  * btf, else the raw tracepoint. Returns 0, or -errno after saying why the
  * test skips.
  */
-static int rig_up_as(struct tcp_rig *rig, const char *test, int btf)
+static int rig_up_filtered(struct tcp_rig *rig, const char *test, int btf, int netns_filter)
 {
 	int r = testutil_netns_enter(0, test);
 
 	if (r < 0)
 		return r;
 	ck_assert_msg(system("ip link set lo up") == 0, "unable to bring lo up");
-	rig->skel = tcp_bpf__open_and_load();
-	ck_assert_msg(rig->skel, "unable to load the tcp probes: %s", strerror(errno));
+	rig->skel = tcp_bpf__open();
+	ck_assert_msg(rig->skel, "unable to open the tcp probes: %s", strerror(errno));
+	rig->skel->rodata->fm_netns_filter = netns_filter;
+	ck_assert_msg(tcp_bpf__load(rig->skel) == 0, "unable to load the tcp probes: %s",
+		      strerror(errno));
 	rig_attach(rig, 0, rig->skel->progs.fabmon_tcp_retransmit, "tcp_retransmit_skb");
 	if (btf) {
 		rig->links[1] = bpf_program__attach(rig->skel->progs.fabmon_tcp_probe_btf);
@@ -86,6 +89,11 @@ static int rig_up_as(struct tcp_rig *rig, const char *test, int btf)
 	rig_attach(rig, 2, rig->skel->progs.fabmon_kfree_skb, "kfree_skb");
 	rig_attach(rig, 3, rig->skel->progs.fabmon_tcp_state, "inet_sock_set_state");
 	return 0;
+}
+
+static int rig_up_as(struct tcp_rig *rig, const char *test, int btf)
+{
+	return rig_up_filtered(rig, test, btf, 0);
 }
 
 static int rig_up(struct tcp_rig *rig, const char *test)
@@ -266,6 +274,18 @@ static void check_stream(int family, const char *test, int btf)
 	ck_assert_int_le((int64_t)client.last_ns, mono_ns());
 	ck_assert_uint_eq(client.in_flight, 0);
 	ck_assert_uint_eq(client.retransmits, 0);
+	/* the stream was timed as bulk transfers; the request was too small */
+	ck_assert_uint_ge(client.xfers, 1);
+	ck_assert_uint_gt(client.xfer_ns, 0);
+	ck_assert_uint_eq(client.xfer_start_ns, 0);
+	{
+		uint64_t in_buckets = 0;
+
+		for (unsigned b = 0; b < FM_XFER_BUCKETS; b++)
+			in_buckets += client.xfer_hist[b];
+		ck_assert_uint_eq(in_buckets, client.xfers);
+	}
+	ck_assert_uint_gt(client.delivery_rate, 0);
 	/* closing connections are marked so, with nothing pending: no stall */
 	tcp_pair_close(&p);
 	usleep(200000);
@@ -276,6 +296,35 @@ static void check_stream(int family, const char *test, int btf)
 	ck_assert_uint_eq(server.closed, 1);
 	rig_down(&rig);
 }
+
+/* bpf_netns: with the filter on, a namespace not in fm_netns is not
+ * counted; once its inode number is there, it is. */
+START_TEST(test_netns_filter)
+{
+	struct tcp_rig rig = { 0 };
+	struct fm_tcp_val v;
+	struct tcp_pair p;
+	const __u8 one = 1;
+	__u32 inum;
+
+	if (rig_up_filtered(&rig, "bpf_tcp netns_filter", 1, 1) < 0)
+		return;
+	tcp_pair_open(&p, AF_INET);
+	tcp_pair_pump(&p, STREAM_BYTES);
+	ck_assert_msg(!tcp_entry(&rig, &p.client_key, &v), "a namespace not asked for counted");
+	tcp_pair_close(&p);
+	inum = p.client_key.netns;
+	ck_assert_int_eq(bpf_map__update_elem(rig.skel->maps.fm_netns, &inum, sizeof(inum), &one,
+					      sizeof(one), BPF_ANY),
+			 0);
+	tcp_pair_open(&p, AF_INET);
+	tcp_pair_pump(&p, STREAM_BYTES);
+	ck_assert_msg(tcp_entry(&rig, &p.client_key, &v), "an allowed namespace not counted");
+	ck_assert_uint_gt(v.probes, 0);
+	tcp_pair_close(&p);
+	rig_down(&rig);
+}
+END_TEST
 
 START_TEST(test_stream_ipv4)
 {
@@ -498,6 +547,7 @@ Suite *bpf_tcp_suite(void)
 		{ "stream_ipv6", test_stream_ipv6, 10 },
 		{ "stream_ipv4_btf", test_stream_ipv4_btf, 10 },
 		{ "stream_ipv6_btf", test_stream_ipv6_btf, 10 },
+		{ "netns_filter", test_netns_filter, 10 },
 		{ "retransmit", test_retransmit, 15 },
 		{ "retransmit_failed", test_retransmit_failed, 15 },
 		{ "drops_no_socket", test_drops_no_socket, 10 },
