@@ -12,6 +12,9 @@
 #      on a saturating TCP stream over a veth pair
 #   5. that stream's throughput with and without the probes attached
 #   6. agent CPU at a 1 s tick with 10k live flows in the probe's map
+#   7. detection: each tests/lab/scenarios/t_*.sh run a few times, the
+#      event, culprit and onset -> event latency it reports; then a clean
+#      run, loadgen on a lab with no fault (tests/bench/clean_run.sh)
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -21,7 +24,11 @@
 # ticks, default 200),
 # BENCH_RSS_SECONDS (default 30), BENCH_STREAM_SECONDS (one stream of 4
 # and 5, default 5), BENCH_STREAM_RUNS (of 5, each way, default 3),
-# BENCH_FLOWS (default 10000), BENCH_FLOW_SECONDS (of 6, default 30).
+# BENCH_FLOWS (default 10000), BENCH_FLOW_SECONDS (of 6, default 30),
+# BENCH_DETECT_REPEAT (runs of each scenario, default 3), BENCH_SCENARIOS
+# (of 7, only the scenarios whose file name holds it), BENCH_CLEAN_SECS
+# (the clean run, default 600). 7 also takes LAB_BIN (loadgen's directory)
+# and SHARED_FIXTURES, as `make test` passes them.
 #
 # Traffic stays inside namespaces of our own: on loopback in
 # fabmon-bench-<pid> for 1 and 3; for 4-6 over one veth pair from
@@ -44,6 +51,10 @@ STREAM_SECONDS=${BENCH_STREAM_SECONDS:-5}
 STREAM_RUNS=${BENCH_STREAM_RUNS:-3}
 FLOWS=${BENCH_FLOWS:-10000}
 FLOW_SECONDS=${BENCH_FLOW_SECONDS:-30}
+DETECT_REPEAT=${BENCH_DETECT_REPEAT:-3}
+CLEAN_SECS=${BENCH_CLEAN_SECS:-600}
+LAB_BIN=${LAB_BIN:-$PWD/build/lab}
+SHARED_FIXTURES=${SHARED_FIXTURES:-$PWD/../shared/fixtures}
 NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
 NS=fabmon-bench-$$
 # The sending end for 4-6; the agent is always in $NS, the receiving end.
@@ -692,11 +703,245 @@ bench_flows() {
 	goal "CPU < 1 % of one core, $FLOWS flows" "$cpu" "<" 1 "$cpu %"
 }
 
+# What the scenarios that do not say it through lab_expect must raise,
+# "SCRIPT KIND SUBJECT" a line: the event their fault is for, naming the
+# culprit. LAB- stands for the lab's per-run prefix of its names (lab.sh's
+# LAB, fm<pid>-).
+DETECT_EXPECT="t_pfc_storm pfc_storm device=mlx5_0,port=1
+t_ring stall peer=198.18.0.3
+t_spine hotspot interface=LAB-u1
+t_stall stall peer=198.18.0.1"
+# The scenarios' tick, for the latencies in ticks.
+DETECT_TICK_MS=100
+# Upper bound on one scenario run (tests/run.sh gives 600 s; they take < 60).
+DETECT_BOUND_S=300
+
+# detect_expected SCRIPT: "KIND SUBJECT" it must raise: from DETECT_EXPECT,
+# else from its last `lab_expect DB KIND SUBJECT` line (with $culprit and
+# $LAB put in), else "? ?".
+detect_expected() {
+	awk -v t="$(basename "$1" .sh)" -v table="$DETECT_EXPECT" '
+	BEGIN {
+		n = split(table, rows, "\n")
+		for (i = 1; i <= n; i++)
+			if (split(rows[i], f, " ") == 3 && f[1] == t) { k = f[2]; s = f[3]; listed = 1 }
+	}
+	/^culprit=/ { c = substr($0, 9) }
+	/^lab_expect "[^"]*" [a-z_]+ / && !listed { k = $3; s = $4 }
+	END {
+		gsub(/"/, "", s)
+		gsub(/\$(culprit|\{culprit\})/, c, s)
+		gsub(/\$(LAB|\{LAB\})/, "LAB", s)
+		print k == "" ? "? ?" : k " " s
+	}' "$1"
+}
+
+# detect_parse OUT KIND SUBJECT: "FOUND METRICS_MS BOUND_MS FALSE" from a
+# scenario's output OUT, "-" where it printed nothing to take it from.
+# FOUND: yes if it reported KIND on SUBJECT active, on /metrics or in its
+# events table ("-" when KIND is "?"). METRICS_MS: onset -> the event on
+# /metrics, from "... -> KIND on SUBJECT seen after N ms" (lab_fault,
+# t_ring, t_spine) or "KIND on SUBJECT seen N ms after" (t_pfc_storm).
+# BOUND_MS: onset -> the event's first tick over its bound (its start_ms),
+# from lab_expect's "onset -> first tick over the bound: N ms" or t_stall's
+# "onset (...) -> event start: N ms". FALSE: how many events other than
+# the wanted one, from lab_expect's "want events '...', got '...'", else
+# t_ring's note of secondary events, else the "event K opened: S" lines of
+# the agent's log that a failing script shows; "?" when it failed without
+# saying.
+detect_parse() {
+	awk -v kind="$2" -v subj="$3" '
+	# " N kind subject; ...": how many of them are not the wanted event
+	function others(list,    n, i, w, e, ev) {
+		n = split(list, e, ";")
+		for (i = 1; i <= n; i++)
+			if (split(e[i], ev, " ") == 3)
+				w += ev[1] - (ev[2] == kind && ev[3] == subj)
+		return w + 0
+	}
+	{ gsub(/fm[0-9]+-/, "LAB-") }
+	/ seen after -?[0-9]+ ms/ {
+		for (i = 1; i + 6 <= NF; i++)
+			if ($i == "->" && $(i + 2) == "on" && $(i + 4) == "seen" && $(i + 5) == "after") {
+				k = $(i + 1); s = $(i + 3); ms = $(i + 6)
+			}
+	}
+	$2 == "on" && $4 == "seen" && $6 == "ms" && $7 == "after" { k = $1; s = $3; ms = $5 }
+	/^events table: / && k == "" { split($3, row, "|"); k = row[1]; s = row[2] }
+	/^onset.* -> (first tick over the bound|event start): -?[0-9]+ ms/ {
+		b = $0
+		sub(/.* -> (first tick over the bound|event start): /, "", b)
+		sub(/ .*/, "", b)
+	}
+	/want events .*, got / {
+		g = $0
+		sub(/.*, got ./, "", g)
+		got = others(g)
+	}
+	/^note: secondary events after the culprit: / {
+		g = $0
+		sub(/^[^:]*: [^:]*: /, "", g)
+		note = others(g)
+	}
+	/ event [a-z_]+ opened: / {
+		for (i = 1; i + 3 <= NF; i++)
+			if ($i == "event" && $(i + 2) == "opened:") {
+				e = $(i + 3)
+				sub(/,$/, "", e)
+				logged += !($(i + 1) == kind && e == subj)
+			}
+	}
+	/^FAIL: / { failed = 1 }
+	# t_stall: "FAIL: a hotspot event was raised" (at least one)
+	/^FAIL: an? [a-z_]+ event was raised/ { said = 1 }
+	END {
+		found = kind == "?" ? "-" : k == kind && s == subj ? "yes" : "no"
+		n = got != "" ? got : note != "" ? note : logged ? logged : said ? 1 : failed ? "?" : 0
+		print found, ms == "" ? "-" : ms, b == "" ? "-" : b, n
+	}' "$1"
+}
+
+# detect_run SCRIPT REP: runs one scenario as tests/run.sh does and adds
+# "NAME KIND SUBJECT RC FOUND METRICS_MS BOUND_MS FALSE" to $WORK/detect.runs;
+# prints the last lines of a run that failed.
+detect_run() {
+	name=$(basename "$1" .sh) n=$2
+	out=$WORK/detect.$name.$n
+	timeout -k 10 "$DETECT_BOUND_S" env FABMON="$WORK/fabmon.detect" LAB_BIN="$LAB_BIN" \
+		SHARED_FIXTURES="$SHARED_FIXTURES" bash "$1" >"$out" 2>&1
+	rc=$?
+	set -- $(detect_expected "$1")
+	echo "$name $1 $2 $rc $(detect_parse "$out" "$1" "$2")" >>"$WORK/detect.runs"
+	case $rc in
+	0 | 77) ;;
+	*)
+		echo "  $name run $n: exit $rc; its last lines:"
+		tail -n 6 "$out" | sed 's/^/    /'
+		;;
+	esac
+}
+
+# detect_column NAME FIELD: FIELD (1-based) of NAME's rows in detect.runs
+# that found their event, "-" left out.
+detect_column() {
+	awk -v n="$1" -v c="$2" '$1 == n && $5 == "yes" && $c != "-" { print $c }' "$WORK/detect.runs"
+}
+
+# detect_row NAME: one line of the table, from NAME's rows in detect.runs:
+# found and passed k/runs (skips left out), median latencies, the false
+# events, the latency goal and each run's latency on /metrics.
+detect_row() {
+	m=$(median $(detect_column "$1" 6))
+	b=$(median $(detect_column "$1" 7))
+	awk -v n="$1" -v m="$m" -v b="$b" -v tick="$DETECT_TICK_MS" '
+	$1 == n {
+		kind = $2; subj = $3
+		if ($4 == 77) { skipped++; next }
+		runs++
+		found += $5 == "yes"
+		passed += $4 == 0 && $5 != "no"
+		falses = $8 == "?" || falses == "?" ? "?" : falses + $8
+		each = each " " $6
+	}
+	END {
+		if (!runs) { printf "  %-12s %-12s %-22s skipped (%d runs)\n", n, kind, subj, skipped; exit }
+		# the issue: at most 2 ticks, a stall at most 500 ms at a 100 ms tick
+		bound = kind == "stall" ? 500 : 2 * tick
+		goal = m == "" ? "-" : m <= bound ? "met" : "NOT MET"
+		printf "  %-12s %-12s %-22s %2s/%-2d %6s %5s %6s %3s/%-2d %5s  %-7s (<= %d ms)  %s\n",
+			n, kind, subj, kind == "?" ? "-" : found, runs, m == "" ? "-" : m,
+			m == "" ? "-" : sprintf("%.1f", m / tick), b == "" ? "-" : b, passed, runs,
+			falses + 0 == falses ? falses + 0 : falses, goal, bound, substr(each, 2)
+	}' "$WORK/detect.runs"
+}
+
+# detect_totals [pr]: the totals of detect.runs (runs of scenarios with an
+# expectation, skips left out); with "pr", only "RECALL PRECISION".
+detect_totals() {
+	awk -v pr="${1:-}" '
+	$1 != last { names++; last = $1; if ($5 == "-") unexpected = unexpected " " $1 }
+	$5 == "-" { next }
+	$4 != 77 {
+		runs++
+		found += $5 == "yes"
+		hits += $4 == 0 && $5 == "yes"
+		if ($8 == "?") unknown++; else falses += $8
+	}
+	END {
+		if (pr) {
+			printf "%.3f %.3f\n", runs ? found / runs : 0, found + falses ? found / (found + falses) : 0
+			exit
+		}
+		printf "  %d scenarios, %d runs: %d found, %d hits, %d misses (a failed script is a miss)\n",
+			names, runs, found, hits, runs - hits
+		printf "  %d false events%s\n", falses,
+			unknown ? sprintf(", and %d failed runs that did not say which", unknown) : ""
+		if (unexpected) print "  no expectation (DETECT_EXPECT, lab_expect), not counted:" unexpected
+	}' "$WORK/detect.runs"
+}
+
+bench_detect() {
+	header "7. detection: tests/lab/scenarios, ${DETECT_REPEAT} runs each; a ${CLEAN_SECS} s clean run"
+	need_ns "detection" || return 0
+	[ -x "$LAB_BIN/loadgen" ] || {
+		echo "  SKIP: no $LAB_BIN/loadgen (make test builds it): detection not measured"
+		return 0
+	}
+	# one build for the whole block, even if build/ changes meanwhile (the
+	# BPF objects are in the binary)
+	cp "$FABMON" "$WORK/fabmon.detect" || { broken "unable to copy $FABMON"; return 0; }
+	echo "  $FABMON as it was at $(date +%T): sha256" \
+		"$(sha256sum "$WORK/fabmon.detect" | cut -c1-12), built $(date -r "$FABMON" '+%F %T')"
+	: >"$WORK/detect.runs"
+	for t in tests/lab/scenarios/t_*.sh; do
+		case "$t" in *${BENCH_SCENARIOS:-}*) ;; *) continue ;; esac
+		rep=1
+		while [ $rep -le "$DETECT_REPEAT" ]; do
+			detect_run "$t" $rep
+			rep=$((rep + 1))
+		done
+	done
+	echo "  each scenario as \`make test\` runs it (bash, 100 ms ticks); figures are what it prints;"
+	echo "  latencies are medians over the runs that found the event, from the fault going in:"
+	echo "  on /metrics (polled every 0.1 s: ms, ticks) and to the event's first tick over its"
+	echo "  bound, its start_ms (bound); false: other events raised, summed over the runs; the"
+	echo "  last column: each run's latency on /metrics. LAB- is the lab's per-run name prefix"
+	printf '  %-12s %-12s %-22s %5s %6s %5s %6s %6s %5s  %-19s %s\n' scenario kind "subject (culprit)" \
+		found ms ticks bound passed false "latency goal" runs
+	for name in $(awk '{ print $1 }' "$WORK/detect.runs" | uniq); do
+		detect_row "$name"
+	done
+	detect_totals
+	set -- $(detect_totals pr)
+	goal "recall 1.0, right kind and culprit" "$1" ">=" 1 "recall $1: runs that found it"
+	goal "precision 1.0" "$2" ">=" 1 "precision $2: of the events raised"
+	detect_clean
+}
+
+# detect_clean: tests/bench/clean_run.sh for CLEAN_SECS, its report and the
+# goal of no event.
+detect_clean() {
+	echo
+	if [ "$CLEAN_SECS" = 0 ]; then
+		echo "  clean run: not run (BENCH_CLEAN_SECS=0)"
+		return 0
+	fi
+	echo "  clean run (tests/bench/clean_run.sh), ${CLEAN_SECS} s:"
+	timeout -k 10 $((CLEAN_SECS + 300)) env FABMON="$WORK/fabmon.detect" LAB_BIN="$LAB_BIN" \
+		CLEAN_SECS="$CLEAN_SECS" bash tests/bench/clean_run.sh >"$WORK/clean.out" 2>&1
+	rc=$?
+	sed 's/^/  /' "$WORK/clean.out"
+	line=$(grep '^clean: ' "$WORK/clean.out")
+	[ "$rc" = 0 ] && [ -n "$line" ] || { broken "clean run failed (exit $rc)"; return 0; }
+	set -- $line
+	goal "zero events on clean traffic" "$7" "<=" 0 "$7 events in $3 s, $5 ticks"
+}
+
 on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows; do
+for b in scrape ingest rss probe_cost throughput flows detect; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo
