@@ -150,7 +150,7 @@ unit-test: $(BUILD)/tests/unit/runner
 	$(Q)SHARED_FIXTURES=$(CURDIR)/../shared/fixtures ./$<
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(LAB_BINS)
 	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon BENCH_DIR=$(CURDIR)/$(BUILD)/bench sh tests/bench/run.sh
 
 install: all

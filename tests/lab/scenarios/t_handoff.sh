@@ -22,8 +22,11 @@ lab_expect "$WORK/r.db"
 series='fabmon_tcp_transfer_duration_seconds_count{peer="198.18.0.2",source="bpf"}'
 n=$(lab_metric "$series")
 iters=$(grep -c '^ *[0-9]' "$WORK/handoff.1.out")
-# each hand-off is one transfer; the last may end after the agent's last read
-[ "${n:-0}" -ge $((iters - 1)) ] && [ "$n" -le "$iters" ] ||
+# each hand-off is a transfer (the last may end after the agent's last
+# read); a sender descheduled mid-buffer for longer than the path needs to
+# drain it ends one early (everything sent was acknowledged) and its rest
+# counts as another, which the lab's two CPUs do now and then
+[ "${n:-0}" -ge $((iters - 1)) ] && [ "$n" -le $((2 * iters)) ] ||
 	fail "transfers counted ${n:-none}, hand-offs made $iters"
 sum=$(lab_metric 'fabmon_tcp_transfer_duration_seconds_sum{peer="198.18.0.2",source="bpf"}')
 echo "clean hand-offs: $iters, transfers counted $n, mean $(awk -v s="$sum" -v n="$n" 'BEGIN { printf "%.1f", 1000 * s / n }') ms, no event"
