@@ -14,7 +14,7 @@
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
 #define DETECT_PEERS 1024
 
-/* Per peer: the stall detector's readings and the path detector's. */
+/* Per peer: the readings of the stall, path and hand-off detectors. */
 struct stall_gather {
 	struct stall_input in[DETECT_PEERS];
 	struct path_input path[DETECT_PEERS];
@@ -53,7 +53,9 @@ static int gather_stall(struct series *s, void *arg)
 	struct handoff_input *ho = NULL;
 	size_t i;
 
-	if (strncmp(s->name, "fabmon_tcp_", 11) != 0)
+	/* one row per peer: a histogram's buckets carry an le label besides */
+	if (strncmp(s->name, "fabmon_tcp_", 11) != 0 ||
+	    strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_bucket") == 0)
 		return 0;
 	for (i = 0; i < g->n && !in; i++)
 		if (strcmp(g->labels[i], s->labels) == 0) {
