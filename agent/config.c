@@ -105,8 +105,8 @@ void config_defaults(struct config *cfg)
 	cfg->hotspot_util_percent = 80;
 	/* a receiver that many senders share gets 1/N of its port each, and a
 	 * collective waits for it: a quarter of what the other peers' paths
-	 * deliver is a hot receiver, not noise (per-transfer samples in the lab
-	 * spread within 3x on an idle fabric) */
+	 * deliver is a hot receiver, not noise (medians of three samples in the
+	 * lab stay within 3x of each other on a clean fabric) */
 	cfg->incast_percent = 25;
 	/* a ring runs at its slowest link: persistently under 60 % of the
 	 * other links (upper quartiles of 16 samples, where the lab's clean

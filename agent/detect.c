@@ -91,6 +91,8 @@ static int gather_stall(struct series *s, void *arg)
 		path->rate = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
 		path->fanout = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_transfer_bytes_total") == 0 && s->has_rate)
+		path->goodput = s->rate; /* bytes; over the seconds below once both are in */
 	else if (strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_count") == 0 && s->has_rate)
 		ho->transfers = s->rate;
 	else if (strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_sum") == 0 && s->has_rate)
@@ -281,9 +283,13 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	hg.n[hg.cur] = 0;
 	hg.ms[hg.cur] = registry_now(reg);
 	(void)registry_foreach(reg, gather_hotspot, &hg);
-	for (size_t i = 0; i < sg.n; i++)
+	for (size_t i = 0; i < sg.n; i++) {
 		sg.path[i].stalled = sg.handoff[i].stalled =
 			sg.in[i].ack_stall_s >= cfg->stall_after_s;
+		/* transfer bytes and seconds, both per second of the tick */
+		sg.path[i].goodput =
+			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;
+	}
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
 	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
 	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);

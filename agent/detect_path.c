@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,16 +38,22 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 
 		/* a rate of 0 is a connection with no sample yet, not a dead path:
 		 * a dead path is the stall detector's */
-		if ((in[i].rate <= 0 && !in[i].stalled) || !(p = path_find(h, in[i].peer)))
+		if ((in[i].rate <= 0 && in[i].goodput <= 0 && !in[i].stalled) ||
+		    !(p = path_find(h, in[i].peer)))
 			continue;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
-		if (in[i].rate <= 0 || now_ms - p->stalled_ms <= STALL_AFTERMATH_MS)
+		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS ||
+		    (in[i].rate <= 0 && in[i].goodput <= 0))
 			continue;
-		window_add(&p->rate, in[i].rate);
+		if (in[i].goodput > 0)
+			window_add(&p->goodput, in[i].goodput);
+		if (in[i].rate > 0)
+			window_add(&p->rate, in[i].rate);
 		/* the largest within the window: at the tail of an all-to-all only
 		 * the slow peer still takes data, so one tick's fan-out reads 1 */
-		if (in[i].fanout >= p->fanout || now_ms - p->fanout_ms > window_ms) {
+		if (in[i].fanout > 0 &&
+		    (in[i].fanout >= p->fanout || now_ms - p->fanout_ms > window_ms)) {
 			p->fanout = in[i].fanout;
 			p->fanout_ms = now_ms;
 		}
@@ -59,7 +66,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 	h->n = kept;
 }
 
-/* A peer with samples, the last within the window. */
+/* A peer with delivery rate samples, the last within the window. */
 static int path_active(const struct path_peer *p, int64_t window_ms, int64_t now_ms)
 {
 	return p->rate.count > 0 && now_ms - p->last_ms <= window_ms;
@@ -74,52 +81,90 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 	return n;
 }
 
+/*
+ * Peer i's share of what the other active peers' paths give: the q-quantile
+ * of its newest k samples in the window its w picks over the median of the
+ * others' typical[j] (NAN: none). NAN when it cannot be judged: fewer than k
+ * samples, or fewer than two others. *ret_mid and *ret_m: that median and
+ * how many others.
+ */
+static double path_share(const struct path_history *h, size_t i, int goodput, const double *typical,
+			 unsigned k, double q, double *ret_mid, size_t *ret_m)
+{
+	static double others[PATH_PEERS];
+	const struct window *w = goodput ? &h->peers[i].goodput : &h->peers[i].rate;
+	size_t m = 0;
+	double mid;
+
+	if (w->count < k)
+		return NAN;
+	for (size_t j = 0; j < h->n; j++)
+		if (j != i && !isnan(typical[j]))
+			others[m++] = typical[j];
+	if (m < 2)
+		return NAN;
+	mid = quantile_of(others, (unsigned)m, 0.5);
+	*ret_mid = mid;
+	*ret_m = m;
+	return mid > 0 ? window_quantile(w, 0, k, q) / mid : NAN;
+}
+
 size_t detect_path(const struct path_history *h, const struct path_config *cfg, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
-	/* each active peer's median and upper quartile */
-	static double typical[2][PATH_PEERS], others[PATH_PEERS];
+	/*
+	 * Each active peer's typical reading, NAN where it has none: the upper
+	 * quartile of its delivery rate (a straggler's measure), the median of
+	 * its transfer goodput and of its delivery rate (an incast's).
+	 */
+	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS];
 	size_t k = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
-		const struct window *w = &h->peers[i].rate;
+		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate;
+		int active = path_active(&h->peers[i], cfg->window_ms, now_ms);
 
-		if (!path_active(&h->peers[i], cfg->window_ms, now_ms))
-			continue;
-		typical[0][i] = window_median(w, 0, w->count);
-		typical[1][i] = window_quantile(w, 0, w->count, PATH_STRAGGLER_QUANTILE);
+		rate_q3[i] =
+			active ? window_quantile(r, 0, r->count, PATH_STRAGGLER_QUANTILE) : NAN;
+		rate_mid[i] = active ? window_median(r, 0, r->count) : NAN;
+		goodput_mid[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
 	}
 	for (size_t i = 0; i < h->n && k < max; i++) {
 		const struct path_peer *p = &h->peers[i];
 		int incast = p->fanout >= 2;
 		double bound = incast ? cfg->incast_fraction : cfg->straggler_fraction;
-		unsigned samples = incast ? PATH_INCAST_SAMPLES : PATH_SAMPLES;
-		double q = incast ? 0.5 : PATH_STRAGGLER_QUANTILE;
-		size_t m = 0;
-		double rate, mid, share;
+		double share, mid = 0, rate_share, rate_mid_others = 0;
+		size_t m = 0, m2 = 0;
 		struct event_verdict *v;
 
-		/* a full set: a new connection's first samples are its slow start */
-		if (p->rate.count < samples || !path_active(p, cfg->window_ms, now_ms))
+		if (!path_active(p, cfg->window_ms, now_ms))
 			continue;
-		for (size_t j = 0; j < h->n; j++)
-			if (j != i && path_active(&h->peers[j], cfg->window_ms, now_ms))
-				others[m++] = typical[!incast][j];
-		if (m < 2)
-			continue;
-		mid = quantile_of(others, (unsigned)m, 0.5);
-		rate = window_quantile(&p->rate, 0, samples, q);
-		share = rate / mid;
-		if (mid <= 0 || share >= bound)
+		if (incast) {
+			share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid,
+					   &m);
+			rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
+						&rate_mid_others, &m2);
+			/* both must agree: the rate estimate jumps past any link
+			 * when ACKs come compressed; goodput to a peer mixes its
+			 * senders, one of which may wait on a congested ACK path */
+			if (isnan(rate_share) || rate_share >= bound)
+				continue;
+		} else {
+			share = path_share(h, i, 0, rate_q3, PATH_SAMPLES, PATH_STRAGGLER_QUANTILE,
+					   &mid, &m);
+		}
+		if (isnan(share) || share >= bound)
 			continue;
 		v = &out[k++];
 		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
-		snprintf(v->evidence, sizeof(v->evidence),
-			 "{\"delivery_rate_bytes_per_second\":%.0f,\"others_median\":%.0f,"
-			 "\"share\":%.3f,\"sender_fanout\":%.0f,\"peers\":%zu}",
-			 rate, mid, share, p->fanout, m + 1);
+		snprintf(
+			v->evidence, sizeof(v->evidence),
+			"{\"%s\":%.3f,\"others_median_bytes_per_second\":%.0f,\"sender_fanout\":%.0f,"
+			"\"peers\":%zu}",
+			incast ? "goodput_share" : "delivery_rate_share", share, mid, p->fanout,
+			m + 1);
 	}
 	return k;
 }

@@ -12,10 +12,11 @@
 /*
  * Slow paths among the peers a host sends to: incast and stragglers. Each
  * tick a peer that was delivered data brings one sample of the kernel's
- * delivery rate towards it (what the path gives a sender, whatever the
- * application does between transfers) and the fan-out of its senders. A
+ * delivery rate towards it, one of the goodput of the bulk transfers to it
+ * that completed (bytes over the time data was pending: what the path gave
+ * while there was something to move), and the fan-out of its senders. A
  * collective moves the same bytes to every peer and waits for the slowest,
- * so averaged throughput is equal everywhere; the delivery rate is not.
+ * so throughput averaged over a tick is equal everywhere; these are not.
  */
 
 /* What one peer brought this tick. */
@@ -23,6 +24,7 @@ struct path_input {
 	const char *peer; /* the remote address */
 	double rate; /* delivery rate, bytes/s; 0 when nothing was delivered this tick */
 	double fanout; /* most peers one of its senders delivered to this tick */
+	double goodput; /* bytes/s of the bulk transfers completed this tick; 0 if none */
 	int stalled; /* the peer is over the stall detector's bound this tick */
 };
 
@@ -33,6 +35,7 @@ struct path_input {
 struct path_peer {
 	char peer[48];
 	struct window rate; /* delivery rate samples */
+	struct window goodput; /* transfer goodput samples */
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
@@ -65,7 +68,11 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  * Judges every peer active within the window against the median of the
  * other active peers (at least two of them):
  *  - incast: its senders fan out to several peers (an all-to-all) and the
- *    median of its last 3 samples is under incast_fraction of the others';
+ *    median of its last 3 transfer goodput samples is under
+ *    incast_fraction of the median of the others' goodput samples. Not the
+ *    delivery rate: an all-to-all's short bursts make that estimate jump
+ *    past any link (ACKs come compressed), where a transfer's bytes over
+ *    its duration cannot;
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles.

@@ -148,6 +148,7 @@ struct fm_tcp_val {
 	__u64 xfer_acked0; /* bytes_acked when the transfer began */
 	__u64 xfers;
 	__u64 xfer_ns; /* summed durations */
+	__u64 xfer_bytes; /* summed bytes */
 	__u64 xfer_hist[FM_XFER_BUCKETS];
 };
 

@@ -181,6 +181,7 @@ static __always_inline void xfer_end(struct fm_tcp_val *val, __u64 now)
 			break;
 	val->xfers++;
 	val->xfer_ns += d;
+	val->xfer_bytes += val->bytes_acked - val->xfer_acked0;
 	val->xfer_hist[b]++;
 }
 

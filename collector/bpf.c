@@ -50,6 +50,7 @@ enum {
 	TCP_ACKED_BYTES,
 	TCP_XFERS,
 	TCP_XFER_NS,
+	TCP_XFER_BYTES,
 	TCP_XFER_B0, /* FM_XFER_BUCKETS transfer-duration buckets from here */
 	TCP_N = TCP_XFER_B0 + FM_XFER_BUCKETS
 };
@@ -393,8 +394,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		const struct fm_tcp_val *v = map_val(r, i);
 		/* ACKs processed rank the peers: a healthy connection has no
 		 * retransmits but is still worth a series */
-		uint64_t cur[TCP_N] = { v->probes, v->retransmits, v->bytes_acked, v->xfers,
-					v->xfer_ns },
+		uint64_t cur[TCP_N] = { v->probes, v->retransmits, v->bytes_acked,
+					v->xfers,  v->xfer_ns,	   v->xfer_bytes },
 			 d[TCP_N];
 		struct tcp_gauges *g;
 		struct peer_id id;
@@ -520,6 +521,10 @@ static const struct peer_metric tcp_metrics[] = {
 	{ TCP_ACKED_BYTES, "fabmon_tcp_acked_bytes_total",
 	  "Bytes the peer acknowledged (snd_una's advances): what TCP delivered to it.", NULL,
 	  NULL },
+	{ TCP_XFER_BYTES, "fabmon_tcp_transfer_bytes_total",
+	  "Bytes of the bulk transfers in fabmon_tcp_transfer_duration_seconds: over its _sum, "
+	  "what the path gave while there was data to move.",
+	  NULL, NULL },
 	{ TCP_RETRANSMITS, "fabmon_tcp_retransmits_total",
 	  "Retransmissions to the peer (tcp:tcp_retransmit_skb; one per skb, which with TSO may "
 	  "hold several segments).",

@@ -13,7 +13,8 @@ static const char *const peers[] = { "198.18.0.1", "198.18.0.2", "198.18.0.3", "
 
 /*
  * Feeds ticks 100 ms apart from start_ms: peer i delivers rate[i] (0: not
- * this tick; < 0: stalled) with fan-out fanout[i]. Returns the time of the
+ * this tick; < 0: stalled), as delivery rate and transfer goodput alike,
+ * with fan-out fanout[i]. Returns the time of the
  * last tick.
  */
 static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, const double *rate,
@@ -24,7 +25,8 @@ static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, co
 
 	for (unsigned t = 0; t < ticks; t++, now += 100) {
 		for (unsigned i = 0; i < 4; i++)
-			in[i] = (struct path_input){ peers[i], rate[i], fanout[i], rate[i] < 0 };
+			in[i] = (struct path_input){ peers[i], rate[i], fanout[i],
+						     rate[i] > 0 ? rate[i] : 0, rate[i] < 0 };
 		path_history_update(h, in, 4, cfg.window_ms, now);
 	}
 	return now - 100;
@@ -176,6 +178,34 @@ START_TEST(test_stall_aftermath)
 }
 END_TEST
 
+/* An incast needs transfer goodput and delivery rate to agree: rate
+ * samples far past any link on the other paths (compressed ACKs) do not make
+ * one, nor slow transfers to a peer whose fastest sender's rate is fine
+ * (one of its senders waiting on a congested ACK path). */
+START_TEST(test_incast_both_agree)
+{
+	const double rates[2][4] = { { 700e6, 700e6, 40e6, 700e6 }, { 40e6, 40e6, 40e6, 40e6 } },
+		     goodputs[2][4] = { { 40e6, 40e6, 40e6, 40e6 }, { 40e6, 40e6, 4e6, 40e6 } };
+	struct event_verdict out[4];
+
+	for (unsigned c = 0; c < 2; c++) {
+		struct path_history *h = history();
+		int64_t now = 0;
+
+		for (unsigned t = 0; t < 10; t++) {
+			struct path_input in[4];
+
+			now += 100;
+			for (unsigned i = 0; i < 4; i++)
+				in[i] = (struct path_input){ peers[i], rates[c][i], 3,
+							     goodputs[c][i], 0 };
+			path_history_update(h, in, 4, cfg.window_ms, now);
+			ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+		}
+	}
+}
+END_TEST
+
 Suite *detect_path_suite(void)
 {
 	Suite *s = suite_create("detect_path");
@@ -183,6 +213,7 @@ Suite *detect_path_suite(void)
 
 	tcase_add_test(tc, test_incast);
 	tcase_add_test(tc, test_incast_tail_fanout);
+	tcase_add_test(tc, test_incast_both_agree);
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);
 	tcase_add_test(tc, test_straggler_bound);
