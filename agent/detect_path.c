@@ -118,6 +118,7 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 	 * its transfer goodput and of its delivery rate (an incast's).
 	 */
 	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS];
+	struct event_verdict slowest = { 0 };
 	size_t k = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
@@ -155,7 +156,12 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 		}
 		if (isnan(share) || share >= bound)
 			continue;
-		v = &out[k++];
+		/* a ring runs at the speed of its slowest link, and that link's
+		 * queue delays the ACKs of the next one too: only the slowest
+		 * ring peer is the straggler */
+		v = incast ? &out[k++] : &slowest;
+		if (!incast && v->kind == EVENT_STRAGGLER && bound / share <= v->score)
+			continue;
 		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
@@ -166,5 +172,7 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 			incast ? "goodput_share" : "delivery_rate_share", share, mid, p->fanout,
 			m + 1);
 	}
+	if (slowest.kind == EVENT_STRAGGLER && k < max)
+		out[k++] = slowest;
 	return k;
 }

@@ -67,15 +67,17 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 /*
  * Judges every peer active within the window against the median of the
  * other active peers (at least two of them):
- *  - incast: its senders fan out to several peers (an all-to-all) and the
- *    median of its last 3 transfer goodput samples is under
- *    incast_fraction of the median of the others' goodput samples. Not the
- *    delivery rate: an all-to-all's short bursts make that estimate jump
- *    past any link (ACKs come compressed), where a transfer's bytes over
- *    its duration cannot;
+ *  - incast: its senders fan out to several peers (an all-to-all) and both
+ *    the median of its last 3 transfer goodput samples and the median of its
+ *    last 3 delivery rate samples are under incast_fraction of the median of
+ *    the others' medians of the same. Either alone misleads: an all-to-all's
+ *    short bursts make the rate estimate jump past any link (ACKs come
+ *    compressed), and goodput to one peer mixes all its senders;
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
- *    straggler_fraction of the median of the others' upper quartiles.
+ *    straggler_fraction of the median of the others' upper quartiles. Only
+ *    the lowest such peer is named: a ring has one slowest link, and its
+ *    queue holds the next link's ACKs, which slows that one too.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
  * Writes at most max verdicts to out; returns how many. Pure: no I/O.

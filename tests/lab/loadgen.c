@@ -1394,30 +1394,45 @@ static int lg_chain(const struct lg *lg, int s, int me)
 	}
 }
 
+/* Tells every other rank that this one stops, blaming rank blame (-1:
+ * nobody), for reason. */
+static void lg_abort_all(struct lg *lg, int blame, const char *reason)
+{
+	struct lg_ctl m;
+
+	lg_ctl_fill(lg, &m, LG_CTL_ABORT);
+	m.blame = blame < 0 ? LG_NOBODY : (uint8_t)blame;
+	/* cut to fit: lg_ctl_fill zeroed the rest, so it stays terminated */
+	memcpy(m.reason, reason, strnlen(reason, sizeof(m.reason) - 1));
+	for (int p = 0; p < lg->o.ranks; p++)
+		if (p != lg->o.rank)
+			lg_ctl_send(lg, &lg->peer[p], &m);
+	lg->blame[lg->o.rank] = blame;
+}
+
 /* Called on failure. A rank that failed by itself tells every other rank
- * why, and whom it blames; then each rank listens a moment for the others'
- * aborts and follows who blames whom to a rank that sent none (the dead or
- * stuck one), so that every rank reports the failure next to it rather
- * than a neighbour's giving up because of it. */
+ * why, and whom it blames; a rank stopped by another's abort while it was
+ * waiting on a peer tells them whom it waited for (the abort may have come
+ * before its own timeout, and the chain needs that link). Then each rank
+ * listens a moment for the others' aborts and follows who blames whom to a
+ * rank that sent none (the dead or stuck one), so that every rank reports
+ * the failure next to it rather than a neighbour's giving up because of it. */
 static void lg_settle(struct lg *lg)
 {
 	int64_t deadline = lg_now() + LG_ABORT_GRACE_NS;
 	int me = lg->o.rank, s = lg->abort_from;
+	char why[LG_REASON_LEN];
 	struct lg_peer *w;
-	struct lg_ctl m;
 
 	if (lg->ctl_fd < 0)
 		return;
 	if (s < 0) {
-		lg_ctl_fill(lg, &m, LG_CTL_ABORT);
-		m.blame = lg->err_blame < 0 ? LG_NOBODY : (uint8_t)lg->err_blame;
-		/* cut to fit: lg_ctl_fill zeroed the rest, so it stays terminated */
-		memcpy(m.reason, lg->err, sizeof(m.reason) - 1);
-		for (int p = 0; p < lg->o.ranks; p++)
-			if (p != me)
-				lg_ctl_send(lg, &lg->peer[p], &m);
-		lg->blame[me] = lg->err_blame;
+		lg_abort_all(lg, lg->err_blame, lg->err);
 		s = me;
+	} else if ((w = lg_longest_wait(lg)) && w->rank != s) {
+		snprintf(why, sizeof(why), "stopped by %s while waiting for %s", lg->peer[s].name,
+			 w->name);
+		lg_abort_all(lg, w->rank, why);
 	}
 	lg->settling = 1;
 	while (lg_wait(lg, -1, 0, deadline) != -ETIMEDOUT)

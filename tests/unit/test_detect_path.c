@@ -115,15 +115,33 @@ START_TEST(test_straggler)
 }
 END_TEST
 
-/* A ring link at 70 % of the others is slow, not a straggler: the bound is 60 %. */
-START_TEST(test_straggler_bound)
+/*
+ * Full windows of ring samples: a link at 70 % of the others is slow, not a
+ * straggler (the bound is 60 %); the ring's slow link (peer 3, half rate)
+ * queues the ACKs of the next one (peer 4, 55 %), and only the slowest is
+ * named.
+ */
+START_TEST(test_straggler_table)
 {
-	struct path_history *h = history();
-	const double fan[4] = { 1, 1, 1, 1 }, r[4] = { 25e6, 25e6, 17.5e6, 25e6 };
+	static const struct {
+		double rate[4];
+		const char *named; /* NULL: nothing */
+	} cases[] = {
+		{ { 25e6, 25e6, 17.5e6, 25e6 }, NULL },
+		{ { 50e6, 50e6, 25e6, 27.5e6 }, "peer=198.18.0.3" },
+	};
+	const double fan[4] = { 1, 1, 1, 1 };
 	struct event_verdict out[4];
-	int64_t now = feed(h, 0, PATH_SAMPLES, r, fan);
 
-	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct path_history *h = history();
+		int64_t now = feed(h, 0, PATH_SAMPLES, cases[i].rate, fan);
+		size_t n = detect_path(h, &cfg, now, out, 4);
+
+		ck_assert_uint_eq(n, cases[i].named ? 1 : 0);
+		if (cases[i].named)
+			ck_assert_str_eq(out[0].subject, cases[i].named);
+	}
 }
 END_TEST
 
@@ -216,7 +234,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_incast_both_agree);
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);
-	tcase_add_test(tc, test_straggler_bound);
+	tcase_add_test(tc, test_straggler_table);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
