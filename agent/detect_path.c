@@ -109,7 +109,7 @@ static double path_share(const struct path_history *h, size_t i, int goodput, co
 	return mid > 0 ? window_quantile(w, 0, k, q) / mid : NAN;
 }
 
-size_t detect_path(const struct path_history *h, const struct path_config *cfg, int64_t now_ms,
+size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
 	/*
@@ -119,6 +119,7 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 	 */
 	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS];
 	struct event_verdict slowest = { 0 };
+	struct path_peer *slow = NULL;
 	size_t k = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
@@ -160,8 +161,10 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 		 * queue delays the ACKs of the next one too: only the slowest
 		 * ring peer is the straggler */
 		v = incast ? &out[k++] : &slowest;
-		if (!incast && v->kind == EVENT_STRAGGLER && bound / share <= v->score)
+		if (!incast && slow && bound / share <= v->score)
 			continue;
+		if (!incast)
+			slow = &h->peers[i];
 		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
@@ -172,7 +175,16 @@ size_t detect_path(const struct path_history *h, const struct path_config *cfg, 
 			incast ? "goodput_share" : "delivery_rate_share", share, mid, p->fanout,
 			m + 1);
 	}
-	if (slowest.kind == EVENT_STRAGGLER && k < max)
+	for (size_t i = 0; i < h->n; i++) {
+		struct path_peer *p = &h->peers[i];
+
+		if (p != slow)
+			p->slowest_ticks = 0;
+		else if (p->slowest_ms != now_ms)
+			p->slowest_ticks++;
+		p->slowest_ms = now_ms;
+	}
+	if (slow && slow->slowest_ticks >= PATH_STRAGGLER_TICKS && k < max)
 		out[k++] = slowest;
 	return k;
 }

@@ -30,6 +30,13 @@ struct path_input {
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
 #define PATH_SAMPLES WINDOW_SAMPLES
+/*
+ * Ticks in a row a ring peer must be the slowest under the bound before it is
+ * a straggler ("persistently slower", DESIGN.md): a congested moment, a
+ * receiver not scheduled, a link's burst after it recovered move the upper
+ * quartiles for a tick or two.
+ */
+#define PATH_STRAGGLER_TICKS 4
 #define PATH_PEERS 1024
 
 struct path_peer {
@@ -40,6 +47,8 @@ struct path_peer {
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
 	int64_t stalled_ms; /* last tick stalled */
+	unsigned slowest_ticks; /* consecutive ticks judged the ring's straggler */
+	int64_t slowest_ms; /* the last of them */
 };
 
 struct path_history {
@@ -75,14 +84,16 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    compressed), and goodput to one peer mixes all its senders;
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
- *    straggler_fraction of the median of the others' upper quartiles. Only
- *    the lowest such peer is named: a ring has one slowest link, and its
- *    queue holds the next link's ACKs, which slows that one too.
+ *    straggler_fraction of the median of the others' upper quartiles, and
+ *    it has been the lowest such peer for PATH_STRAGGLER_TICKS ticks. Only
+ *    the lowest is named: a ring has one slowest link, and its queue holds
+ *    the next link's ACKs, which slows that one too.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
- * Writes at most max verdicts to out; returns how many. Pure: no I/O.
+ * Writes at most max verdicts to out; returns how many. Pure (no I/O); it
+ * keeps the straggler's run of ticks in h, counting each tick (now_ms) once.
  */
-size_t detect_path(const struct path_history *h, const struct path_config *cfg, int64_t now_ms,
+size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
 		   struct event_verdict *out, size_t max);
 
 #endif

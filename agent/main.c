@@ -8,6 +8,7 @@
 #include "config.h"
 #include "doctor.h"
 #include "log.h"
+#include "replay.h"
 
 /* Exit statuses (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
 #define EXIT_USAGE 2
@@ -74,6 +75,7 @@ static const char main_usage[] =
 	"commands:\n"
 	"  agent     run the agent (collect, store, serve /metrics)\n"
 	"  doctor    tell which collectors work on this host, and why not\n"
+	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
 	"  version   print the version\n"
 	"\n"
 	"'fabmon COMMAND --help' describes each command.\n";
@@ -225,6 +227,8 @@ int main(int argc, char **argv)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 0);
 	if (strcmp(cmd, "doctor") == 0)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 1);
+	if (strcmp(cmd, "replay") == 0)
+		return replay_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
 			printf("usage: fabmon version\nPrints the version of fabmon.\n");

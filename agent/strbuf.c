@@ -93,6 +93,24 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
+void strbuf_addjson(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			strbuf_addch(sb, '\\');
+			strbuf_addch(sb, (char)c);
+		} else if (c < 0x20) {
+			strbuf_addf(sb, "\\u%04x", c);
+		} else {
+			strbuf_addch(sb, (char)c);
+		}
+	}
+	strbuf_addch(sb, '"');
+}
+
 char *strbuf_detach(struct strbuf *sb, size_t *ret_len)
 {
 	char *p = NULL;

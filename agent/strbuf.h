@@ -26,6 +26,9 @@ void strbuf_add(struct strbuf *sb, const char *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s as a JSON string: quoted, with '"', '\\' and control
+ * characters escaped (RFC 8259 7). Other bytes go as they are. */
+void strbuf_addjson(struct strbuf *sb, const char *s);
 /* Detaches the buffer (caller frees it); sb is left empty. NULL if failed. */
 char *strbuf_detach(struct strbuf *sb, size_t *ret_len);
 

@@ -11,7 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "fabmon.h"
+#include "account.h"
 
 /* include/uapi/linux/pkt_cls.h */
 #define TC_ACT_OK 0
@@ -31,15 +31,6 @@
 #define FM_NEXTHDR_DEST 60
 /* include/net/ipv6.h: frag_hdr.frag_off offset bits, host order */
 #define FM_IP6_OFFSET 0xfff8
-/* RFC 9293 3.1: the flags are byte 13 of the TCP header */
-#define FM_TCP_FLAGS_OFF 13
-#define FM_TCP_FIN 0x01
-#define FM_TCP_SYN 0x02
-#define FM_TCP_RST 0x04
-/* RFC 3168 5: the low two bits of TOS / traffic class; 01 and 10 are ECT, 11 is CE */
-#define FM_ECN_MASK 0x3
-#define FM_ECN_CE 0x3
-
 /* 802.1ad outer + 802.1Q inner is as deep as data-centre tagging goes. */
 #define FM_VLAN_MAX 2
 /* RFC 8200 4.1 orders hop-by-hop, destination, routing, fragment: four to skip. */
@@ -277,81 +268,7 @@ static __always_inline void fm_flow_count(const struct fm_flow_key *key, const s
 			ifv->flow_update_failed++;
 		return;
 	}
-	/* An LRU value is shared by every CPU that sees the flow. */
-	__sync_fetch_and_add(&v->bytes, len);
-	__sync_fetch_and_add(&v->packets, 1);
-	if (pkt->ecn == FM_ECN_CE)
-		__sync_fetch_and_add(&v->ce, 1);
-	else if (pkt->ecn)
-		__sync_fetch_and_add(&v->ect, 1);
-	if (pkt->tcp_flags & FM_TCP_SYN)
-		__sync_fetch_and_add(&v->syn, 1);
-	if (pkt->tcp_flags & FM_TCP_FIN)
-		__sync_fetch_and_add(&v->fin, 1);
-	if (pkt->tcp_flags & FM_TCP_RST)
-		__sync_fetch_and_add(&v->rst, 1);
-	v->last_ns = now;
-}
-
-/* Counts the AETH syndrome at p (IBTA 9.3.5, table 44). Returns -1 if cut short. */
-static __always_inline int fm_roce_aeth(const __u8 *p, const __u8 *end, struct fm_qp_val *v)
-{
-	__u8 syndrome;
-
-	if (p + ROCE_AETH_LEN > end)
-		return -1;
-	syndrome = p[0];
-	switch (syndrome >> 5) {
-	case ROCE_AETH_ACK:
-		__sync_fetch_and_add(&v->acks, 1);
-		break;
-	case ROCE_AETH_RNR_NAK:
-		__sync_fetch_and_add(&v->nak_rnr, 1);
-		break;
-	case ROCE_AETH_NAK:
-		if ((syndrome & 0x1f) == ROCE_NAK_PSN_SEQUENCE)
-			__sync_fetch_and_add(&v->nak_psn, 1);
-		else
-			__sync_fetch_and_add(&v->nak_other, 1);
-		break;
-	}
-	return 0;
-}
-
-/*
- * Places a request's PSN against the last one. Unlike the counters this is
- * not atomic: two CPUs could interleave their read and write of last_psn.
- * That is accepted: one QP's packets normally land on one CPU (RSS hashes the
- * UDP source port, which RoCEv2 senders pick per QP, to one RX queue; a QP's
- * sends leave from one context), and a lost race costs a miscount, never a
- * packet.
- */
-static __always_inline void fm_roce_psn(struct fm_qp_val *v, __u32 psn)
-{
-	__u32 missing;
-
-	if (!v->psn_valid) {
-		v->last_psn = psn;
-		v->psn_valid = 1;
-		return;
-	}
-	switch (roce_psn_order(v->last_psn, psn, &missing)) {
-	case ROCE_PSN_NEXT:
-		v->last_psn = psn;
-		break;
-	case ROCE_PSN_GAP:
-		__sync_fetch_and_add(&v->psn_gaps, 1);
-		__sync_fetch_and_add(&v->psn_missing, missing);
-		v->last_psn = psn;
-		break;
-	case ROCE_PSN_DUP:
-		__sync_fetch_and_add(&v->psn_dups, 1);
-		break;
-	case ROCE_PSN_BEHIND:
-		/* a retransmission or reordering must not move the sequence back */
-		__sync_fetch_and_add(&v->psn_behind, 1);
-		break;
-	}
+	fm_flow_add(v, pkt->ecn, pkt->tcp_flags, len, now);
 }
 
 /* Counts the RoCEv2 packet whose BTH starts at p, in the UDP flow fk. */
@@ -366,7 +283,6 @@ static __always_inline void fm_roce_count(const __u8 *p, const __u8 *end,
 	};
 	struct roce_bth bth;
 	struct fm_qp_val *v;
-	enum roce_class c;
 	int created;
 
 	if (roce_parse_bth(p, end, &bth) < 0) {
@@ -387,17 +303,14 @@ static __always_inline void fm_roce_count(const __u8 *p, const __u8 *end,
 			ifv->qp_update_failed++;
 		return;
 	}
-	c = roce_classify(bth.opcode);
-	__sync_fetch_and_add(&v->bytes, len);
-	__sync_fetch_and_add(&v->packets, 1);
-	__sync_fetch_and_add(&v->by_class[c], 1);
-	if (pkt->ecn == FM_ECN_CE)
-		__sync_fetch_and_add(&v->ce, 1);
-	if (roce_has_aeth(bth.opcode) && fm_roce_aeth(p + ROCE_BTH_LEN, end, v) < 0 && ifv)
+	fm_qp_add(v, &bth, pkt->ecn, len, now);
+	if (!roce_has_aeth(bth.opcode))
+		return;
+	/* IBTA 9.3.5: the syndrome is the AETH's first byte */
+	if (p + ROCE_BTH_LEN + ROCE_AETH_LEN <= end)
+		fm_qp_aeth(v, p[ROCE_BTH_LEN]);
+	else if (ifv)
 		ifv->roce_unparsed++;
-	if (roce_is_request(c))
-		fm_roce_psn(v, bth.psn);
-	v->last_ns = now;
 }
 
 /*

@@ -25,6 +25,7 @@
 #include "bpf_drop_reasons.h"
 #include "bpf_peers.h"
 #include "bpf_tc.h"
+#include "flow_series.h"
 #include "collector.h"
 #include "flow.skel.h"
 #include "kmap.h"
@@ -42,8 +43,6 @@ enum bpf_probe {
 static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "tcp_probe",
 						      "tcp_state", "kfree_skb" };
 
-/* Counters tracked per flow and per QP, in the order the emit tables use. */
-enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
 enum {
 	TCP_ACKS,
 	TCP_RETRANSMITS,
@@ -60,31 +59,6 @@ enum {
  * waits between collectives, was measured on data, not on small replies. */
 #define TCP_BULK_IN_FLIGHT 4096
 #define TCP_BULK_ACKED 65536
-enum {
-	QP_BYTES,
-	QP_PACKETS,
-	QP_CLASS0, /* ROCE_CLASS_COUNT counters from here */
-	QP_ACKS = QP_CLASS0 + ROCE_CLASS_COUNT,
-	QP_NAK_PSN,
-	QP_NAK_RNR,
-	QP_NAK_OTHER,
-	QP_GAPS,
-	QP_MISSING,
-	QP_DUPS,
-	QP_BEHIND,
-	QP_CE,
-	QP_N
-};
-
-/* The tick that last saw a map entry, and its counters then (as many as the
- * map's kmap value holds). */
-struct entry_last {
-	uint64_t tick;
-	uint64_t c[];
-};
-
-#define ENTRY_LAST_SIZE(n) (sizeof(struct entry_last) + (n) * sizeof(uint64_t))
-
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
@@ -137,11 +111,12 @@ struct bpf_state {
 	uint64_t flows_new; /* sum of fm_ifstats flows_new: entries the probe made */
 	uint64_t evicted; /* monotonic: entries the kernel's LRU pushed out */
 	struct map_reader flows, qps, tcpm, ifstats, dropm;
-	struct kmap *flow_last, *qp_last, *tcp_last;
+	struct flow_series *series; /* the tc probe's flows and QPs */
+	struct kmap *tcp_last;
 	struct kmap *tcp_gauges; /* peer_id -> tcp_gauges, this tick */
 	struct kmap *tcp_pairs; /* tcp_pair -> unused: who delivered to whom this tick */
 	struct kmap *tcp_fanout; /* tcp_sender -> unsigned: peers it delivered to this tick */
-	struct peer_table *flow_peers, *qp_peers, *tcp_peers;
+	struct peer_table *tcp_peers;
 };
 
 static int64_t mono_ns(void)
@@ -247,103 +222,17 @@ static void map_reader_delete(struct map_reader *r, const void *key)
 		r->deleted++;
 }
 
-/*
- * Turns an entry's current counters into deltas against what the collector
- * saw last tick, and remembers them. A counter below its last value means the
- * entry was deleted and made anew in between: it counts from zero.
- */
-static void entry_deltas(struct kmap *last, const void *key, const uint64_t *cur, unsigned n,
-			 uint64_t tick, uint64_t *ret_deltas)
-{
-	int created;
-	struct entry_last *l = kmap_put(last, key, &created);
-
-	for (unsigned i = 0; i < n; i++)
-		ret_deltas[i] = !l || created || cur[i] < l->c[i] ? cur[i] : cur[i] - l->c[i];
-	if (!l)
-		return;
-	memcpy(l->c, cur, n * sizeof(*cur));
-	l->tick = tick;
-}
-
-static int seen_this_tick(const void *key, void *val, void *arg)
-{
-	(void)key;
-	return ((struct entry_last *)val)->tick == *(const uint64_t *)arg;
-}
-
-static void peer_of(struct peer_id *id, uint32_t ifindex, uint8_t dir, uint8_t family,
-		    const uint8_t *saddr, const uint8_t *daddr)
-{
-	memset(id, 0, sizeof(*id));
-	id->ifindex = ifindex;
-	id->dir = dir;
-	id->family = family;
-	/* the peer is the far end: the source of what arrives, the
-	 * destination of what leaves */
-	memcpy(id->addr, dir == FM_DIR_INGRESS ? saddr : daddr, sizeof(id->addr));
-}
-
-/* Reads one map entry: its counters, its peer, when it last saw a packet. */
-typedef void (*entry_extract_fn)(const void *key, const void *val, uint64_t *ret_counters,
-				 struct peer_id *ret_peer, uint64_t *ret_last_ns);
-
-static void flow_extract(const void *key, const void *val, uint64_t *c, struct peer_id *id,
-			 uint64_t *last_ns)
-{
-	const struct fm_flow_key *k = key;
-	const struct fm_flow_val *v = val;
-
-	c[FLOW_BYTES] = v->bytes;
-	c[FLOW_PACKETS] = v->packets;
-	c[FLOW_ECT] = v->ect;
-	c[FLOW_CE] = v->ce;
-	c[FLOW_SYN] = v->syn;
-	c[FLOW_FIN] = v->fin;
-	c[FLOW_RST] = v->rst;
-	peer_of(id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
-	*last_ns = v->last_ns;
-}
-
-static void qp_extract(const void *key, const void *val, uint64_t *c, struct peer_id *id,
-		       uint64_t *last_ns)
-{
-	const struct fm_qp_key *k = key;
-	const struct fm_qp_val *v = val;
-
-	c[QP_BYTES] = v->bytes;
-	c[QP_PACKETS] = v->packets;
-	for (unsigned i = 0; i < ROCE_CLASS_COUNT; i++)
-		c[QP_CLASS0 + i] = v->by_class[i];
-	c[QP_ACKS] = v->acks;
-	c[QP_NAK_PSN] = v->nak_psn;
-	c[QP_NAK_RNR] = v->nak_rnr;
-	c[QP_NAK_OTHER] = v->nak_other;
-	c[QP_GAPS] = v->psn_gaps;
-	c[QP_MISSING] = v->psn_missing;
-	c[QP_DUPS] = v->psn_dups;
-	c[QP_BEHIND] = v->psn_behind;
-	c[QP_CE] = v->ce;
-	peer_of(id, k->ifindex, k->dir, k->family, k->saddr, k->daddr);
-	*last_ns = v->last_ns;
-}
-
 /* Adds every entry's new counts to its peer and deletes idle entries. */
-static void sample_entries(struct bpf_state *st, struct map_reader *r, struct kmap *last,
-			   struct peer_table *peers, unsigned n, entry_extract_fn extract,
+/* Adds every entry of a flow or QP map to the series, and deletes idle ones. */
+static void sample_entries(struct bpf_state *st, struct map_reader *r,
+			   uint64_t (*add)(struct flow_series *fs, const void *key, const void *val,
+					   int64_t now_ms),
 			   int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
-	for (unsigned i = 0; i < r->count; i++) {
-		uint64_t cur[QP_N], d[QP_N], last_ns;
-		struct peer_id id;
-
-		extract(map_key(r, i), map_val(r, i), cur, &id, &last_ns);
-		entry_deltas(last, map_key(r, i), cur, n, st->tick, d);
-		peer_table_add(peers, &id, d, now_ms);
-		if (now_ns - (int64_t)last_ns > idle_ns)
+	for (unsigned i = 0; i < r->count; i++)
+		if (now_ns - (int64_t)add(st->series, map_key(r, i), map_val(r, i), now_ms) >
+		    idle_ns)
 			map_reader_delete(r, map_key(r, i));
-	}
-	kmap_sweep(last, seen_this_tick, &st->tick);
 }
 
 /* Notes that the connection k delivered data to its peer this tick. */
@@ -375,7 +264,7 @@ static int tcp_pair_fanout(const void *key, void *val, void *arg)
 	struct peer_id id;
 
 	(void)val;
-	peer_of(&id, 0, FM_DIR_EGRESS, pair->from.family, pair->from.addr, pair->to);
+	peer_id_of(&id, 0, FM_DIR_EGRESS, pair->from.family, pair->from.addr, pair->to);
 	g = kmap_get(st->tcp_gauges, &id);
 	if (g && peers && *peers > g->fanout)
 		g->fanout = *peers;
@@ -403,7 +292,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		memcpy(&cur[TCP_XFER_B0], v->xfer_hist, sizeof(v->xfer_hist));
 		entry_deltas(st->tcp_last, k, cur, TCP_N, st->tick, d);
 		/* tracepoints know no interface: one row per peer */
-		peer_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
+		peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
 		peer_table_add(st->tcp_peers, &id, d, now_ms);
 		/* closed (its last deltas are counted now) or idle: gone */
 		if (v->closed || now_ns - (int64_t)v->last_ns > idle_ns) {
@@ -441,7 +330,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			/* the same wait, seen from the sender: where the sender is
 			 * a peer too (a rank in another namespace), its stall says
 			 * it is blocked, which tells victims from culprits */
-			peer_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
+			peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
 			from = kmap_put(st->tcp_gauges, &id, NULL);
 			if (from && waited > from->sender_stall_max_s)
 				from->sender_stall_max_s = waited;
@@ -449,70 +338,6 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
 }
-
-/* One counter of a per-peer set, with an optional label that tells it apart
- * within its family (class="send", kind="rnr"). */
-struct peer_metric {
-	unsigned counter;
-	const char *name;
-	const char *help;
-	const char *label, *value;
-};
-
-#define FLOW_HELP_TAIL " Per peer (remote address) on an interface, from the tc probe."
-static const struct peer_metric flow_metrics[] = {
-	{ FLOW_BYTES, "fabmon_flow_bytes_total", "Bytes to or from the peer." FLOW_HELP_TAIL, NULL,
-	  NULL },
-	{ FLOW_PACKETS, "fabmon_flow_packets_total", "Packets to or from the peer." FLOW_HELP_TAIL,
-	  NULL, NULL },
-	{ FLOW_ECT, "fabmon_flow_ecn_capable_packets_total",
-	  "Packets marked ECN-capable, ECT(0) or ECT(1) (RFC 3168)." FLOW_HELP_TAIL, NULL, NULL },
-	{ FLOW_CE, "fabmon_flow_ecn_ce_packets_total",
-	  "Packets marked ECN Congestion Experienced." FLOW_HELP_TAIL, NULL, NULL },
-	{ FLOW_SYN, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
-	  "flag", "syn" },
-	{ FLOW_FIN, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
-	  "flag", "fin" },
-	{ FLOW_RST, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
-	  "flag", "rst" },
-};
-
-#define ROCE_HELP_TAIL " RoCEv2 per peer on an interface, from the tc probe's BTH parse."
-#define ROCE_CLASS_METRIC(c, v)                                                                    \
-	{                                                                                          \
-		QP_CLASS0 + (c), "fabmon_roce_packets_total",                                      \
-			"RoCEv2 packets by operation class." ROCE_HELP_TAIL, "class", v            \
-	}
-static const struct peer_metric qp_metrics[] = {
-	{ QP_BYTES, "fabmon_roce_bytes_total", "RoCEv2 bytes." ROCE_HELP_TAIL, NULL, NULL },
-	ROCE_CLASS_METRIC(ROCE_CLASS_SEND, "send"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_WRITE, "write"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_READ_REQUEST, "read_request"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_READ_RESPONSE, "read_response"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_ACK, "ack"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_ATOMIC, "atomic"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_CNP, "cnp"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_UD_SEND, "ud_send"),
-	ROCE_CLASS_METRIC(ROCE_CLASS_OTHER, "other"),
-	{ QP_ACKS, "fabmon_roce_acks_total", "AETH ACKs." ROCE_HELP_TAIL, NULL, NULL },
-	{ QP_NAK_PSN, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
-	  "psn_sequence" },
-	{ QP_NAK_RNR, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
-	  "rnr" },
-	{ QP_NAK_OTHER, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
-	  "other" },
-	{ QP_GAPS, "fabmon_roce_psn_gaps_total",
-	  "Requests whose PSN skipped ahead of the last one plus one." ROCE_HELP_TAIL, NULL, NULL },
-	{ QP_MISSING, "fabmon_roce_psn_missing_total",
-	  "PSNs skipped over by those gaps." ROCE_HELP_TAIL, NULL, NULL },
-	{ QP_DUPS, "fabmon_roce_psn_duplicates_total",
-	  "Requests that repeated the last PSN." ROCE_HELP_TAIL, NULL, NULL },
-	{ QP_BEHIND, "fabmon_roce_psn_behind_total",
-	  "Requests with a PSN behind the last one (late or retransmitted)." ROCE_HELP_TAIL, NULL,
-	  NULL },
-	{ QP_CE, "fabmon_roce_ecn_ce_packets_total",
-	  "RoCEv2 packets marked ECN Congestion Experienced." ROCE_HELP_TAIL, NULL, NULL },
-};
 
 static const struct peer_metric tcp_metrics[] = {
 	{ TCP_ACKS, "fabmon_tcp_acks_total",
@@ -534,19 +359,7 @@ static const struct peer_metric tcp_metrics[] = {
 struct emit_ctx {
 	struct bpf_state *st;
 	struct sample_sink *out;
-	const struct peer_metric *metrics;
-	size_t nmetrics;
-	int with_interface; /* flow and RoCE rows have interface and direction */
 };
-
-static void peer_label(const struct peer_id *id, int other, char *buf, size_t len)
-{
-	if (other)
-		snprintf(buf, len, "other");
-	else if (!inet_ntop(id->family == FM_FAMILY_IPV4 ? AF_INET : AF_INET6, id->addr, buf,
-			    (socklen_t)len))
-		snprintf(buf, len, "unknown");
-}
 
 _Static_assert(TCP_N <= PEER_COUNTERS_MAX, "TCP counters exceed a peer's");
 
@@ -592,31 +405,16 @@ static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)
 {
 	const struct emit_ctx *ctx = arg;
-	char peer[INET6_ADDRSTRLEN], ifname[IF_NAMESIZE];
-	struct label l[5];
-	size_t n = 0;
+	char peer[INET6_ADDRSTRLEN];
+	/* tracepoints know no interface: peer and source */
+	struct label l[3] = { { "peer", peer }, { "source", "bpf" } };
+	size_t n = 2;
 
-	peer_label(id, other, peer, sizeof(peer));
-	if (ctx->with_interface) {
-		if (!if_indextoname(id->ifindex, ifname))
-			return; /* the interface is gone: its series expire */
-		l[n++] = (struct label){ "interface", ifname };
-		l[n++] = (struct label){ "direction", id->dir == FM_DIR_INGRESS ? "rx" : "tx" };
-	}
-	l[n++] = (struct label){ "peer", peer };
-	l[n++] = (struct label){ "source", "bpf" };
-	for (size_t i = 0; i < ctx->nmetrics; i++) {
-		const struct peer_metric *m = &ctx->metrics[i];
-		const struct metric_desc d = { .name = m->name,
-					       .help = m->help,
-					       .type = METRIC_COUNTER };
-
-		l[n] = (struct label){ m->label, m->value };
-		(void)sample_counter(ctx->out, &d, l, m->label ? n + 1 : n, totals[m->counter]);
-	}
-	if (!ctx->with_interface)
-		emit_transfers(ctx->out, l, n, totals);
-	if (!ctx->with_interface && !other) {
+	peer_id_label(id, other, peer, sizeof(peer));
+	peer_metrics_emit(ctx->out, tcp_metrics, sizeof(tcp_metrics) / sizeof(tcp_metrics[0]), l, n,
+			  totals);
+	emit_transfers(ctx->out, l, n, totals);
+	if (!other) {
 		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id);
 		static const struct metric_desc srtt = {
 			.name = "fabmon_tcp_srtt_seconds",
@@ -685,12 +483,11 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 	}
 }
 
-static void emit_peers(struct bpf_state *st, struct sample_sink *out, struct peer_table *pt,
-		       const struct peer_metric *metrics, size_t n, int with_interface)
+static void emit_tcp_peers(struct bpf_state *st, struct sample_sink *out)
 {
-	struct emit_ctx ctx = { st, out, metrics, n, with_interface };
+	struct emit_ctx ctx = { st, out };
 
-	peer_table_foreach(pt, emit_peer, &ctx);
+	peer_table_foreach(st->tcp_peers, emit_peer, &ctx);
 }
 
 static const struct {
@@ -860,14 +657,11 @@ static void bpf_fini(void *state)
 	map_reader_release(&st->tcpm);
 	map_reader_release(&st->ifstats);
 	map_reader_release(&st->dropm);
-	kmap_free(st->flow_last);
-	kmap_free(st->qp_last);
+	flow_series_free(st->series);
 	kmap_free(st->tcp_last);
 	kmap_free(st->tcp_gauges);
 	kmap_free(st->tcp_pairs);
 	kmap_free(st->tcp_fanout);
-	peer_table_free(st->flow_peers);
-	peer_table_free(st->qp_peers);
 	peer_table_free(st->tcp_peers);
 	free(st);
 }
@@ -1045,20 +839,16 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 	st->ncpus = libbpf_num_possible_cpus();
 	if (st->ncpus <= 0)
 		goto fail;
-	st->flow_last =
-		kmap_new(sizeof(struct fm_flow_key), ENTRY_LAST_SIZE(FLOW_N), env->bpf_max_flows);
-	st->qp_last = kmap_new(sizeof(struct fm_qp_key), ENTRY_LAST_SIZE(QP_N), env->bpf_max_flows);
+	st->series = flow_series_new(env->bpf_max_flows, env->bpf_top_peers);
 	st->tcp_last =
 		kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_N), env->bpf_max_flows);
 	st->tcp_gauges =
 		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
 	st->tcp_pairs = kmap_new(sizeof(struct tcp_pair), 1, env->bpf_max_flows);
 	st->tcp_fanout = kmap_new(sizeof(struct tcp_sender), sizeof(unsigned), env->bpf_max_flows);
-	st->flow_peers = peer_table_new(FLOW_N, env->bpf_top_peers);
-	st->qp_peers = peer_table_new(QP_N, env->bpf_top_peers);
 	st->tcp_peers = peer_table_new(TCP_N, env->bpf_top_peers);
-	if (!st->flow_last || !st->qp_last || !st->tcp_last || !st->tcp_gauges || !st->tcp_pairs ||
-	    !st->tcp_fanout || !st->flow_peers || !st->qp_peers || !st->tcp_peers)
+	if (!st->series || !st->tcp_last || !st->tcp_gauges || !st->tcp_pairs || !st->tcp_fanout ||
+	    !st->tcp_peers)
 		goto fail;
 	rf = load_flow(st, env, why, why_len);
 	st->up[PROBE_TC] = rf >= 0;
@@ -1127,16 +917,10 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 		if (r < 0)
 			return r;
 		emit_ifstats(st, out);
-		sample_entries(st, &st->flows, st->flow_last, st->flow_peers, FLOW_N, flow_extract,
-			       now_ns, idle_ns, now_ms);
-		sample_entries(st, &st->qps, st->qp_last, st->qp_peers, QP_N, qp_extract, now_ns,
-			       idle_ns, now_ms);
-		peer_table_end_tick(st->flow_peers, now_ms, env->bpf_flow_idle_ms);
-		peer_table_end_tick(st->qp_peers, now_ms, env->bpf_flow_idle_ms);
-		emit_peers(st, out, st->flow_peers, flow_metrics,
-			   sizeof(flow_metrics) / sizeof(flow_metrics[0]), 1);
-		emit_peers(st, out, st->qp_peers, qp_metrics,
-			   sizeof(qp_metrics) / sizeof(qp_metrics[0]), 1);
+		sample_entries(st, &st->flows, flow_series_add_flow, now_ns, idle_ns, now_ms);
+		sample_entries(st, &st->qps, flow_series_add_qp, now_ns, idle_ns, now_ms);
+		flow_series_end_tick(st->series, now_ms, env->bpf_flow_idle_ms);
+		flow_series_emit(st->series, out, "bpf", 1);
 	}
 	if (st->tcp) {
 		r = map_reader_read(&st->tcpm);
@@ -1145,10 +929,9 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 		if (r < 0)
 			return r;
 		sample_tcp(st, now_ns, idle_ns, now_ms);
-		kmap_sweep(st->tcp_last, seen_this_tick, &st->tick);
+		entry_forget_unseen(st->tcp_last, st->tick);
 		peer_table_end_tick(st->tcp_peers, now_ms, env->bpf_flow_idle_ms);
-		emit_peers(st, out, st->tcp_peers, tcp_metrics,
-			   sizeof(tcp_metrics) / sizeof(tcp_metrics[0]), 0);
+		emit_tcp_peers(st, out);
 		emit_drops(st, out);
 	}
 	emit_maps(st, out);

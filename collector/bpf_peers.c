@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bpf/fabmon.h"
 #include "bpf_peers.h"
+#include "collector.h"
 #include "kmap.h"
 
 /* Distinct interface/direction pairs with an "other" row, and peers without a
@@ -196,4 +200,62 @@ void peer_table_foreach(struct peer_table *pt,
 	kmap_sweep(pt->named, each, &ctx);
 	ctx.other = 1;
 	kmap_sweep(pt->others, each, &ctx);
+}
+
+void peer_id_of(struct peer_id *id, uint32_t ifindex, uint8_t dir, uint8_t family,
+		const uint8_t *saddr, const uint8_t *daddr)
+{
+	memset(id, 0, sizeof(*id));
+	id->ifindex = ifindex;
+	id->dir = dir;
+	id->family = family;
+	memcpy(id->addr, dir == FM_DIR_INGRESS ? saddr : daddr, sizeof(id->addr));
+}
+
+void peer_id_label(const struct peer_id *id, int other, char *buf, size_t len)
+{
+	if (other)
+		snprintf(buf, len, "other");
+	else if (!inet_ntop(id->family == FM_FAMILY_IPV4 ? AF_INET : AF_INET6, id->addr, buf,
+			    (socklen_t)len))
+		snprintf(buf, len, "unknown");
+}
+
+void peer_metrics_emit(struct sample_sink *out, const struct peer_metric *metrics, size_t n,
+		       struct label *l, size_t nl, const uint64_t *totals)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct peer_metric *m = &metrics[i];
+		const struct metric_desc d = { .name = m->name,
+					       .help = m->help,
+					       .type = METRIC_COUNTER };
+
+		l[nl] = (struct label){ m->label, m->value };
+		(void)sample_counter(out, &d, l, m->label ? nl + 1 : nl, totals[m->counter]);
+	}
+}
+
+void entry_deltas(struct kmap *last, const void *key, const uint64_t *cur, unsigned n,
+		  uint64_t tick, uint64_t *ret_deltas)
+{
+	int created;
+	struct entry_last *l = kmap_put(last, key, &created);
+
+	for (unsigned i = 0; i < n; i++)
+		ret_deltas[i] = !l || created || cur[i] < l->c[i] ? cur[i] : cur[i] - l->c[i];
+	if (!l)
+		return;
+	memcpy(l->c, cur, n * sizeof(*cur));
+	l->tick = tick;
+}
+
+static int entry_seen(const void *key, void *val, void *arg)
+{
+	(void)key;
+	return ((struct entry_last *)val)->tick == *(const uint64_t *)arg;
+}
+
+void entry_forget_unseen(struct kmap *last, uint64_t tick)
+{
+	kmap_sweep(last, entry_seen, &tick);
 }

@@ -2,6 +2,7 @@
 #ifndef FABMON_BPF_PEERS_H
 #define FABMON_BPF_PEERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -21,6 +22,57 @@ struct peer_id {
 };
 
 #define PEER_COUNTERS_MAX 24
+
+/* The peer of a packet or connection between saddr and daddr seen in
+ * direction dir on interface ifindex: the far end, the source of what
+ * arrives and the destination of what leaves. */
+void peer_id_of(struct peer_id *id, uint32_t ifindex, uint8_t dir, uint8_t family,
+		const uint8_t *saddr, const uint8_t *daddr);
+
+/* The peer label's value: the address, or "other". */
+void peer_id_label(const struct peer_id *id, int other, char *buf, size_t len);
+
+/* One counter of a per-peer set, with an optional label that tells it apart
+ * within its family (class="send", kind="rnr"). */
+struct peer_metric {
+	unsigned counter; /* index into the peer's totals */
+	const char *name;
+	const char *help;
+	const char *label, *value;
+};
+
+struct sample_sink;
+struct label;
+
+/* Emits metrics[0..n) of totals as counters with labels l[0..nl); l has room
+ * for one more label after nl. */
+void peer_metrics_emit(struct sample_sink *out, const struct peer_metric *metrics, size_t n,
+		       struct label *l, size_t nl, const uint64_t *totals);
+
+/*
+ * A map entry's (a flow's, a QP's, a connection's) counters when last read,
+ * and the tick that read them, in a kmap keyed as the map is; the value
+ * holds ENTRY_LAST_SIZE(n) bytes for n counters.
+ */
+struct entry_last {
+	uint64_t tick;
+	uint64_t c[];
+};
+
+#define ENTRY_LAST_SIZE(n) (sizeof(struct entry_last) + (n) * sizeof(uint64_t))
+
+struct kmap;
+
+/*
+ * Turns an entry's current counters cur[0..n) into deltas against what was
+ * read last, and remembers them with tick. A counter below its last value
+ * means the entry was deleted and made anew in between: it counts from zero.
+ */
+void entry_deltas(struct kmap *last, const void *key, const uint64_t *cur, unsigned n,
+		  uint64_t tick, uint64_t *ret_deltas);
+
+/* Forgets the entries that tick did not read. */
+void entry_forget_unseen(struct kmap *last, uint64_t tick);
 
 struct peer_table;
 

@@ -14,12 +14,13 @@ static const char *const peers[] = { "198.18.0.1", "198.18.0.2", "198.18.0.3", "
 /*
  * Feeds ticks 100 ms apart from start_ms: peer i delivers rate[i] (0: not
  * this tick; < 0: stalled), as delivery rate and transfer goodput alike,
- * with fan-out fanout[i]. Returns the time of the
- * last tick.
+ * with fan-out fanout[i], and judges each tick as the agent does. Returns
+ * the time of the last tick.
  */
 static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, const double *rate,
 		    const double *fanout)
 {
+	struct event_verdict verdicts[4];
 	struct path_input in[4];
 	int64_t now = start_ms;
 
@@ -28,6 +29,7 @@ static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, co
 			in[i] = (struct path_input){ peers[i], rate[i], fanout[i],
 						     rate[i] > 0 ? rate[i] : 0, rate[i] < 0 };
 		path_history_update(h, in, 4, cfg.window_ms, now);
+		(void)detect_path(h, &cfg, now, verdicts, 4);
 	}
 	return now - 100;
 }
@@ -98,13 +100,14 @@ START_TEST(test_incast_clean_spread)
 END_TEST
 
 /* Ring: each sender sends to one peer. A link at half rate is a straggler
- * once it has a full set of samples; one sample short, it is not judged. */
+ * once it has a full set of samples and has been the slowest for
+ * PATH_STRAGGLER_TICKS ticks; a tick short, it is not. */
 START_TEST(test_straggler)
 {
 	struct path_history *h = history();
 	const double fan[4] = { 1, 1, 1, 1 }, half[4] = { 25e6, 24e6, 12e6, 26e6 };
 	struct event_verdict out[4];
-	int64_t now = feed(h, 0, PATH_SAMPLES - 1, half, fan);
+	int64_t now = feed(h, 0, PATH_SAMPLES + PATH_STRAGGLER_TICKS - 2, half, fan);
 
 	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
 	now = feed(h, now + 100, 1, half, fan);
@@ -135,7 +138,8 @@ START_TEST(test_straggler_table)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct path_history *h = history();
-		int64_t now = feed(h, 0, PATH_SAMPLES, cases[i].rate, fan);
+		int64_t now =
+			feed(h, 0, PATH_SAMPLES + PATH_STRAGGLER_TICKS - 1, cases[i].rate, fan);
 		size_t n = detect_path(h, &cfg, now, out, 4);
 
 		ck_assert_uint_eq(n, cases[i].named ? 1 : 0);

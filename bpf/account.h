@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_ACCOUNT_H
+#define FABMON_ACCOUNT_H
+
+/*
+ * How one packet changes its flow's and its queue pair's counts, shared by
+ * the tc probe (bpf/flow.bpf.c) and the libpcap path (collector/capture.c)
+ * so that a capture file and the kernel count the same traffic the same way.
+ *
+ * In the probe a flow or QP value lives in an LRU map that every CPU updates,
+ * so counters are added atomically; user space has one thread per table and
+ * adds plainly.
+ */
+
+#include "fabmon.h"
+
+#ifdef __bpf__
+#define FM_ADD(p, n) __sync_fetch_and_add((p), (n))
+#else
+#define FM_ADD(p, n) (*(p) += (n))
+#endif
+
+/* RFC 9293 3.1: the flags are byte 13 of the TCP header */
+#define FM_TCP_FLAGS_OFF 13
+#define FM_TCP_FIN 0x01
+#define FM_TCP_SYN 0x02
+#define FM_TCP_RST 0x04
+/* RFC 3168 5: the low two bits of TOS / traffic class; 01 and 10 are ECT, 11 is CE */
+#define FM_ECN_MASK 0x3
+#define FM_ECN_CE 0x3
+
+/* Counts one packet of len bytes with ECN bits ecn and TCP flags tcp_flags
+ * (0 for UDP) seen at now. */
+static inline __attribute__((always_inline)) void fm_flow_add(struct fm_flow_val *v, __u8 ecn,
+							      __u8 tcp_flags, __u32 len, __u64 now)
+{
+	FM_ADD(&v->bytes, len);
+	FM_ADD(&v->packets, 1);
+	if (ecn == FM_ECN_CE)
+		FM_ADD(&v->ce, 1);
+	else if (ecn)
+		FM_ADD(&v->ect, 1);
+	if (tcp_flags & FM_TCP_SYN)
+		FM_ADD(&v->syn, 1);
+	if (tcp_flags & FM_TCP_FIN)
+		FM_ADD(&v->fin, 1);
+	if (tcp_flags & FM_TCP_RST)
+		FM_ADD(&v->rst, 1);
+	v->last_ns = now;
+}
+
+/* Counts an AETH syndrome (IBTA 9.3.5, table 44). */
+static inline __attribute__((always_inline)) void fm_qp_aeth(struct fm_qp_val *v, __u8 syndrome)
+{
+	switch (syndrome >> 5) {
+	case ROCE_AETH_ACK:
+		FM_ADD(&v->acks, 1);
+		break;
+	case ROCE_AETH_RNR_NAK:
+		FM_ADD(&v->nak_rnr, 1);
+		break;
+	case ROCE_AETH_NAK:
+		if ((syndrome & 0x1f) == ROCE_NAK_PSN_SEQUENCE)
+			FM_ADD(&v->nak_psn, 1);
+		else
+			FM_ADD(&v->nak_other, 1);
+		break;
+	}
+}
+
+/*
+ * Places a request's PSN against the last one. Unlike the counters this is
+ * not atomic in the probe: two CPUs could interleave their read and write of
+ * last_psn. That is accepted: one QP's packets normally land on one CPU (RSS
+ * hashes the UDP source port, which RoCEv2 senders pick per QP, to one RX
+ * queue; a QP's sends leave from one context), and a lost race costs a
+ * miscount, never a packet.
+ */
+static inline __attribute__((always_inline)) void fm_qp_psn(struct fm_qp_val *v, __u32 psn)
+{
+	__u32 missing;
+
+	if (!v->psn_valid) {
+		v->last_psn = psn;
+		v->psn_valid = 1;
+		return;
+	}
+	switch (roce_psn_order(v->last_psn, psn, &missing)) {
+	case ROCE_PSN_NEXT:
+		v->last_psn = psn;
+		break;
+	case ROCE_PSN_GAP:
+		FM_ADD(&v->psn_gaps, 1);
+		FM_ADD(&v->psn_missing, missing);
+		v->last_psn = psn;
+		break;
+	case ROCE_PSN_DUP:
+		FM_ADD(&v->psn_dups, 1);
+		break;
+	case ROCE_PSN_BEHIND:
+		/* a retransmission or reordering must not move the sequence back */
+		FM_ADD(&v->psn_behind, 1);
+		break;
+	}
+}
+
+/* Counts one RoCEv2 packet of len bytes with BTH bth, seen at now; the AETH
+ * syndrome is counted apart (fm_qp_aeth), once it has been read. */
+static inline __attribute__((always_inline)) void
+fm_qp_add(struct fm_qp_val *v, const struct roce_bth *bth, __u8 ecn, __u32 len, __u64 now)
+{
+	enum roce_class c = roce_classify(bth->opcode);
+
+	FM_ADD(&v->bytes, len);
+	FM_ADD(&v->packets, 1);
+	FM_ADD(&v->by_class[c], 1);
+	if (ecn == FM_ECN_CE)
+		FM_ADD(&v->ce, 1);
+	if (roce_is_request(c))
+		fm_qp_psn(v, bth->psn);
+	v->last_ns = now;
+}
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_CAPTURE_H
+#define FABMON_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/fabmon.h"
+#include "kmap.h"
+#include "packet.h"
+
+/*
+ * Counts captured frames (libpcap: a capture file or a mirror port) into
+ * per-flow and per-queue-pair tables laid out as the tc probe's maps
+ * (struct fm_flow_key/val, fm_qp_key/val), updated by the probe's own
+ * accounting (bpf/account.h). Keys carry no interface or direction: a
+ * capture has neither, so both directions of a conversation are two flows
+ * told apart by their addresses.
+ */
+
+struct capture_stats {
+	uint64_t packets, bytes; /* every frame, original length */
+	uint64_t unparsed; /* not IPv4/IPv6 TCP/UDP, or cut short (the probe's unparsed) */
+	uint64_t roce; /* RoCEv2 packets whose BTH parsed */
+	uint64_t roce_unparsed; /* UDP 4791 cut before its BTH, or before the AETH it has */
+	uint64_t lldp; /* LLDP frames */
+	uint64_t flows_full, qps_full; /* frames not counted per flow / QP: table full */
+};
+
+struct capture;
+
+/* Tables of up to max_entries flows and as many QPs. NULL on allocation failure. */
+struct capture *capture_new(unsigned max_entries);
+void capture_free(struct capture *c);
+
+/*
+ * Counts the frame data[0..caplen), len bytes on the wire, of link type
+ * linktype, captured at ts_ns; *ret_pkt is its parse. Returns 0, or the
+ * negative errno of packet_parse() with *ret_why (the frame then counts as
+ * unparsed; a frame of an unsupported link type counts as nothing else).
+ */
+int capture_packet(struct capture *c, int linktype, const uint8_t *data, size_t caplen, size_t len,
+		   uint64_t ts_ns, struct packet *ret_pkt, const char **ret_why);
+
+const struct capture_stats *capture_stats(const struct capture *c);
+
+/* The tables, for reading (kmap_sweep with a callback that returns 1). */
+struct kmap *capture_flows(struct capture *c);
+struct kmap *capture_qps(struct capture *c);
+
+#endif
