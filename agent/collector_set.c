@@ -35,6 +35,21 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 {
 	char names[sizeof(cfg->collectors)], *save = NULL;
 	int r = 0;
+	/* the regexes of the config; an empty one leaves its env pointer NULL */
+	const struct {
+		const char *re;
+		regex_t *rx;
+		int *has;
+		const regex_t **env;
+	} rxs[] = {
+		{ cfg->interfaces, &set->interfaces, &set->has_interfaces, &set->env.interfaces },
+		{ cfg->ethtool_include, &set->ethtool_include, &set->has_ethtool_include,
+		  &set->env.ethtool_include },
+		{ cfg->pcap_interfaces, &set->pcap_interfaces, &set->has_pcap_interfaces,
+		  &set->env.pcap_interfaces },
+		{ cfg->lldp_interfaces, &set->lldp_interfaces, &set->has_lldp_interfaces,
+		  &set->env.lldp_interfaces },
+	};
 
 	memset(set, 0, sizeof(*set));
 	set->env.sysfs_root = cfg->sysfs_root;
@@ -42,21 +57,16 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.bpf_top_peers = cfg->bpf_top_peers;
 	set->env.bpf_flow_idle_ms = cfg->bpf_flow_idle_ms;
 	set->env.bpf_netns = cfg->bpf_netns;
-	if (cfg->interfaces[0]) {
-		r = compile_anchored(&set->interfaces, cfg->interfaces);
-		if (r < 0)
-			return r;
-		set->has_interfaces = 1;
-		set->env.interfaces = &set->interfaces;
-	}
-	if (cfg->ethtool_include[0]) {
-		r = compile_anchored(&set->ethtool_include, cfg->ethtool_include);
+	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
+		if (!rxs[i].re[0])
+			continue;
+		r = compile_anchored(rxs[i].rx, rxs[i].re);
 		if (r < 0) {
 			collector_set_release(set);
 			return r;
 		}
-		set->has_ethtool_include = 1;
-		set->env.ethtool_include = &set->ethtool_include;
+		*rxs[i].has = 1;
+		*rxs[i].env = rxs[i].rx;
 	}
 	for (size_t i = 0; collector_all[i] && set->n < sizeof(set->slots) / sizeof(set->slots[0]);
 	     i++) {
@@ -164,5 +174,9 @@ void collector_set_release(struct collector_set *set)
 		regfree(&set->interfaces);
 	if (set->has_ethtool_include)
 		regfree(&set->ethtool_include);
+	if (set->has_pcap_interfaces)
+		regfree(&set->pcap_interfaces);
+	if (set->has_lldp_interfaces)
+		regfree(&set->lldp_interfaces);
 	memset(set, 0, sizeof(*set));
 }

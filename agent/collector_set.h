@@ -26,8 +26,8 @@ struct collector_slot {
  * interface filters. */
 struct collector_set {
 	struct collector_env env;
-	regex_t interfaces, ethtool_include;
-	int has_interfaces, has_ethtool_include;
+	regex_t interfaces, ethtool_include, pcap_interfaces, lldp_interfaces;
+	int has_interfaces, has_ethtool_include, has_pcap_interfaces, has_lldp_interfaces;
 	struct collector_slot slots[8];
 	unsigned n;
 };

@@ -46,12 +46,16 @@ static const struct key_def config_keys[] = {
 	STR("db", db_path, "a file path", NULL),
 	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", NULL),
-	STR("collectors", collectors, "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf",
-	    check_collectors),
+	STR("collectors", collectors,
+	    "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf, pcap", check_collectors),
 	STR("interfaces", interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
 	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names",
 	    check_regex),
+	STR("pcap_interfaces", pcap_interfaces,
+	    "a POSIX extended regex matched against whole interface names", check_regex),
+	STR("lldp_interfaces", lldp_interfaces,
+	    "a POSIX extended regex matched against whole interface names", check_regex),
 	UINT("max_series", max_series, 16, 10000000, "an integer from 16 to 10000000"),
 	DUR("retention", retention_ms, 60000, 366LL * 86400000,
 	    "a duration from 1m to 366d, e.g. 48h"),
@@ -87,7 +91,7 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", CONFIG_DEFAULT_DB);
 	cfg->interval_ms = 1000;
 	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
-	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc,bpf");
+	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc,bpf,pcap");
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->series_expiry_ms = 5 * 60 * 1000;

@@ -27,6 +27,8 @@ struct config {
 	char interfaces[512]; /* POSIX extended regex, anchored; "" = all */
 	char bpf_netns[1024]; /* network namespace files for the TCP probes; "" = all */
 	char ethtool_include[512];
+	char pcap_interfaces[512]; /* mirror ports to capture RoCEv2 on; "" = none */
+	char lldp_interfaces[512]; /* where to listen for LLDP; "" = physical NICs */
 	unsigned max_series;
 	int64_t retention_ms;
 	int64_t series_expiry_ms;

@@ -24,9 +24,13 @@ static const char agent_usage[] =
 	"  --db PATH              SQLite database (default " CONFIG_DEFAULT_DB ")\n"
 	"  --interval DURATION    tick interval, 100ms to 1h (default 1s)\n"
 	"  --sysfs-root DIR       where sysfs is mounted (default /sys)\n"
-	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf (default all)\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf,pcap\n"
+	"                         (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
+	"  --pcap-interfaces REGEX  mirror (SPAN) ports to capture RoCEv2 on (default none)\n"
+	"  --lldp-interfaces REGEX  where to listen for LLDP (default: the physical NICs\n"
+	"                         --interfaces selects)\n"
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
@@ -91,6 +95,8 @@ static const struct option config_options[] = {
 	{ "collectors", required_argument, NULL, 0 },
 	{ "interfaces", required_argument, NULL, 0 },
 	{ "ethtool-include", required_argument, NULL, 0 },
+	{ "pcap-interfaces", required_argument, NULL, 0 },
+	{ "lldp-interfaces", required_argument, NULL, 0 },
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },

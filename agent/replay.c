@@ -139,8 +139,8 @@ static int replay_read(struct replay *r)
 		if (n == 1)
 			r->first_ns = ts;
 		r->last_ns = ts;
-		if (capture_packet(r->cap, r->linktype, data, h->caplen, h->len, ts, &pkt, &why) <
-			    0 &&
+		if (capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, ts, &pkt,
+				   &why) < 0 &&
 		    r->nproblems < REPLAY_PROBLEMS_MAX) {
 			r->problems[r->nproblems].packet = n;
 			snprintf(r->problems[r->nproblems].why, sizeof(r->problems[0].why),

@@ -44,7 +44,9 @@ static void count_qp(struct capture *c, const struct packet *pkt, uint32_t len, 
 	memset(&key, 0, sizeof(key));
 	memcpy(key.saddr, pkt->flow.saddr, sizeof(key.saddr));
 	memcpy(key.daddr, pkt->flow.daddr, sizeof(key.daddr));
+	key.ifindex = pkt->flow.ifindex;
 	key.family = pkt->flow.family;
+	key.dir = pkt->flow.dir;
 	key.dest_qp = pkt->bth.dest_qp;
 	v = kmap_put(c->qps, &key, &created);
 	if (!v) {
@@ -56,8 +58,9 @@ static void count_qp(struct capture *c, const struct packet *pkt, uint32_t len, 
 		fm_qp_aeth(v, pkt->aeth_syndrome);
 }
 
-int capture_packet(struct capture *c, int linktype, const uint8_t *data, size_t caplen, size_t len,
-		   uint64_t ts_ns, struct packet *ret_pkt, const char **ret_why)
+int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint8_t *data,
+		   size_t caplen, size_t len, uint64_t ts_ns, struct packet *ret_pkt,
+		   const char **ret_why)
 {
 	/* a frame on the wire is at most 256 KiB here (libpcap's bound) */
 	uint32_t wire = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
@@ -76,6 +79,8 @@ int capture_packet(struct capture *c, int linktype, const uint8_t *data, size_t 
 		return 0;
 	}
 	c->stats.roce_unparsed += ret_pkt->roce_unparsed;
+	ret_pkt->flow.ifindex = ifindex;
+	ret_pkt->flow.dir = FM_DIR_EGRESS;
 	v = kmap_put(c->flows, &ret_pkt->flow, &created);
 	if (v)
 		fm_flow_add(v, ret_pkt->ecn, ret_pkt->tcp_flags, wire, ts_ns);

@@ -13,9 +13,11 @@
  * Counts captured frames (libpcap: a capture file or a mirror port) into
  * per-flow and per-queue-pair tables laid out as the tc probe's maps
  * (struct fm_flow_key/val, fm_qp_key/val), updated by the probe's own
- * accounting (bpf/account.h). Keys carry no interface or direction: a
- * capture has neither, so both directions of a conversation are two flows
- * told apart by their addresses.
+ * accounting (bpf/account.h). A capture has no direction: every packet
+ * counts towards its destination (keys have dir FM_DIR_EGRESS, whose peer
+ * is the destination), so both directions of a conversation are two flows
+ * told apart by their addresses. The interface is the one captured on (0
+ * for a file).
  */
 
 struct capture_stats {
@@ -35,12 +37,13 @@ void capture_free(struct capture *c);
 
 /*
  * Counts the frame data[0..caplen), len bytes on the wire, of link type
- * linktype, captured at ts_ns; *ret_pkt is its parse. Returns 0, or the
+ * linktype, captured on interface ifindex at ts_ns; *ret_pkt is its parse. Returns 0, or the
  * negative errno of packet_parse() with *ret_why (the frame then counts as
  * unparsed; a frame of an unsupported link type counts as nothing else).
  */
-int capture_packet(struct capture *c, int linktype, const uint8_t *data, size_t caplen, size_t len,
-		   uint64_t ts_ns, struct packet *ret_pkt, const char **ret_why);
+int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint8_t *data,
+		   size_t caplen, size_t len, uint64_t ts_ns, struct packet *ret_pkt,
+		   const char **ret_why);
 
 const struct capture_stats *capture_stats(const struct capture *c);
 

@@ -69,6 +69,8 @@ struct collector_env {
 	const char *sysfs_root; /* "/sys", or a fixture tree laid out like it */
 	const regex_t *interfaces; /* NULL: every network interface */
 	const regex_t *ethtool_include; /* NULL: only the known ethtool counters */
+	const regex_t *pcap_interfaces; /* mirror ports to capture on; NULL: none */
+	const regex_t *lldp_interfaces; /* NULL: the physical NICs interfaces selects */
 	unsigned bpf_max_flows; /* size of the probes' flow maps */
 	unsigned bpf_top_peers; /* per-peer series kept, the rest are "other" */
 	int64_t bpf_flow_idle_ms; /* idle flows are deleted from the maps */
@@ -108,6 +110,7 @@ extern const struct collector_ops ethtool_collector;
 extern const struct collector_ops rdma_collector;
 extern const struct collector_ops qdisc_collector;
 extern const struct collector_ops bpf_collector;
+extern const struct collector_ops pcap_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated. */
 extern const struct collector_ops *const collector_all[];

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The pcap collector on real links. Rank 1's eth0 is captured as a mirror
+# port: a RoCEv2 stream from rank 2 with PSN gaps shows in fabmon_roce_*
+# with source="pcap", the same numbers roce_gen sent, and nothing dropped.
+# A second veth joins rank 1 (lldp0) to rank 2 (lldp1), where Debian's
+# lldpd runs: fabmon_lldp_neighbor_info names its system and port, and the
+# neighbour is gone once lldpd stops (its shutdown LLDPDU, TTL 0) or, frozen,
+# once the TTL it gave runs out.
+. tests/lib.sh
+. tests/lab/lab.sh
+need_root
+command -v lldpd >/dev/null || skip "no lldpd (make deps)"
+[ -x "${LAB_BIN:-$PWD/build/lab}/roce_gen" ] || fail "no roce_gen in ${LAB_BIN:-$PWD/build/lab}"
+lab_up 2
+ip link add lldp0 netns "$(lab_ns 1)" type veth peer name lldp1 netns "$(lab_ns 2)" ||
+	fail "unable to create the LLDP link"
+lab_exec 1 ip link set lldp0 up
+lab_exec 2 ip link set lldp1 up
+lab_agent 1 --db "$WORK/p.db" --interval 200ms --collectors pcap --pcap-interfaces eth0 \
+	--lldp-interfaces lldp0
+m() { lab_metric "$1"; }
+# wait_metric SERIES WANT: until the value is WANT ("absent": until it is
+# gone), 10 s at most; prints the last value
+wait_metric() {
+	for _ in $(seq 100); do
+		v=$(m "$1")
+		[ "${v:-absent}" = "$2" ] && break
+		sleep 0.1
+	done
+	echo "${v:-absent}"
+}
+[ "$(m 'fabmon_pcap_capture_info{interface="eth0",mode="mirror"}')" = 1 ] ||
+	{ cat "$WORK/agent.log"; fail "no mirror capture on eth0"; }
+
+# 1. RoCEv2: 1000 packets to rank 1, a PSN skipped after every 100th
+out=$(lab_exec 2 "$LAB_BIN/roce_gen" 198.18.0.1 1000 100) || fail "roce_gen failed"
+gaps=$(echo "$out" | awk '{ print $4 }')
+pk='{interface="eth0",peer="198.18.0.1",source="pcap"'
+got=$(wait_metric "fabmon_roce_packets_total$pk,class=\"send\"}" 1000)
+[ "$got" = 1000 ] || { cat "$WORK/agent.log"; fail "RoCE send packets to rank 1: $got, want 1000"; }
+[ "$(m "fabmon_roce_psn_gaps_total$pk}")" = "$gaps" ] || fail "PSN gaps: want $gaps"
+[ "$(m "fabmon_roce_psn_missing_total$pk}")" = "$gaps" ] || fail "missing PSNs: want $gaps"
+[ "$(m "fabmon_roce_psn_duplicates_total$pk}")" = 0 ] || fail "duplicates where none were sent"
+dropped=$(m 'fabmon_pcap_dropped_packets_total{interface="eth0",reason="buffer"}')
+[ "$dropped" = 0 ] || fail "the capture dropped $dropped packets"
+echo "mirror capture: roce_gen sent '$out'; fabmon counted $got sends, $gaps gaps, 0 dropped"
+
+# 2. LLDP from lldpd on the far end of lldp0: every second, TTL 4 s
+mkdir -p /run/lldpd # lldpd's privilege-separation chroot (made by its systemd unit)
+# lldpd's own lldpcli runs as _lldpd: its socket's directory must be reachable
+chmod 755 "$WORK"
+sock=$WORK/lldpd.sock
+start_lldpd() {
+	lab_spawn 2 lldpd -d -u "$sock" -I lldp1 -O /dev/null -S "fabmon lab leaf" \
+		-m 198.18.9.9 >>"$WORK/lldpd.log" 2>&1
+	LLDPD_PID=$LAB_PID
+	for _ in $(seq 50); do
+		lab_exec 2 lldpcli -u "$sock" configure system hostname leaf-07 >/dev/null 2>&1 &&
+			break
+		sleep 0.1
+	done
+	lab_exec 2 lldpcli -u "$sock" configure lldp tx-interval 1 >/dev/null ||
+		{ cat "$WORK/lldpd.log"; fail "lldpcli could not configure lldpd"; }
+}
+nb='fabmon_lldp_neighbor_info{interface="lldp0"'
+# await_neighbor present|absent: until lldp0's neighbour is (10 s at most);
+# fails with MESSAGE otherwise
+await_neighbor() {
+	for _ in $(seq 100); do
+		if lab_scrape | grep -q "^$nb.*system_name=\"leaf-07\""; then
+			[ "$1" = present ] && return 0
+		else
+			[ "$1" = absent ] && return 0
+		fi
+		sleep 0.1
+	done
+	lab_scrape | grep lldp
+	fail "$2"
+}
+start_lldpd
+await_neighbor present "no LLDP neighbour on lldp0"
+line=$(lab_scrape | grep "^$nb")
+echo "$line" | grep -q 'port_description="lldp1"' || fail "port description: $line"
+echo "$line" | grep -q 'management_address="198.18.9.9"' || fail "management address: $line"
+mac=$(lab_exec 2 cat /sys/class/net/lldp1/address)
+echo "$line" | grep -q "port_id=\"$mac\"" || fail "port id is not lldp1's MAC $mac: $line"
+echo "LLDP: $line"
+
+# 3. a neighbour that leaves says so (TTL 0); one that dies times out
+t0=$(date +%s%N)
+ip netns pids "$(lab_ns 2)" | xargs -r kill -TERM 2>/dev/null
+wait "$LLDPD_PID" 2>/dev/null
+await_neighbor absent "the neighbour stayed 10 s after lldpd stopped"
+echo "lldpd stopped -> neighbour gone after $((($(date +%s%N) - t0) / 1000000)) ms"
+start_lldpd
+await_neighbor present "no neighbour after lldpd restarted"
+# frozen, not killed: a killed lldpd's unprivileged half still says goodbye
+t0=$(date +%s%N)
+ip netns pids "$(lab_ns 2)" | xargs -r kill -STOP 2>/dev/null
+await_neighbor absent "the neighbour stayed 10 s after lldpd froze (TTL 4 s)"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ $ms -ge 2000 ] || fail "a silent neighbour went after $ms ms, before its TTL could run out"
+echo "lldpd frozen (SIGSTOP) -> neighbour expired after $ms ms (TTL 4 s)"
+exit 0
