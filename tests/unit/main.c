@@ -16,7 +16,7 @@ int main(void)
 		store_suite,	      http_suite,	 netdev_suite,		 ethtool_suite,
 		rdma_suite,	      qdisc_suite,	 bpf_peers_suite,	 roce_suite,
 		bpf_flow_suite,	      bpf_tcp_suite,	 bpf_drop_reasons_suite, events_suite,
-		detect_hotspot_suite, detect_path_suite, detect_handoff_suite,
+		detect_hotspot_suite, detect_path_suite, detect_handoff_suite,	 lldp_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -24,5 +24,6 @@ Suite *events_suite(void);
 Suite *detect_hotspot_suite(void);
 Suite *detect_path_suite(void);
 Suite *detect_handoff_suite(void);
+Suite *lldp_suite(void);
 
 #endif
