@@ -7,9 +7,11 @@
 /*
  * A bounded hash table of fixed-size keys and values, compared as bytes, for
  * user-space mirrors of BPF maps (a flow's last counters, a peer's totals).
- * Open addressing with linear probing and backward-shift deletion: no
- * tombstones, no allocation after kmap_new(). Keys must have their padding
- * zeroed, as BPF map keys do.
+ * Open addressing with linear probing and backward-shift deletion, no
+ * tombstones. The slots double as entries are added, up to max_entries, and
+ * never shrink. Keys must have their padding zeroed, as BPF map keys do.
+ * A value pointer stays valid until the next kmap_put() or kmap_del() on
+ * the same table (either may move entries).
  */
 
 struct kmap;
@@ -22,8 +24,8 @@ void kmap_free(struct kmap *m);
 void *kmap_get(const struct kmap *m, const void *key);
 
 /*
- * The value of key, created zeroed if absent (*ret_created 1). NULL when the
- * table is full and key is absent.
+ * The value of key, created zeroed if absent (*ret_created 1). NULL when key
+ * is absent and the table holds max_entries, or cannot grow (no memory).
  */
 void *kmap_put(struct kmap *m, const void *key, int *ret_created);
 

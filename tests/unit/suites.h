@@ -25,5 +25,6 @@ Suite *detect_hotspot_suite(void);
 Suite *detect_path_suite(void);
 Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
+Suite *kmap_suite(void);
 
 #endif
