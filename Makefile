@@ -10,9 +10,10 @@ DESTDIR    ?=
 DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlite3 \
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
 	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
-	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables
+	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables \
+	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq
 
-PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf
+PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
@@ -37,7 +38,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all help deps run test unit-test bench install format format-check clean
+.PHONY: all help deps run test unit-test bench fuzz install format format-check clean
 
 LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o
@@ -51,6 +52,11 @@ TEST_SRCS := $(wildcard tests/unit/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 LAB_SRCS := $(wildcard tests/lab/*.c)
 LAB_BINS := $(LAB_SRCS:tests/lab/%.c=$(BUILD)/lab/%)
+# libFuzzer harnesses over the packet path, built with clang's sanitizers.
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB  := collector/packet.c collector/capture.c collector/kmap.c collector/lldp.c
+FUZZ_SECS ?= 300
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
@@ -63,6 +69,7 @@ help:
 	@echo '  make run           deps + build + run the agent here: ./var/fabmon.db, 127.0.0.1:9478'
 	@echo '  make test          deps + build + every test (unit, metrics lint, HTTP, store, lab)'
 	@echo '  make bench         deps + build + benchmarks that print figures (not asserted)'
+	@echo '  make fuzz          deps + libFuzzer on the packet parse and the capture reader, FUZZ_SECS each'
 	@echo '  make install       install the binary, config and unit under $$(DESTDIR)$$(PREFIX)'
 	@echo '  make format        reformat the C sources with .clang-format'
 	@echo '  make format-check  fail if clang-format would change a C source'
@@ -125,10 +132,16 @@ $(BUILD)/tests/unit/runner: $(TEST_OBJS) $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs check 2>/dev/null)
 
 # Lab tools: traffic generators the lab tests run inside their namespaces.
-$(BUILD)/lab/%: tests/lab/%.c bpf/roce.h
+$(BUILD)/lab/%: tests/lab/%.c bpf/roce.h $(wildcard tests/lab/*.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard collector/*.h bpf/*.h)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(WARN) -o $@ $< $(FUZZ_LIB) -lpcap
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS)
 	$(call msg,CC,$@)
@@ -141,9 +154,9 @@ run: deps
 	./$(BUILD)/fabmon agent --db var/fabmon.db --listen 127.0.0.1:9478
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/unit/runner $(LAB_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/unit/runner $(LAB_BINS) $(FUZZ_BINS)
 	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon UNIT_RUNNER=$(CURDIR)/$(BUILD)/tests/unit/runner \
-		LAB_BIN=$(CURDIR)/$(BUILD)/lab \
+		LAB_BIN=$(CURDIR)/$(BUILD)/lab FUZZ_BIN=$(CURDIR)/$(BUILD)/fuzz \
 		SHARED_FIXTURES=$(CURDIR)/../shared/fixtures sh tests/run.sh
 
 unit-test: $(BUILD)/tests/unit/runner
@@ -152,6 +165,12 @@ unit-test: $(BUILD)/tests/unit/runner
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(LAB_BINS)
 	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon BENCH_DIR=$(CURDIR)/$(BUILD)/bench sh tests/bench/run.sh
+
+# Each harness for FUZZ_SECS (default 300) from the committed seeds; what it
+# finds new goes to build/fuzz/corpus/NAME, a crash to build/fuzz/.
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)FUZZ_BIN=$(CURDIR)/$(BUILD)/fuzz FUZZ_SECS=$(FUZZ_SECS) sh tests/fuzz/run.sh
 
 install: all
 	install -D -m 0755 $(BUILD)/fabmon $(DESTDIR)$(PREFIX)/bin/fabmon

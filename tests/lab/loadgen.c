@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "labtool.h"
 #include "../../bpf/roce.h"
 
 #define LG_MAX_RANKS 64
@@ -1653,18 +1654,6 @@ static void lg_usage(FILE *f)
 		LG_MAX_ITERS, LG_DURATION_DEFAULT, LG_TIMEOUT_DEFAULT, LG_PORT_DEFAULT);
 }
 
-__attribute__((format(printf, 1, 2))) static int lg_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("loadgen: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'loadgen --help'.\n", stderr);
-	return -EINVAL;
-}
-
 static int lg_parse_uint(const char *flag, const char *s, unsigned long long max,
 			 unsigned long long *ret)
 {
@@ -1683,8 +1672,9 @@ static int lg_parse_uint(const char *flag, const char *s, unsigned long long max
 		end += mul > 1;
 	}
 	if (errno || end == s || *end || *s == '-' || v > max / mul)
-		return lg_usage_error("%s: expected a whole number up to %llu, got '%s'", flag, max,
-				      s);
+		return labtool_usage_error("loadgen",
+					   "%s: expected a whole number up to %llu, got '%s'", flag,
+					   max, s);
 	*ret = v * mul;
 	return 0;
 }
@@ -1697,7 +1687,8 @@ static int lg_parse_seconds(const char *flag, const char *s, double *ret)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v > 0) || v > 86400)
-		return lg_usage_error("%s: expected seconds (0 < s <= 86400), got '%s'", flag, s);
+		return labtool_usage_error(
+			"loadgen", "%s: expected seconds (0 < s <= 86400), got '%s'", flag, s);
 	*ret = v;
 	return 0;
 }
@@ -1709,7 +1700,7 @@ static int lg_parse_name(const char *flag, const char *s, const char *const *nam
 			*ret = i;
 			return 0;
 		}
-	return lg_usage_error("%s: unknown '%s'", flag, s);
+	return labtool_usage_error("loadgen", "%s: unknown '%s'", flag, s);
 }
 
 /* Only the lab's benchmarking range and loopback: a load generator pointed
@@ -1727,16 +1718,20 @@ static int lg_parse_peers(const char *s, struct lg_opts *o, int *ret_n)
 	int n = 0;
 
 	if (strlen(s) >= sizeof(buf))
-		return lg_usage_error("--peers: too long (at most %d addresses)", LG_MAX_RANKS);
+		return labtool_usage_error("loadgen", "--peers: too long (at most %d addresses)",
+					   LG_MAX_RANKS);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == LG_MAX_RANKS)
-			return lg_usage_error("--peers: at most %d addresses", LG_MAX_RANKS);
+			return labtool_usage_error("loadgen", "--peers: at most %d addresses",
+						   LG_MAX_RANKS);
 		if (inet_pton(AF_INET, tok, &o->addr[n]) != 1)
-			return lg_usage_error("--peers: '%s' is not an IPv4 address", tok);
+			return labtool_usage_error("loadgen",
+						   "--peers: '%s' is not an IPv4 address", tok);
 		if (!lg_lab_addr(o->addr[n]))
-			return lg_usage_error(
-				"--peers: %s is outside 198.18.0.0/15 and 127.0.0.0/8", tok);
+			return labtool_usage_error(
+				"loadgen", "--peers: %s is outside 198.18.0.0/15 and 127.0.0.0/8",
+				tok);
 		n++;
 	}
 	*ret_n = n;
@@ -1839,42 +1834,52 @@ static int lg_parse(int argc, char **argv, struct lg_opts *o)
 			lg_usage(stdout);
 			return 1;
 		default:
-			err = lg_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			err = labtool_usage_error("loadgen", "unknown or incomplete option '%s'",
+						  argv[optind - 1]);
 		}
 	}
 	if (err)
 		return err;
 	if (optind < argc)
-		return lg_usage_error("unexpected argument '%s'", argv[optind]);
+		return labtool_usage_error("loadgen", "unexpected argument '%s'", argv[optind]);
 	if (rank == ULLONG_MAX || !o->ranks || npeers < 0 || pattern < 0 || transport < 0 ||
 	    !o->size || !o->iters)
-		return lg_usage_error("--rank, --ranks, --peers, --pattern, --transport, --size "
-				      "and --iters are required");
+		return labtool_usage_error(
+			"loadgen", "--rank, --ranks, --peers, --pattern, --transport, --size "
+				   "and --iters are required");
 	o->rank = (int)rank;
 	o->pattern = (enum lg_pattern)pattern;
 	o->transport = (enum lg_transport)transport;
 	o->from = (int)from;
 	o->to = (int)to;
 	if (o->ranks < 2 || o->rank >= o->ranks)
-		return lg_usage_error("--ranks must be 2..%d and --rank below it", LG_MAX_RANKS);
+		return labtool_usage_error("loadgen", "--ranks must be 2..%d and --rank below it",
+					   LG_MAX_RANKS);
 	if (npeers != o->ranks)
-		return lg_usage_error("--peers lists %d addresses for %d ranks", npeers, o->ranks);
+		return labtool_usage_error("loadgen", "--peers lists %d addresses for %d ranks",
+					   npeers, o->ranks);
 	if (o->port < 1024 || o->port + (unsigned)o->ranks - 1 > 65535)
-		return lg_usage_error("--port: BASE + rank must stay within 1024..65535");
+		return labtool_usage_error("loadgen",
+					   "--port: BASE + rank must stay within 1024..65535");
 	if (o->pattern != LG_HANDOFF && handoff_flags)
-		return lg_usage_error("--handoff-from and --handoff-to go with --pattern handoff");
+		return labtool_usage_error(
+			"loadgen", "--handoff-from and --handoff-to go with --pattern handoff");
 	if (o->pattern == LG_HANDOFF &&
 	    (o->from >= o->ranks || o->to >= o->ranks || o->from == o->to))
-		return lg_usage_error("--handoff-from and --handoff-to must be two ranks below %d",
-				      o->ranks);
+		return labtool_usage_error(
+			"loadgen", "--handoff-from and --handoff-to must be two ranks below %d",
+			o->ranks);
 	if (o->size < (uint64_t)LG_HDR_LEN * (o->pattern == LG_HANDOFF ? 1 : (unsigned)o->ranks))
-		return lg_usage_error("--size: at least %d bytes per transfer", LG_HDR_LEN);
+		return labtool_usage_error("loadgen", "--size: at least %d bytes per transfer",
+					   LG_HDR_LEN);
 	for (int i = 0; o->transport == LG_ROCE && i < o->ranks; i++)
 		for (int j = 0; j < i; j++)
 			if (o->addr[i].s_addr == o->addr[j].s_addr)
-				return lg_usage_error("--transport roce needs one address per rank "
-						      "(each binds UDP port %d)",
-						      ROCE_UDP_PORT);
+				return labtool_usage_error(
+					"loadgen",
+					"--transport roce needs one address per rank "
+					"(each binds UDP port %d)",
+					ROCE_UDP_PORT);
 	return 0;
 }
 

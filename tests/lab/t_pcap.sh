@@ -52,16 +52,19 @@ mkdir -p /run/lldpd # lldpd's privilege-separation chroot (made by its systemd u
 chmod 755 "$WORK"
 sock=$WORK/lldpd.sock
 start_lldpd() {
-	lab_spawn 2 lldpd -d -u "$sock" -I lldp1 -O /dev/null -S "fabmon lab leaf" \
+	# the settings as lldpd's start-up commands, then once more and an
+	# update: a first frame may leave before the start-up commands ran
+	printf 'configure system hostname leaf-07\nconfigure lldp tx-interval 1\n' \
+		>"$WORK/lldpd.conf"
+	lab_spawn 2 lldpd -d -u "$sock" -I lldp1 -O "$WORK/lldpd.conf" -S "fabmon lab leaf" \
 		-m 198.18.9.9 >>"$WORK/lldpd.log" 2>&1
 	LLDPD_PID=$LAB_PID
 	for _ in $(seq 50); do
-		lab_exec 2 lldpcli -u "$sock" configure system hostname leaf-07 >/dev/null 2>&1 &&
-			break
+		lab_exec 2 lldpcli -u "$sock" -c "$WORK/lldpd.conf" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	lab_exec 2 lldpcli -u "$sock" configure lldp tx-interval 1 >/dev/null ||
-		{ cat "$WORK/lldpd.log"; fail "lldpcli could not configure lldpd"; }
+	lab_exec 2 lldpcli -u "$sock" update >/dev/null ||
+		{ cat "$WORK/lldpd.log"; fail "lldpcli could not reach lldpd"; }
 }
 nb='fabmon_lldp_neighbor_info{interface="lldp0"'
 # await_neighbor present|absent: until lldp0's neighbour is (10 s at most);

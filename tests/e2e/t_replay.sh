@@ -1,0 +1,247 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `fabmon replay` on captures of known content. pcapgen (tests/lab/pcapgen.c)
+# writes each capture and prints what it holds; tshark, which shares no code
+# with fabmon, must read the same from it, so the truth is checked before
+# fabmon is held to it. Then the replay's totals must equal it over IPv4, IPv6,
+# VLAN, Linux cooked SLL and SLL2, pcapng, and a capture with every kind of
+# event; and damaged input must end as the CLI contract says: exit 1 naming
+# the file (unreadable) or the packet where it broke (damaged part-way, with
+# what came before counted), exit 0 with cut packets counted as unparsed
+# (snap length), exit 2 on usage errors, never a crash.
+. tests/lib.sh
+LAB_BIN=${LAB_BIN:-$PWD/build/lab}
+GEN=$LAB_BIN/pcapgen
+
+command -v tshark >/dev/null ||
+	skip "tshark missing: no independent reader to check the captures with (make deps installs it)"
+[ -x "$GEN" ] || skip "$GEN missing: the capture generator is not built (make build/lab/pcapgen)"
+command -v editcap >/dev/null || fail "editcap missing (wireshark-common, which tshark depends on)"
+command -v jq >/dev/null || fail "jq missing (make deps installs it)"
+
+# The per-queue-pair fields whose sums over "qps" are pcapgen's fields.
+QP_FIELDS="send write ack cnp acks naks_psn_sequence naks_rnr naks_other ecn_ce psn_gaps
+psn_missing psn_duplicates psn_behind"
+
+# gen NAME FLAGS...: writes $WORK/NAME.pcap, and what it holds to $WORK/NAME.json.
+gen() {
+	name=$1; shift
+	"$GEN" --output "$WORK/$name.pcap" "$@" >"$WORK/$name.json" 2>"$WORK/gen.err" ||
+		fail "pcapgen $*: $(cat "$WORK/gen.err")"
+}
+
+# same WHAT EXPECTED GOT: fails naming every field of the JSON object EXPECTED
+# that the JSON object GOT does not hold with the same value.
+same() {
+	diff=$(jq -rn --argjson e "$2" --argjson g "$3" '$e | keys_unsorted[] as $k |
+		select($e[$k] != $g[$k]) | "\($k) expected \($e[$k]), got \($g[$k])"') ||
+		fail "$1: not JSON: $3"
+	[ -z "$diff" ] || fail "$1: $(echo "$diff" | paste -sd ';' | sed 's/;/; /g')"
+}
+
+# tshark_counts FILE: what tshark reads in FILE, with pcapgen's field names,
+# plus "ack_requests", the requests with the A bit set. Its own arithmetic:
+# opcodes by IBTA table 38, AETH syndromes as tshark splits them, and the PSN
+# order per queue pair and direction in 24-bit serial arithmetic.
+tshark_counts() {
+	tshark -n -r "$1" -d udp.port==4791,infiniband -T fields -E occurrence=f \
+		-e frame.len -e ip.src -e ipv6.src -e ip.dst -e ipv6.dst -e ip.dsfield.ecn \
+		-e ipv6.tclass.ecn -e infiniband.bth.opcode -e infiniband.bth.destqp \
+		-e infiniband.bth.psn -e infiniband.bth.a -e infiniband.aeth.syndrome.opcode \
+		-e infiniband.aeth.syndrome.error_code >"$WORK/tshark.out" 2>"$WORK/tshark.err" ||
+		fail "tshark -r $1: $(grep -v '^Running as user' "$WORK/tshark.err")"
+	awk -F'\t' '
+	function order(k, psn, d) {
+		if (k in last) {
+			d = (psn - last[k] + 16777216) % 16777216
+			if (d == 0)
+				dup++
+			else if (d > 1 && d < 8388608) {
+				gap++
+				missing += d - 1
+			} else if (d >= 8388608)
+				behind++
+		} else
+			qps++
+		last[k] = psn
+	}
+	{ packets++; bytes += $1 }
+	$8 == "" { next }
+	{ roce++; ce += ($6 == 3 || $7 == 3) }
+	$8 == 4 || $8 == 10 {
+		send += $8 == 4; write += $8 == 10; areq += $11 == 1
+		order($2 $3 ">" $4 $5 ":" $9, $10)
+	}
+	$8 == 17 {
+		ack++
+		if ($12 == 0) acks++
+		else if ($12 == 1) rnr++
+		else if ($12 == 3 && $13 == 0) nak++
+		else nak_other++
+	}
+	$8 == 129 { cnp++ }
+	END {
+		printf "{\"packets\":%d,\"bytes\":%.0f,\"roce_packets\":%d,\"qps\":%d,", packets, bytes,
+			roce, qps
+		printf "\"send\":%d,\"write\":%d,\"ack\":%d,\"cnp\":%d,\"acks\":%d,", send, write,
+			ack, cnp, acks
+		printf "\"naks_psn_sequence\":%d,\"naks_rnr\":%d,\"naks_other\":%d,\"ecn_ce\":%d,",
+			nak, rnr, nak_other, ce
+		printf "\"psn_gaps\":%d,\"psn_missing\":%d,\"psn_duplicates\":%d,", gap, missing,
+			dup
+		printf "\"psn_behind\":%d,\"ack_requests\":%d}\n", behind, areq
+	}' "$WORK/tshark.out"
+}
+
+# replay FILE...: fabmon replay --json; stdout in $WORK/out, stderr in
+# $WORK/err, the exit status in RC. A crash fails the test whatever was expected.
+replay() {
+	"$FABMON" replay --json "$@" >"$WORK/out" 2>"$WORK/err"
+	RC=$?
+	[ $RC -lt 128 ] || fail "fabmon replay $*: crashed, exit $RC: $(head -c 300 "$WORK/err")"
+}
+
+# replay_totals: the replay in $WORK/out with pcapgen's field names (per-QP
+# fields summed; "qps" the queue pairs that carried requests), plus the sums of
+# the per-QP packets and bytes.
+replay_totals() {
+	jq -c --arg fields "$QP_FIELDS" '.qps as $q | {packets, bytes, roce_packets,
+		qps: ([$q[] | select(.send + .write > 0)] | length),
+		qp_packets: ([$q[].packets] | add // 0), qp_bytes: ([$q[].bytes] | add // 0)} +
+		(reduce ($fields | splits("\\s+")) as $k ({}; .[$k] = ([$q[][$k]] | add // 0)))' \
+		"$WORK/out" || fail "replay output is not JSON: $(head -c 300 "$WORK/out")"
+}
+
+# check NAME [FILE]: tshark, then fabmon replay, must find in FILE (default
+# $WORK/NAME.pcap) what $WORK/NAME.json says it holds.
+check() {
+	f=${2:-$WORK/$1.pcap}
+	want=$(cat "$WORK/$1.json")
+	got=$(tshark_counts "$f")
+	same "$f: tshark" "$want" "$got"
+	same "$f: tshark, requests with the A bit" "{\"ack_requests\":$(jq .acks <<<"$want")}" "$got"
+	replay "$f"
+	[ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
+	got=$(replay_totals)
+	same "$f: fabmon replay" "$want" "$got"
+	same "$f: fabmon replay, per-QP sums" \
+		"$(jq -c '{qp_packets: .roce_packets, qp_bytes: .bytes}' <<<"$want")" "$got"
+	# pcapgen's default step is a microsecond a packet: the last comes
+	# packets - 1 microseconds after the first
+	same "$f: fabmon replay" \
+		"$(jq -c --arg f "$f" '{file: $f, roce_unparsed: 0, unparsed: 0, errors: [],
+			duration_us: (.packets - 1)}' <<<"$want")" \
+		"$(jq -c '{file, roce_unparsed, unparsed, errors,
+			duration_us: (.duration_seconds * 1e6 + 0.5 | floor)}' "$WORK/out")"
+	jq -e '.link_type != null' "$WORK/out" >/dev/null || fail "$f: fabmon replay: no link_type"
+	echo "$f: $(jq -c '{packets, roce_packets, qps, acks, naks_psn_sequence, naks_rnr, cnp,
+		ecn_ce, psn_gaps, psn_duplicates}' <<<"$want") as generated, read by tshark and replay"
+}
+
+# put_u32 FILE OFFSET VALUE: overwrites 4 bytes, in the byte order of FILE's magic.
+put_u32() {
+	set -- "$1" "$2" $(($3 & 255)) $(($3 >> 8 & 255)) $(($3 >> 16 & 255)) $(($3 >> 24 & 255))
+	if [ "$(od -An -tx1 -N1 "$1" | tr -d ' ')" = d4 ]; then
+		bytes=$(printf '\\0%03o' "$3" "$4" "$5" "$6")
+	else
+		bytes=$(printf '\\0%03o' "$6" "$5" "$4" "$3")
+	fi
+	printf '%b' "$bytes" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# expect_usage ARGS...: fabmon replay --json ARGS must exit 2 and say how to use it.
+expect_usage() {
+	replay "$@"
+	[ $RC -eq 2 ] || fail "fabmon replay --json $*: exit $RC, want 2"
+	cat "$WORK/out" "$WORK/err" | grep -q "usage: fabmon replay" ||
+		fail "fabmon replay --json $*: no usage: $(head -c 300 "$WORK/err")"
+}
+
+# ---- whole captures ----
+gen v4 --packets 1000 --qps 4 --ack-every 16
+gen v6 --ipv6 --packets 1000 --qps 3 --ack-every 10 --ce-every 9
+gen vlan --vlan 100 --packets 800 --qps 2 --cnp-every 25
+gen sll --link sll --packets 600 --qps 5 --nak-every 40 --payload 4096
+gen sll2 --link sll2 --ipv6 --vlan 7 --packets 600 --qps 1 --rnr-every 30 --payload 0
+# every kind of event; at 150, 300, ... a duplicate and a gap fall due at
+# once (the duplicate wins); 256 PSNs before the wrap, some 700 packets per QP
+gen events --packets 5000 --qps 7 --ack-every 7 --nak-every 97 --rnr-every 89 \
+	--cnp-every 31 --ce-every 13 --gap-every 50 --dup-every 75 --payload 1023 \
+	--psn-start 0xffff00
+for n in v4 v6 vlan sll sll2 events; do
+	check $n
+done
+jq -e '.acks > 0 and .naks_psn_sequence > 0 and .naks_rnr > 0 and .cnp > 0 and .ecn_ce > 0 and
+	.psn_gaps > 0 and .psn_duplicates > 0' "$WORK/events.json" >/dev/null ||
+	fail "events.pcap lacks a kind of event: $(cat "$WORK/events.json")"
+editcap -F pcapng "$WORK/events.pcap" "$WORK/events.pcapng" 2>"$WORK/editcap.err" ||
+	fail "editcap -F pcapng: $(cat "$WORK/editcap.err")"
+check events "$WORK/events.pcapng"
+
+# ---- cut by the snap length: not damage ----
+# At 40 bytes the UDP header is cut (IPv4 over Ethernet ends at 34, UDP at
+# 42), at 50 the BTH (which ends at 54): "unparsed" or "roce_unparsed" for
+# the first, "roce_unparsed" for the second.
+for snap in 40 50; do
+	gen snap$snap --packets 300 --qps 3 --ack-every 5 --snaplen $snap
+	f=$WORK/snap$snap.pcap
+	want=$(jq -c '{packets, bytes, roce_packets: 0}' "$WORK/snap$snap.json")
+	same "$f: tshark" "$want" "$(tshark_counts "$f")"
+	replay "$f"
+	[ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
+	same "$f: fabmon replay" "$want" "$(jq -c '{packets, bytes, roce_packets}' "$WORK/out")"
+	cut=$(jq '.packets' <<<"$want")
+	if [ $snap = 40 ]; then
+		got=$(jq '.roce_unparsed + .unparsed' "$WORK/out")
+	else
+		got=$(jq '.roce_unparsed' "$WORK/out")
+	fi
+	[ "$got" = "$cut" ] ||
+		fail "$f: fabmon replay: $cut packets cut before their BTH, counted unparsed: $got"
+done
+echo "snap length 40 and 50: every packet counted, none parsed as RoCE"
+
+# ---- damaged part-way ----
+# pcapgen writes the same records for the same flags: the capture of 60 data
+# packets is a prefix of the one of 100, so damage just after it leaves
+# exactly what it holds to be counted.
+gen head --packets 60 --qps 2 --ack-every 8
+gen whole --packets 100 --qps 2 --ack-every 8
+head_size=$(stat -c %s "$WORK/head.pcap")
+cmp -s -n "$head_size" "$WORK/head.pcap" "$WORK/whole.pcap" ||
+	fail "pcapgen: 60 data packets are not a prefix of 100 with the same flags"
+broken=$(($(jq .packets "$WORK/head.json") + 1))
+
+head -c $((head_size + 8)) "$WORK/whole.pcap" >"$WORK/cut_header.pcap"
+head -c $((head_size + 16 + 100)) "$WORK/whole.pcap" >"$WORK/cut_data.pcap"
+cp "$WORK/whole.pcap" "$WORK/big_caplen.pcap"
+put_u32 "$WORK/big_caplen.pcap" $((head_size + 8)) $((4 << 20)) # above 256 KiB and the snaplen
+want=$(cat "$WORK/head.json")
+for d in cut_header cut_data big_caplen; do
+	f=$WORK/$d.pcap
+	replay "$f"
+	[ $RC -eq 1 ] || fail "fabmon replay $f: exit $RC, want 1: $(head -c 300 "$WORK/err")"
+	grep -qw "$broken" "$WORK/err" ||
+		fail "$f: fabmon replay: stderr does not name packet $broken: $(head -c 300 "$WORK/err")"
+	same "$f: fabmon replay, before packet $broken" "$want" "$(replay_totals)"
+done
+echo "damaged at packet $broken (record header cut, data cut, caplen 4 MiB): exit 1, $((broken - 1)) packets counted"
+
+# ---- not a capture ----
+printf 'this is not a capture file\n' >"$WORK/bad_magic.pcap"
+: >"$WORK/empty.pcap"
+for f in "$WORK/bad_magic.pcap" "$WORK/empty.pcap" "$WORK/missing.pcap"; do
+	replay "$f"
+	[ $RC -eq 1 ] || fail "fabmon replay $f: exit $RC, want 1: $(head -c 300 "$WORK/err")"
+	[ ! -s "$WORK/out" ] || fail "fabmon replay $f: stdout not empty: $(head -c 300 "$WORK/out")"
+	if [ "$(wc -l <"$WORK/err")" -ne 1 ] || ! grep -qF "$f" "$WORK/err"; then
+		fail "fabmon replay $f: want one line on stderr naming the file, got: $(cat "$WORK/err")"
+	fi
+done
+echo "bad magic, empty, missing: exit 1, one line naming the file"
+
+# ---- usage ----
+expect_usage
+expect_usage --no-such-flag "$WORK/v4.pcap"
+echo "no FILE, unknown flag: exit 2 with usage"
+exit 0

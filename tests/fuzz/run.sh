@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs each libFuzzer harness in $FUZZ_BIN for FUZZ_SECS seconds, starting
+# from its committed seeds (tests/fuzz/corpus/NAME) and keeping what it
+# finds in $FUZZ_BIN/corpus/NAME; a crash leaves its input in
+# $FUZZ_BIN/NAME-crash-*.
+# Exits non-zero if any harness failed. Run from the repository root.
+set -u
+status=0
+for bin in "$FUZZ_BIN"/fuzz_*; do
+	[ -x "$bin" ] || continue
+	name=$(basename "$bin")
+	mkdir -p "$FUZZ_BIN/corpus/$name"
+	echo "== $name, ${FUZZ_SECS}s"
+	log="$FUZZ_BIN/$name.log"
+	if "$bin" -max_total_time="$FUZZ_SECS" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$FUZZ_BIN/$name-" "$FUZZ_BIN/corpus/$name" \
+		"tests/fuzz/corpus/$name" >"$log" 2>&1; then
+		echo "$name: $(grep -E '^Done [0-9]+ runs' "$log" | tail -n 1), no crash, leak or over-read; corpus $(ls "$FUZZ_BIN/corpus/$name" | wc -l) inputs"
+	else
+		echo "$name: FAILED (log $log):"
+		tail -n 40 "$log"
+		status=1
+	fi
+done
+exit $status

@@ -1,0 +1,9 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# make test's bounded fuzz run: each libFuzzer harness (packet parse, capture
+# reader) for FUZZ_TEST_SECS (default 15) from the committed seeds, under
+# AddressSanitizer and UBSan. `make fuzz` runs them longer.
+. tests/lib.sh
+[ -n "${FUZZ_BIN:-}" ] && ls "$FUZZ_BIN"/fuzz_* >/dev/null 2>&1 ||
+	skip "no fuzz harnesses in '${FUZZ_BIN:-}' (built by make test with clang)"
+FUZZ_SECS=${FUZZ_TEST_SECS:-15} sh tests/fuzz/run.sh
