@@ -15,6 +15,9 @@
 #   7. detection: each tests/lab/scenarios/t_*.sh run a few times, the
 #      event, culprit and onset -> event latency it reports; then a clean
 #      run, loadgen on a lab with no fault (tests/bench/clean_run.sh)
+#   8. fabmon replay on a generated capture of BENCH_REPLAY_PACKETS (default
+#      5 million data packets, with their ACKs and CNPs), one core, beside
+#      tshark -r and tcpdump -r reading the same file
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -27,7 +30,7 @@
 # BENCH_FLOWS (default 10000), BENCH_FLOW_SECONDS (of 6, default 30),
 # BENCH_DETECT_REPEAT (runs of each scenario, default 3), BENCH_SCENARIOS
 # (of 7, only the scenarios whose file name holds it), BENCH_CLEAN_SECS
-# (the clean run, default 600). 7 also takes LAB_BIN (loadgen's directory)
+# (the clean run, default 600), BENCH_REPLAY_PACKETS (of 8). 7 also takes LAB_BIN (loadgen's directory)
 # and SHARED_FIXTURES, as `make test` passes them.
 #
 # Traffic stays inside namespaces of our own: on loopback in
@@ -53,6 +56,7 @@ FLOWS=${BENCH_FLOWS:-10000}
 FLOW_SECONDS=${BENCH_FLOW_SECONDS:-30}
 DETECT_REPEAT=${BENCH_DETECT_REPEAT:-3}
 CLEAN_SECS=${BENCH_CLEAN_SECS:-600}
+REPLAY_PACKETS=${BENCH_REPLAY_PACKETS:-5000000}
 LAB_BIN=${LAB_BIN:-$PWD/build/lab}
 SHARED_FIXTURES=${SHARED_FIXTURES:-$PWD/../shared/fixtures}
 NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
@@ -937,11 +941,58 @@ detect_clean() {
 	goal "zero events on clean traffic" "$7" "<=" 0 "$7 events in $3 s, $5 ticks"
 }
 
+# timed_run NAME CMD...: runs CMD pinned to one core, output to
+# $WORK/NAME.out; prints its wall seconds.
+timed_run() {
+	name=$1
+	shift
+	t0=$(date +%s%N)
+	taskset -c 1 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || {
+		broken "$name failed: $(tail -n 2 "$WORK/$name.err")"
+		echo 0
+		return 1
+	}
+	awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+}
+
+bench_replay() {
+	header "8. fabmon replay: packets/s on one core, beside tshark -r and tcpdump -r (same file)"
+	file=$WORK/replay.pcap
+	for tool in tshark tcpdump taskset; do
+		command -v $tool >/dev/null 2>&1 || { broken "no $tool (make deps)"; return 0; }
+	done
+	"$LAB_BIN/pcapgen" --output "$file" --packets "$REPLAY_PACKETS" --qps 64 --payload 64 \
+		--ack-every 8 --cnp-every 50 --ce-every 20 --gap-every 1000 >"$WORK/replay.json" ||
+		{ broken "pcapgen failed"; return 0; }
+	packets=$(jq .packets "$WORK/replay.json")
+	echo "  file: $packets packets, $(($(stat -c %s "$file") >> 20)) MiB (pcapgen: 64 QPs, 64-byte"
+	echo "  payloads, ACKs, CNPs, CE marks, PSN gaps), read once first so all three read from"
+	echo "  the page cache"
+	cat "$file" >/dev/null
+	fm=$(timed_run fabmon "$FABMON" replay -q --json "$file") || return 0
+	got=$(jq .packets "$WORK/fabmon.out")
+	[ "$got" = "$packets" ] || broken "fabmon replay counted $got packets of $packets"
+	td=$(timed_run tcpdump tcpdump -nn -q -r "$file" 'udp dst port 4791') || return 0
+	ts=$(timed_run tshark tshark -n -r "$file" -T fields -e infiniband.bth.opcode) || return 0
+	awk -v n="$packets" -v fm="$fm" -v td="$td" -v ts="$ts" \
+		-v tdn="$(wc -l <"$WORK/tcpdump.out")" -v tsn="$(wc -l <"$WORK/tshark.out")" 'BEGIN {
+		printf "  %-44s %8.3f s %7.2f Mpps\n", "fabmon replay --json (per-QP accounting)", fm, n / fm / 1e6
+		printf "  %-44s %8.3f s %7.2f Mpps (%d lines)\n", "tcpdump -r, one line a packet", td, n / td / 1e6, tdn
+		printf "  %-44s %8.3f s %7.2f Mpps (%d lines)\n", "tshark -r, the BTH opcode a packet", ts, n / ts / 1e6, tsn
+		printf "  ratios: fabmon is %.1fx tshark, %.1fx tcpdump\n", ts / fm, td / fm
+	}'
+	goal ">= 5 Mpps on one core" "$(awk -v n="$packets" -v t="$fm" 'BEGIN { print n / t / 1e6 }')" \
+		">=" 5 "$(awk -v n="$packets" -v t="$fm" 'BEGIN { printf "%.2f Mpps", n / t / 1e6 }')"
+	goal ">= 20x tshark" "$(awk -v a="$ts" -v b="$fm" 'BEGIN { print a / b }')" ">=" 20 \
+		"$(awk -v a="$ts" -v b="$fm" 'BEGIN { printf "%.1fx", a / b }')"
+	rm -f "$file"
+}
+
 on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect; do
+for b in scrape ingest rss probe_cost throughput flows detect replay; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo
