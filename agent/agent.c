@@ -127,16 +127,11 @@ static void agent_store(struct agent *a, double collect_s)
 /* registry -> detectors -> events, on this tick's series */
 static void agent_detect(struct agent *a)
 {
-	const struct detect_config dcfg = {
-		.stall_after_s = (double)a->cfg.stall_after_ms / 1000.0,
-		.pfc_paused_fraction = a->cfg.pfc_paused_percent / 100.0,
-		.hotspot_util = a->cfg.hotspot_util_percent / 100.0,
-		.path_window_ms = a->cfg.path_window_ms,
-		.incast_fraction = a->cfg.incast_percent / 100.0,
-		.straggler_fraction = a->cfg.straggler_percent / 100.0,
-		.handoff_ratio = a->cfg.handoff_slow_percent / 100.0,
-	};
-	size_t n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
+	struct detect_config dcfg;
+	size_t n;
+
+	detect_config_init(&dcfg, &a->cfg);
+	n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
 
 	events_tick(a->events, a->verdicts, n, registry_now(a->reg));
 	events_emit(a->events, registry_sink(a->reg, "agent"));

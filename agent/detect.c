@@ -9,6 +9,7 @@
 #include "detect_hotspot.h"
 #include "detect_path.h"
 #include "detect_pfc.h"
+#include "detect_roce.h"
 #include "detect_stall.h"
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
@@ -43,6 +44,46 @@ static int label_value(const char *labels, const char *key, char *buf, size_t le
 		return 0;
 	}
 	return -1;
+}
+
+/* Per destination peer: RoCEv2 packets and CE marks towards it, per second. */
+struct roce_gather {
+	struct roce_input in[DETECT_PEERS];
+	char peer[DETECT_PEERS][48];
+	size_t n;
+};
+
+static int gather_roce(struct series *s, void *arg)
+{
+	struct roce_gather *g = arg;
+	char peer[48], dir[8], cls[16];
+	int ce = strcmp(s->name, "fabmon_roce_ecn_ce_packets_total") == 0;
+	size_t i;
+
+	if ((!ce && strcmp(s->name, "fabmon_roce_packets_total") != 0) || !s->has_rate ||
+	    label_value(s->labels, "peer", peer, sizeof(peer)) < 0 || strcmp(peer, "other") == 0)
+		return 0;
+	/* towards the peer: the tc probe's egress, or a capture (no direction) */
+	if (label_value(s->labels, "direction", dir, sizeof(dir)) == 0 && strcmp(dir, "tx") != 0)
+		return 0;
+	for (i = 0; i < g->n && strcmp(g->peer[i], peer) != 0; i++)
+		;
+	if (i == g->n) {
+		if (g->n == DETECT_PEERS)
+			return 0;
+		memcpy(g->peer[i], peer, sizeof(peer));
+		g->in[i] = (struct roce_input){ g->peer[i], 0, 0 };
+		g->n++;
+	}
+	if (ce)
+		g->in[i].ce += s->rate;
+	else if (label_value(s->labels, "class", cls, sizeof(cls)) == 0 &&
+		 (strcmp(cls, "send") == 0 || strcmp(cls, "write") == 0 ||
+		  strcmp(cls, "read_response") == 0 || strcmp(cls, "ud_send") == 0))
+		/* data only: a sender gets ACKs and CNPs back, and with no data
+		 * towards it is no receiver to compare */
+		g->in[i].packets += s->rate;
+	return 0;
 }
 
 static int gather_stall(struct series *s, void *arg)
@@ -262,6 +303,19 @@ static int gather_hotspot(struct series *s, void *arg)
 	return 0;
 }
 
+void detect_config_init(struct detect_config *d, const struct config *cfg)
+{
+	*d = (struct detect_config){
+		.stall_after_s = (double)cfg->stall_after_ms / 1000.0,
+		.pfc_paused_fraction = cfg->pfc_paused_percent / 100.0,
+		.hotspot_util = cfg->hotspot_util_percent / 100.0,
+		.path_window_ms = cfg->path_window_ms,
+		.incast_fraction = cfg->incast_percent / 100.0,
+		.straggler_fraction = cfg->straggler_percent / 100.0,
+		.handoff_ratio = cfg->handoff_slow_percent / 100.0,
+	};
+}
+
 size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,
 		  size_t max)
 {
@@ -271,12 +325,15 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	static struct hotspot_gather hg;
 	static struct path_history ph;
 	static struct handoff_history hh;
+	static struct roce_gather rg;
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
 	size_t n;
 
 	sg.n = 0;
 	pg.n = 0;
+	rg.n = 0;
+	(void)registry_foreach(reg, gather_roce, &rg);
 	(void)registry_foreach(reg, gather_stall, &sg);
 	(void)registry_foreach(reg, gather_pfc, &pg);
 	hg.cur ^= 1;
@@ -299,5 +356,6 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 			    path_history_active(&ph, pcfg.window_ms, registry_now(reg)),
 			    pcfg.window_ms, registry_now(reg), out + n, max - n);
 	n += detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
+	n += detect_roce(rg.in, rg.n, cfg->incast_fraction, out + n, max - n);
 	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
 }

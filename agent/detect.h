@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "events.h"
 #include "registry.h"
 
@@ -23,6 +24,9 @@ struct detect_config {
 	double straggler_fraction;
 	double handoff_ratio; /* detect_handoff's: transfer time over its baseline */
 };
+
+/* The detectors' settings from the agent's configuration. */
+void detect_config_init(struct detect_config *d, const struct config *cfg);
 
 /* Fills out (at most max) with this tick's verdicts; returns how many. */
 size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,

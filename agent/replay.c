@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "../collector/capture.h"
+#include "config.h"
 #include "replay.h"
+#include "replay_tick.h"
 #include "strbuf.h"
 
 #define EXIT_USAGE 2
@@ -32,7 +34,15 @@ static const char replay_usage[] =
 	"per RoCEv2 queue pair (operation classes, CNPs, AETH ACKs and NAKs, ECN CE,\n"
 	"PSN gaps, duplicates and late PSNs with 24-bit wrap) and per peer address.\n"
 	"\n"
+	"Then it runs the agent's detectors in the capture's own time, a tick every\n"
+	"--interval of packet time, and lists the events they raised.\n"
+	"\n"
 	"  --json                 one JSON object on stdout instead of tables\n"
+	"  --interval DURATION    tick length in capture time, 100ms to 1h (default 1s)\n"
+	"  --db PATH              also store each tick's series and the events in this\n"
+	"                         SQLite database, stamped with capture time\n"
+	"  --config FILE          detector thresholds and hysteresis from the agent's\n"
+	"                         config file (default: built-in defaults)\n"
 	"  --max-entries N        flows and queue pairs kept (default 1000000)\n"
 	"  -q, --quiet            no progress line on stderr\n"
 	"  -h, --help             this help\n"
@@ -75,6 +85,9 @@ struct replay {
 	int broken; /* the file broke part-way */
 	char broken_why[PCAP_ERRBUF_SIZE + 64];
 	struct kmap *peers;
+	struct config cfg; /* thresholds, interval, db */
+	int db;
+	struct replay_ticks *ticks;
 };
 
 static const char *link_name(int linktype)
@@ -137,6 +150,7 @@ static int replay_read(struct replay *r)
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
 
 		n++;
+		replay_ticks_advance(r->ticks, r->cap, ts);
 		if (n == 1)
 			r->first_ns = ts;
 		r->last_ns = ts;
@@ -155,6 +169,7 @@ static int replay_read(struct replay *r)
 	}
 	if (show)
 		progress(r, n, size, 1);
+	replay_ticks_finish(r->ticks, r->cap);
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
 	r->broken = 1;
@@ -316,6 +331,54 @@ static uint64_t peer_field(const struct peer_totals *t, size_t i)
 	return *(const uint64_t *)(const void *)((const char *)t + peer_fields[i].off);
 }
 
+/* Capture time as ISO 8601 UTC with milliseconds. */
+static void time_str(int64_t ms, char *buf, size_t len)
+{
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!gmtime_r(&sec, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf + strlen(buf), len - strlen(buf), ".%03dZ", (int)(ms % 1000));
+}
+
+static void json_events(struct replay *r, struct strbuf *sb)
+{
+	const struct event *ev;
+	size_t n = replay_ticks_events(r->ticks, &ev);
+	uint64_t store_errors;
+	const char *store_err;
+	uint64_t ticks = replay_ticks_count(r->ticks, &store_errors, &store_err);
+	char t[40];
+
+	strbuf_addf(sb, ",\"interval_seconds\":%.3f,\"ticks\":%llu", r->cfg.interval_ms / 1000.0,
+		    (unsigned long long)ticks);
+	if (r->db) {
+		strbuf_addstr(sb, ",\"db\":");
+		strbuf_addjson(sb, r->cfg.db_path);
+		strbuf_addf(sb, ",\"ticks_not_stored\":%llu", (unsigned long long)store_errors);
+	}
+	strbuf_addstr(sb, ",\"events\":[");
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addf(sb, "%s{\"kind\":\"%s\",\"subject\":", i ? "," : "",
+			    event_kind_name(ev[i].kind));
+		strbuf_addjson(sb, ev[i].subject);
+		time_str(ev[i].start_ms, t, sizeof(t));
+		strbuf_addf(sb, ",\"start\":\"%s\"", t);
+		if (ev[i].end_ms) {
+			time_str(ev[i].end_ms, t, sizeof(t));
+			strbuf_addf(sb, ",\"end\":\"%s\"", t);
+		} else {
+			strbuf_addstr(sb, ",\"end\":null");
+		}
+		/* evidence is a JSON object the detector wrote */
+		strbuf_addf(sb, ",\"peak_score\":%.3f,\"evidence\":%s}", ev[i].peak,
+			    ev[i].evidence[0] ? ev[i].evidence : "{}");
+	}
+	strbuf_addch(sb, ']');
+}
+
 static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
@@ -372,12 +435,40 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 				    (unsigned long long)peer_field(peers->v[i].val, f));
 		strbuf_addch(&sb, '}');
 	}
-	strbuf_addstr(&sb, "]}\n");
+	strbuf_addch(&sb, ']');
+	json_events(r, &sb);
+	strbuf_addstr(&sb, "}\n");
 	if (sb.failed)
 		fprintf(stderr, "fabmon replay: out of memory writing JSON\n");
 	else
 		fwrite(sb.buf, 1, sb.len, out);
 	strbuf_release(&sb);
+}
+
+static void text_events(struct replay *r, FILE *out)
+{
+	const struct event *ev;
+	size_t n = replay_ticks_events(r->ticks, &ev);
+	uint64_t store_errors;
+	const char *store_err;
+	uint64_t ticks = replay_ticks_count(r->ticks, &store_errors, &store_err);
+	char a[40], b[40];
+
+	fprintf(out, "\nevents: %zu (detectors over %llu ticks of %.3f s of capture time)\n", n,
+		(unsigned long long)ticks, r->cfg.interval_ms / 1000.0);
+	for (size_t i = 0; i < n; i++) {
+		time_str(ev[i].start_ms, a, sizeof(a));
+		if (ev[i].end_ms)
+			time_str(ev[i].end_ms, b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "(open at the end)");
+		fprintf(out, "%s  %-24s  %-12s %-32s peak %.2f  %s\n", a, b,
+			event_kind_name(ev[i].kind), ev[i].subject, ev[i].peak, ev[i].evidence);
+	}
+	if (r->db)
+		fprintf(out, "stored in %s: %llu ticks%s\n", r->cfg.db_path,
+			(unsigned long long)(ticks - store_errors),
+			store_errors ? " (some could not be written: see stderr)" : "");
 }
 
 static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
@@ -434,12 +525,15 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 			(unsigned long long)t->tx_packets, (unsigned long long)t->tx_bytes,
 			(unsigned long long)t->rx_ce, (unsigned long long)t->cnps_sent);
 	}
+	text_events(r, out);
 }
 
 static int report(struct replay *r)
 {
 	struct rows qps = { 0 }, peers = { 0 };
 	unsigned long long unparsed = capture_stats(r->cap)->unparsed;
+	uint64_t store_errors;
+	const char *store_err;
 	int err;
 
 	/* every flow has two ends */
@@ -469,6 +563,9 @@ static int report(struct replay *r)
 	if (r->broken)
 		fprintf(stderr, "fabmon replay: %s: the file breaks at %s\n", r->file,
 			r->broken_why);
+	if (replay_ticks_count(r->ticks, &store_errors, &store_err) && store_errors)
+		fprintf(stderr, "fabmon replay: %s: %llu ticks not stored: %s\n", r->cfg.db_path,
+			(unsigned long long)store_errors, store_err);
 	free(qps.v);
 	free(peers.v);
 	return err;
@@ -478,12 +575,16 @@ static int parse_args(struct replay *r, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "max-entries", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	const char *interval = NULL, *config = NULL;
+	char *end, err[512];
 	unsigned long v;
 	int c;
 
@@ -492,6 +593,16 @@ static int parse_args(struct replay *r, int argc, char **argv)
 		switch (c) {
 		case 'j':
 			r->json = 1;
+			break;
+		case 'i':
+			interval = optarg;
+			break;
+		case 'd':
+			r->db = 1;
+			snprintf(r->cfg.db_path, sizeof(r->cfg.db_path), "%s", optarg);
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'm':
 			errno = 0;
@@ -523,6 +634,22 @@ static int parse_args(struct replay *r, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	r->file = argv[optind];
+	/* defaults, then the file, then the flags, as the agent has it */
+	if (config) {
+		char db[sizeof(r->cfg.db_path)];
+
+		memcpy(db, r->cfg.db_path, sizeof(db));
+		if (config_load(&r->cfg, config, err, sizeof(err)) < 0) {
+			fprintf(stderr, "fabmon replay: %s\n",
+				err[0] ? err : "the config file cannot be read");
+			return EXIT_USAGE;
+		}
+		memcpy(r->cfg.db_path, db, sizeof(db));
+	}
+	if (interval && config_set(&r->cfg, "interval", interval, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fabmon replay: --interval: %s\n", err);
+		return EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -530,9 +657,11 @@ int replay_main(int argc, char **argv)
 {
 	struct replay r = { .max_entries = REPLAY_MAX_ENTRIES_DEFAULT };
 	char errbuf[PCAP_ERRBUF_SIZE];
-	int rc = parse_args(&r, argc, argv);
+	int rc;
 	FILE *f;
 
+	config_defaults(&r.cfg);
+	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	/* libpcap reads record by record through stdio: a large buffer turns
@@ -549,6 +678,7 @@ int replay_main(int argc, char **argv)
 		fclose(f);
 		return 1;
 	}
+	rc = 1;
 	r.linktype = pcap_datalink(r.pcap);
 	if (r.linktype != PACKET_LINK_ETHERNET && r.linktype != PACKET_LINK_LINUX_SLL &&
 	    r.linktype != PACKET_LINK_LINUX_SLL2) {
@@ -556,20 +686,26 @@ int replay_main(int argc, char **argv)
 			"fabmon replay: %s: link type %s (%d) is not read; Ethernet, Linux "
 			"cooked SLL and SLL2 are\n",
 			r.file, pcap_datalink_val_to_name(r.linktype) ?: "unknown", r.linktype);
-		pcap_close(r.pcap);
-		return 1;
+		goto out;
 	}
+	/* the series track every entry the capture can hold */
+	r.cfg.bpf_max_flows = r.max_entries;
 	r.cap = capture_new(r.max_entries);
 	if (!r.cap) {
 		fprintf(stderr, "fabmon replay: out of memory for %u entries\n", r.max_entries);
-		pcap_close(r.pcap);
-		return 1;
+		goto out;
+	}
+	if (replay_ticks_new(&r.cfg, r.db, &r.ticks, errbuf, sizeof(errbuf)) < 0) {
+		fprintf(stderr, "fabmon replay: %s\n", errbuf);
+		goto out;
 	}
 	rc = replay_read(&r) < 0 ? 1 : 0;
 	if (report(&r) < 0) {
 		fprintf(stderr, "fabmon replay: out of memory for the report\n");
 		rc = 1;
 	}
+out:
+	replay_ticks_free(r.ticks);
 	kmap_free(r.peers);
 	capture_free(r.cap);
 	pcap_close(r.pcap);

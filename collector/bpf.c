@@ -920,7 +920,7 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 		sample_entries(st, &st->flows, flow_series_add_flow, now_ns, idle_ns, now_ms);
 		sample_entries(st, &st->qps, flow_series_add_qp, now_ns, idle_ns, now_ms);
 		flow_series_end_tick(st->series, now_ms, env->bpf_flow_idle_ms);
-		flow_series_emit(st->series, out, "bpf", 1);
+		flow_series_emit(st->series, out, NULL, "bpf", 1);
 	}
 	if (st->tcp) {
 		r = map_reader_read(&st->tcpm);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,7 @@ struct emit_ctx {
 	struct sample_sink *out;
 	const struct peer_metric *metrics;
 	size_t n;
+	const char *ifname;
 	const char *source;
 	int with_direction;
 };
@@ -184,7 +186,9 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 	struct label l[5];
 	size_t n = 0;
 
-	if (!if_indextoname(id->ifindex, ifname))
+	if (ctx->ifname)
+		snprintf(ifname, sizeof(ifname), "%s", ctx->ifname);
+	else if (!if_indextoname(id->ifindex, ifname))
 		return;
 	peer_id_label(id, other, peer, sizeof(peer));
 	l[n++] = (struct label){ "interface", ifname };
@@ -195,13 +199,15 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 	peer_metrics_emit(ctx->out, ctx->metrics, ctx->n, l, n, totals);
 }
 
-void flow_series_emit(struct flow_series *fs, struct sample_sink *out, const char *source,
-		      int with_direction)
+void flow_series_emit(struct flow_series *fs, struct sample_sink *out, const char *ifname,
+		      const char *source, int with_direction)
 {
-	struct emit_ctx flows = { out, flow_metrics, sizeof(flow_metrics) / sizeof(flow_metrics[0]),
-				  source, with_direction };
-	struct emit_ctx qps = { out, qp_metrics, sizeof(qp_metrics) / sizeof(qp_metrics[0]), source,
-				with_direction };
+	struct emit_ctx flows = {
+		out,	flow_metrics, sizeof(flow_metrics) / sizeof(flow_metrics[0]),
+		ifname, source,	      with_direction
+	};
+	struct emit_ctx qps = { out,	qp_metrics, sizeof(qp_metrics) / sizeof(qp_metrics[0]),
+				ifname, source,	    with_direction };
 
 	peer_table_foreach(fs->flow_peers, emit_peer, &flows);
 	peer_table_foreach(fs->qp_peers, emit_peer, &qps);

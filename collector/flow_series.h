@@ -38,11 +38,11 @@ void flow_series_end_tick(struct flow_series *fs, int64_t now_ms, int64_t idle_m
 
 /*
  * Emits every named peer's and every "other" row's counters, labelled
- * interface (from the entry's ifindex; an interface that is gone is
- * skipped, its series expire), direction ("rx"/"tx") if with_direction,
- * peer and source.
+ * interface (ifname, or if NULL the name of the entry's ifindex: an
+ * interface that is gone is skipped, its series expire), direction
+ * ("rx"/"tx") if with_direction, peer and source.
  */
-void flow_series_emit(struct flow_series *fs, struct sample_sink *out, const char *source,
-		      int with_direction);
+void flow_series_emit(struct flow_series *fs, struct sample_sink *out, const char *ifname,
+		      const char *source, int with_direction);
 
 #endif

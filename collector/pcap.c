@@ -421,7 +421,7 @@ static int pcap_collector_sample(void *state, const struct collector_env *env,
 	f.add = flow_series_add_qp;
 	kmap_sweep(capture_qps(st->cap), feed_entry, &f);
 	flow_series_end_tick(st->series, st->now_ms, env->bpf_flow_idle_ms);
-	flow_series_emit(st->series, out, "pcap", 0);
+	flow_series_emit(st->series, out, NULL, "pcap", 0);
 	emit_handles(st, out);
 	emit_neighbors(st, out);
 	emit_totals(st, out);

@@ -240,6 +240,32 @@ for f in "$WORK/bad_magic.pcap" "$WORK/empty.pcap" "$WORK/missing.pcap"; do
 done
 echo "bad magic, empty, missing: exit 1, one line naming the file"
 
+# ---- detectors in capture time, and the database ----
+# 4 queue pairs, a data packet every 1 ms in all (250/s to each receiver) for
+# 6.4 s of capture time; every 10th data packet
+# CE-marked: towards one receiver only (an incast), or towards all of them
+# (a congested fabric: no incast). 1 s ticks, 2 to open.
+gen incast --packets 6400 --qps 4 --time-step 1000 --ce-every 10 --ce-qp 3 --ack-every 8
+gen uniform --packets 6400 --qps 4 --time-step 1000 --ce-every 10 --ack-every 8
+replay --db "$WORK/replay.db" "$WORK/incast.pcap"
+[ $RC -eq 0 ] || fail "replay --db of the incast capture: exit $RC: $(cat "$WORK/err")"
+events=$(jq -c '[.events[] | {kind, subject}]' "$WORK/out")
+[ "$events" = '[{"kind":"incast","subject":"peer=198.18.0.6"}]' ] ||
+	fail "incast capture: events $events, want one incast naming 198.18.0.6 (queue pair 3's responder)"
+ticks=$(jq .ticks "$WORK/out")
+rows=$(sqlite3 "$WORK/replay.db" "SELECT count(*) FROM ticks") || fail "unable to read the database"
+[ "$rows" = "$ticks" ] || fail "database holds $rows ticks, the replay ran $ticks"
+row=$(sqlite3 "$WORK/replay.db" "SELECT kind, subject FROM events")
+[ "$row" = "incast|peer=198.18.0.6" ] || fail "database events: '$row'"
+first=$(sqlite3 "$WORK/replay.db" "SELECT min(ts_ms) FROM ticks")
+[ "$first" -ge 1700000000000 ] && [ "$first" -le 1700000002000 ] ||
+	fail "ticks stamped $first, not with the capture's time (1700000000 s)"
+replay "$WORK/uniform.pcap"
+[ "$(jq '.events | length' "$WORK/out")" = 0 ] ||
+	fail "uniformly marked capture raised events: $(jq -c .events "$WORK/out")"
+echo "detectors in capture time: incast on 198.18.0.6 found over $ticks ticks and stored" \
+	"($rows tick rows, 1 event row); uniform marking: no event"
+
 # ---- usage ----
 expect_usage
 expect_usage --no-such-flag "$WORK/v4.pcap"

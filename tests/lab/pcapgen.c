@@ -118,6 +118,7 @@ struct pg_opts {
 	unsigned long long packets, qps, every[PG_EV_COUNT];
 	unsigned long long psn_start, snaplen, payload, time_start, time_step;
 	unsigned long long vlan; /* PG_UNTAGGED: none */
+	unsigned long long ce_qp; /* 0: --ce-every marks every queue pair; else only this one */
 	enum pg_link_id link;
 	int ipv6;
 };
@@ -380,7 +381,9 @@ static int pg_data(struct pg *pg, struct pg_qp *q)
 	unsigned long long n = ++q->sent;
 	int dup = n > 1 && pg_every(o->every[PG_EV_DUP], n);
 	int gap = n > 1 && !dup && pg_every(o->every[PG_EV_GAP], n);
-	int ce = pg_every(o->every[PG_EV_CE], n);
+	/* one congested receiver (an incast) or the whole fabric */
+	int ce = pg_every(o->every[PG_EV_CE], n) &&
+		 (!o->ce_qp || (unsigned long long)(q - pg->qp) + 1 == o->ce_qp);
 	struct roce_bth bth = {
 		.opcode = n % 2 ? PG_OP_SEND_ONLY : PG_OP_WRITE_ONLY,
 		.ack_req = pg_every(o->every[PG_EV_ACK], n),
@@ -544,7 +547,8 @@ static void pg_usage(FILE *f)
 		"usage: pcapgen --output FILE [--packets N] [--qps N] [--ipv6] [--vlan ID]\n"
 		"               [--link ethernet|sll|sll2] [--payload N] [--psn-start X]\n"
 		"               [--ack-every K] [--nak-every K] [--rnr-every K] [--cnp-every K]\n"
-		"               [--ce-every K] [--gap-every K] [--dup-every K] [--snaplen N]\n"
+		"               [--ce-every K [--ce-qp N]] [--gap-every K] [--dup-every K]\n"
+		"               [--snaplen N]\n"
 		"               [--time-start SECONDS] [--time-step USEC]\n"
 		"\n"
 		"Writes a pcap file (microsecond timestamps) of RoCEv2 traffic and prints what\n"
@@ -568,7 +572,8 @@ static void pg_usage(FILE *f)
 		"  --nak-every K        is followed by a NAK, PSN sequence error\n"
 		"  --rnr-every K        is followed by an RNR NAK\n"
 		"  --cnp-every K        is followed by a CNP to the requester\n"
-		"  --ce-every K         is marked ECN CE\n"
+		"  --ce-every K         is marked ECN CE (with --ce-qp N, of queue pair N only:\n"
+		"                       its responder is congested, the others not)\n"
 		"  --gap-every K        comes after one skipped PSN (a gap, one PSN missing)\n"
 		"  --dup-every K        repeats the previous PSN (a duplicate; wins over a gap)\n"
 		"Gaps and duplicates are never put on a queue pair's first packet.\n"
@@ -597,6 +602,7 @@ static const struct pg_num_flag {
 	{ "snaplen", 1, PG_SNAPLEN_MAX, offsetof(struct pg_opts, snaplen) },
 	{ "time-start", 0, UINT32_MAX, offsetof(struct pg_opts, time_start) },
 	{ "time-step", 0, PG_TIME_STEP_MAX, offsetof(struct pg_opts, time_step) },
+	{ "ce-qp", 0, PG_QPS_MAX, offsetof(struct pg_opts, ce_qp) },
 	{ "ack-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_ACK]) },
 	{ "nak-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_NAK]) },
 	{ "rnr-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_RNR]) },

@@ -26,5 +26,6 @@ Suite *detect_path_suite(void);
 Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
 Suite *kmap_suite(void);
+Suite *detect_roce_suite(void);
 
 #endif
