@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "exposition.h"
@@ -30,11 +31,89 @@ static void add_help(struct strbuf *out, const char *help)
 	}
 }
 
+/*
+ * Link series get the switch port at the far end of their interface as a
+ * neighbor label, from fabmon_lldp_neighbor_info (the pcap collector's), so
+ * that Prometheus can sum a hotspot's links by switch port without a join.
+ * Only here, at the exposition: the registry and the database keep each
+ * series under one identity whatever LLDP says.
+ */
+#define NEIGHBORS_MAX 64
+static const char *const neighbor_families[] = { "fabmon_netdev_", "fabmon_ethtool_",
+						 "fabmon_qdisc_" };
+
+struct neighbor {
+	char interface[64]; /* as escaped in the label text */
+	char name[300]; /* "system_name/port_id", or chassis_id for a nameless one */
+};
+
 struct render_state {
 	struct strbuf *out;
 	const char *family;
 	size_t family_len;
+	struct neighbor nb[NEIGHBORS_MAX];
+	size_t nnb;
 };
+
+/* The escaped value of key in label text key="value",... into buf, "" if
+ * absent or too long. */
+static void raw_label(const char *labels, const char *key, char *buf, size_t len)
+{
+	size_t kl = strlen(key);
+	const char *p = labels, *v, *e;
+
+	buf[0] = '\0';
+	for (; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (strncmp(p, key, kl) != 0 || strncmp(p + kl, "=\"", 2) != 0)
+			continue;
+		/* the value ends at the first quote not escaped */
+		for (v = e = p + kl + 2; *e && *e != '"'; e++)
+			if (*e == '\\' && e[1])
+				e++;
+		if ((size_t)(e - v) < len) {
+			memcpy(buf, v, (size_t)(e - v));
+			buf[e - v] = '\0';
+		}
+		return;
+	}
+}
+
+static int note_neighbor(struct series *s, void *arg)
+{
+	struct render_state *st = arg;
+	struct neighbor *nb = &st->nb[st->nnb];
+	char system[256], port[256];
+
+	if (st->nnb == NEIGHBORS_MAX || strcmp(s->name, "fabmon_lldp_neighbor_info") != 0)
+		return 0;
+	raw_label(s->labels, "interface", nb->interface, sizeof(nb->interface));
+	raw_label(s->labels, "system_name", system, sizeof(system));
+	if (!system[0])
+		raw_label(s->labels, "chassis_id", system, sizeof(system));
+	raw_label(s->labels, "port_id", port, sizeof(port));
+	if (nb->interface[0] &&
+	    snprintf(nb->name, sizeof(nb->name), "%s/%s", system, port) < (int)sizeof(nb->name))
+		st->nnb++;
+	return 0;
+}
+
+/* The neighbour of s's interface if s is a link series, or NULL. */
+static const char *neighbor_of(const struct render_state *st, const struct series *s)
+{
+	char ifname[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(neighbor_families) / sizeof(neighbor_families[0]); i++)
+		if (strncmp(s->name, neighbor_families[i], strlen(neighbor_families[i])) == 0)
+			break;
+	if (!st->nnb || i == sizeof(neighbor_families) / sizeof(neighbor_families[0]))
+		return NULL;
+	raw_label(s->labels, "interface", ifname, sizeof(ifname));
+	for (i = 0; ifname[0] && i < st->nnb; i++)
+		if (strcmp(st->nb[i].interface, ifname) == 0)
+			return st->nb[i].name;
+	return NULL;
+}
 
 /* The family a series belongs to: its name, less _bucket, _sum or _count
  * for a histogram's series. */
@@ -62,6 +141,7 @@ static int render_one(struct series *s, void *arg)
 	struct render_state *st = arg;
 	struct strbuf *out = st->out;
 	size_t len = family_len(s);
+	const char *nb = neighbor_of(st, s);
 
 	if (!st->family || st->family_len != len || strncmp(st->family, s->name, len) != 0) {
 		strbuf_addf(out, "# HELP %.*s ", (int)len, s->name);
@@ -74,6 +154,8 @@ static int render_one(struct series *s, void *arg)
 	if (*s->labels) {
 		strbuf_addch(out, '{');
 		strbuf_addstr(out, s->labels);
+		if (nb)
+			strbuf_addf(out, ",neighbor=\"%s\"", nb);
 		strbuf_addch(out, '}');
 	}
 	strbuf_addch(out, ' ');
@@ -84,8 +166,12 @@ static int render_one(struct series *s, void *arg)
 
 int exposition_render(struct registry *reg, struct strbuf *out)
 {
-	struct render_state st = { .out = out };
+	static struct render_state st;
 
+	/* the tick thread is the only caller: one state, reused */
+	memset(&st, 0, sizeof(st));
+	st.out = out;
+	(void)registry_foreach(reg, note_neighbor, &st);
 	(void)registry_foreach(reg, render_one, &st);
 	return out->failed ? -ENOMEM : 0;
 }

@@ -8,8 +8,10 @@
 /*
  * Renders the series reported in the registry's current tick as Prometheus
  * text exposition format 0.0.4: "# HELP" and "# TYPE" once per family,
- * families in name order, series in label order. Appends to out; returns 0 or
- * -ENOMEM.
+ * families in name order, series in label order. Link series (netdev,
+ * ethtool, qdisc) whose interface has an LLDP neighbour
+ * (fabmon_lldp_neighbor_info) get a neighbor="SYSTEM/PORT" label. Appends to
+ * out; returns 0 or -ENOMEM. Not reentrant: the tick thread's.
  */
 int exposition_render(struct registry *reg, struct strbuf *out);
 

@@ -4,8 +4,9 @@
 # port: a RoCEv2 stream from rank 2 with PSN gaps shows in fabmon_roce_*
 # with source="pcap", the same numbers roce_gen sent, and nothing dropped.
 # A second veth joins rank 1 (lldp0) to rank 2 (lldp1), where Debian's
-# lldpd runs: fabmon_lldp_neighbor_info names its system and port, and the
-# neighbour is gone once lldpd stops (its shutdown LLDPDU, TTL 0) or, frozen,
+# lldpd runs: fabmon_lldp_neighbor_info names its system and port, lldp0's
+# link series carry neighbor="leaf-07/PORT", and the neighbour is gone once
+# lldpd stops (its shutdown LLDPDU, TTL 0) or, frozen,
 # once the TTL it gave runs out.
 . tests/lib.sh
 . tests/lab/lab.sh
@@ -17,7 +18,7 @@ ip link add lldp0 netns "$(lab_ns 1)" type veth peer name lldp1 netns "$(lab_ns 
 	fail "unable to create the LLDP link"
 lab_exec 1 ip link set lldp0 up
 lab_exec 2 ip link set lldp1 up
-lab_agent 1 --db "$WORK/p.db" --interval 200ms --collectors pcap --pcap-interfaces eth0 \
+lab_agent 1 --db "$WORK/p.db" --interval 200ms --collectors pcap,netdev --pcap-interfaces eth0 \
 	--lldp-interfaces lldp0
 m() { lab_metric "$1"; }
 # wait_metric SERIES WANT: until the value is WANT ("absent": until it is
@@ -89,6 +90,12 @@ echo "$line" | grep -q 'management_address="198.18.9.9"' || fail "management add
 mac=$(lab_exec 2 cat /sys/class/net/lldp1/address)
 echo "$line" | grep -q "port_id=\"$mac\"" || fail "port id is not lldp1's MAC $mac: $line"
 echo "LLDP: $line"
+link=$(lab_scrape | grep '^fabmon_netdev_transmit_bytes_total{interface="lldp0"')
+echo "$link" | grep -q ",neighbor=\"leaf-07/$mac\"}" ||
+	fail "lldp0's link series carry no neighbor label: $link"
+lab_scrape | grep '^fabmon_netdev_transmit_bytes_total{interface="eth0"' | grep -q neighbor &&
+	fail "eth0, with no LLDP neighbour, has a neighbor label"
+echo "link series: $link"
 
 # 3. a neighbour that leaves says so (TTL 0); one that dies times out
 t0=$(date +%s%N)

@@ -38,6 +38,47 @@ START_TEST(test_format)
 }
 END_TEST
 
+/* A link series of an interface with an LLDP neighbour carries it as a
+ * neighbor label; other families and other interfaces do not. */
+START_TEST(test_neighbor_label)
+{
+	const struct metric_desc tx = { .name = "fabmon_netdev_transmit_bytes_total",
+					.help = "T",
+					.type = METRIC_COUNTER };
+	const struct metric_desc flow = { .name = "fabmon_flow_bytes_total",
+					  .help = "F",
+					  .type = METRIC_COUNTER };
+	const struct metric_desc info = { .name = "fabmon_lldp_neighbor_info",
+					  .help = "N",
+					  .type = METRIC_GAUGE };
+	struct label nb[] = { { "interface", "eth0" },
+			      { "chassis_id", "aa:bb" },
+			      { "port_id", "Ethernet12" },
+			      { "system_name", "leaf-07" },
+			      { "port_description", "" } };
+	struct label eth0 = { "interface", "eth0" }, eth1 = { "interface", "eth1" };
+	struct registry *reg = registry_new(100, 60000);
+	struct sample_sink *out;
+	char *text;
+
+	registry_begin_tick(reg, 1000);
+	out = registry_sink(reg, "t");
+	(void)sample_gauge(out, &info, nb, 5, 1);
+	(void)sample_counter(out, &tx, &eth0, 1, 10);
+	(void)sample_counter(out, &tx, &eth1, 1, 20);
+	(void)sample_counter(out, &flow, &eth0, 1, 30);
+	text = testutil_render(reg);
+	ck_assert_ptr_nonnull(strstr(
+		text,
+		"fabmon_netdev_transmit_bytes_total{interface=\"eth0\",neighbor=\"leaf-07/Ethernet12\"} 10\n"));
+	ck_assert_ptr_nonnull(
+		strstr(text, "fabmon_netdev_transmit_bytes_total{interface=\"eth1\"} 20\n"));
+	ck_assert_ptr_nonnull(strstr(text, "fabmon_flow_bytes_total{interface=\"eth0\"} 30\n"));
+	free(text);
+	registry_free(reg);
+}
+END_TEST
+
 /* A histogram's series show under one family, buckets in the order of "le"
  * as numbers (a string sort would put 16 before 2), +Inf last. */
 START_TEST(test_histogram)
@@ -102,6 +143,7 @@ Suite *exposition_suite(void)
 	const struct testutil_case cases[] = {
 		{ "format", test_format, 0 },
 		{ "histogram", test_histogram, 0 },
+		{ "neighbor label", test_neighbor_label, 0 },
 		{ "values", test_values, 0 },
 	};
 
