@@ -297,6 +297,9 @@ static const struct {
 	QP_FIELD("acks", acks),
 	QP_FIELD("naks_psn_sequence", nak_psn),
 	QP_FIELD("naks_rnr", nak_rnr),
+	QP_FIELD("naks_invalid_request", nak_invalid),
+	QP_FIELD("naks_remote_access", nak_access),
+	QP_FIELD("naks_remote_operation", nak_operation),
 	QP_FIELD("naks_other", nak_other),
 	QP_FIELD("ecn_ce", ce),
 	QP_FIELD("psn_gaps", psn_gaps),
@@ -506,7 +509,8 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 			(unsigned long long)v->bytes,
 			(unsigned long long)v->by_class[ROCE_CLASS_CNP],
 			(unsigned long long)v->acks,
-			(unsigned long long)(v->nak_psn + v->nak_other),
+			(unsigned long long)(v->nak_psn + v->nak_invalid + v->nak_access +
+					     v->nak_operation + v->nak_other),
 			(unsigned long long)v->nak_rnr, (unsigned long long)v->ce,
 			(unsigned long long)v->psn_gaps, (unsigned long long)v->psn_dups,
 			(unsigned long long)v->psn_behind);

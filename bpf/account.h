@@ -60,10 +60,23 @@ static inline __attribute__((always_inline)) void fm_qp_aeth(struct fm_qp_val *v
 		FM_ADD(&v->nak_rnr, 1);
 		break;
 	case ROCE_AETH_NAK:
-		if ((syndrome & 0x1f) == ROCE_NAK_PSN_SEQUENCE)
+		switch (syndrome & 0x1f) {
+		case ROCE_NAK_PSN_SEQUENCE:
 			FM_ADD(&v->nak_psn, 1);
-		else
+			break;
+		case ROCE_NAK_INVALID_REQUEST:
+			FM_ADD(&v->nak_invalid, 1);
+			break;
+		case ROCE_NAK_REMOTE_ACCESS:
+			FM_ADD(&v->nak_access, 1);
+			break;
+		case ROCE_NAK_REMOTE_OPERATION:
+			FM_ADD(&v->nak_operation, 1);
+			break;
+		default:
 			FM_ADD(&v->nak_other, 1);
+			break;
+		}
 		break;
 	}
 }

@@ -84,7 +84,10 @@ struct fm_qp_val {
 	__u64 acks; /* AETH syndrome ACK */
 	__u64 nak_psn; /* NAK: PSN sequence error */
 	__u64 nak_rnr; /* RNR NAK */
-	__u64 nak_other; /* other NAK codes */
+	__u64 nak_invalid; /* NAK: invalid request */
+	__u64 nak_access; /* NAK: remote access error */
+	__u64 nak_operation; /* NAK: remote operational error */
+	__u64 nak_other; /* other NAK codes (invalid RD request, reserved) */
 	__u64 psn_gaps; /* requests ahead of last + 1 */
 	__u64 psn_missing; /* PSNs skipped over by those gaps */
 	__u64 psn_dups; /* requests with the last PSN again */

@@ -18,6 +18,9 @@ enum {
 	QP_ACKS = QP_CLASS0 + ROCE_CLASS_COUNT,
 	QP_NAK_PSN,
 	QP_NAK_RNR,
+	QP_NAK_INVALID,
+	QP_NAK_ACCESS,
+	QP_NAK_OPERATION,
 	QP_NAK_OTHER,
 	QP_GAPS,
 	QP_MISSING,
@@ -76,6 +79,12 @@ static const struct peer_metric qp_metrics[] = {
 	  "psn_sequence" },
 	{ QP_NAK_RNR, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
 	  "rnr" },
+	{ QP_NAK_INVALID, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
+	  "invalid_request" },
+	{ QP_NAK_ACCESS, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
+	  "remote_access" },
+	{ QP_NAK_OPERATION, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
+	  "remote_operation" },
 	{ QP_NAK_OTHER, "fabmon_roce_naks_total", "AETH NAKs by kind." ROCE_HELP_TAIL, "kind",
 	  "other" },
 	{ QP_GAPS, "fabmon_roce_psn_gaps_total",
@@ -149,6 +158,9 @@ uint64_t flow_series_add_qp(struct flow_series *fs, const void *key, const void 
 	c[QP_ACKS] = v->acks;
 	c[QP_NAK_PSN] = v->nak_psn;
 	c[QP_NAK_RNR] = v->nak_rnr;
+	c[QP_NAK_INVALID] = v->nak_invalid;
+	c[QP_NAK_ACCESS] = v->nak_access;
+	c[QP_NAK_OPERATION] = v->nak_operation;
 	c[QP_NAK_OTHER] = v->nak_other;
 	c[QP_GAPS] = v->psn_gaps;
 	c[QP_MISSING] = v->psn_missing;

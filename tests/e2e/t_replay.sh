@@ -227,6 +227,24 @@ for d in cut_header cut_data big_caplen; do
 done
 echo "damaged at packet $broken (record header cut, data cut, caplen 4 MiB): exit 1, $((broken - 1)) packets counted"
 
+# ---- a zero-length record: a frame with nothing captured, not damage ----
+# 16 bytes of record header, caplen 0 and len 0, between the file header and
+# the first record: counted and named as packet 1, the rest read as before
+{
+	head -c 24 "$WORK/head.pcap"
+	printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000'
+	tail -c +25 "$WORK/head.pcap"
+} >"$WORK/zero_len.pcap"
+replay "$WORK/zero_len.pcap"
+[ $RC -eq 0 ] || fail "zero-length record: exit $RC, want 0: $(head -c 300 "$WORK/err")"
+[ "$(jq .packets "$WORK/out")" = $(($(jq .packets "$WORK/head.json") + 1)) ] ||
+	fail "zero-length record: $(jq .packets "$WORK/out") packets counted"
+[ "$(jq .unparsed "$WORK/out")" = 1 ] && [ "$(jq '.errors[0].packet' "$WORK/out")" = 1 ] ||
+	fail "zero-length record: not counted as unparsed packet 1: $(jq -c '{unparsed, errors}' "$WORK/out")"
+grep -q 'packet 1: Ethernet header cut short' "$WORK/err" ||
+	fail "zero-length record: stderr does not name packet 1: $(head -c 300 "$WORK/err")"
+echo "zero-length record: exit 0, counted as unparsed packet 1, the rest as before"
+
 # ---- not a capture ----
 printf 'this is not a capture file\n' >"$WORK/bad_magic.pcap"
 : >"$WORK/empty.pcap"

@@ -71,7 +71,11 @@ nb='fabmon_lldp_neighbor_info{interface="lldp0"'
 # await_neighbor present|absent: until lldp0's neighbour is (10 s at most);
 # fails with MESSAGE otherwise
 await_neighbor() {
-	for _ in $(seq 100); do
+	for i in $(seq 100); do
+		# lldpd may not have taken the interface yet when first told to
+		# send: ask again every 2 s
+		[ "$1" = present ] && [ $((i % 20)) = 0 ] &&
+			lab_exec 2 lldpcli -u "$sock" update >/dev/null 2>&1
 		if lab_scrape | grep -q "^$nb.*system_name=\"leaf-07\""; then
 			[ "$1" = present ] && return 0
 		else
@@ -80,6 +84,8 @@ await_neighbor() {
 		sleep 0.1
 	done
 	lab_scrape | grep lldp
+	cat "$WORK/lldpd.log"
+	lab_exec 2 lldpcli -u "$sock" show interfaces 2>&1
 	fail "$2"
 }
 start_lldpd

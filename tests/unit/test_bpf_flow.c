@@ -70,7 +70,10 @@ static const __u8 v6_dst[16] = { 0x20, 0x01, 0x00, 0x02, [15] = 2 };
 #define SYN_ACK 0x0a /* ACK, credit count 10 */
 #define SYN_RNR_NAK 0x2e /* RNR NAK, timer 14 */
 #define SYN_NAK_PSN 0x60 /* NAK: PSN sequence error */
+#define SYN_NAK_INVALID 0x61 /* NAK: invalid request */
 #define SYN_NAK_ACCESS 0x62 /* NAK: remote access error */
+#define SYN_NAK_OPERATION 0x63 /* NAK: remote operational error */
+#define SYN_NAK_RESERVED 0x7f /* NAK with a reserved code */
 #define NO_AETH (-1)
 #define CUT_AETH (-2) /* the opcode has an AETH, the packet does not */
 #define ROCE_SPORT 49152 /* RoCEv2 senders pick the UDP source port per QP */
@@ -760,8 +763,9 @@ END_TEST
  */
 START_TEST(test_roce_aeth)
 {
-	static const int syndromes[] = { SYN_ACK, SYN_NAK_PSN, SYN_RNR_NAK, SYN_NAK_ACCESS,
-					 CUT_AETH };
+	static const int syndromes[] = { SYN_ACK,	   SYN_NAK_PSN,	   SYN_RNR_NAK,
+					 SYN_NAK_INVALID,  SYN_NAK_ACCESS, SYN_NAK_OPERATION,
+					 SYN_NAK_RESERVED, CUT_AETH };
 	const unsigned n = sizeof(syndromes) / sizeof(syndromes[0]);
 	struct fm_qp_key k;
 	struct fm_qp_val v;
@@ -779,6 +783,9 @@ START_TEST(test_roce_aeth)
 	ck_assert_uint_eq(v.acks, 1);
 	ck_assert_uint_eq(v.nak_psn, 1);
 	ck_assert_uint_eq(v.nak_rnr, 1);
+	ck_assert_uint_eq(v.nak_invalid, 1);
+	ck_assert_uint_eq(v.nak_access, 1);
+	ck_assert_uint_eq(v.nak_operation, 1);
 	ck_assert_uint_eq(v.nak_other, 1);
 	/* ACKs echo the requester's PSNs: not a sequence of their own */
 	ck_assert_uint_eq(v.psn_valid, 0);
