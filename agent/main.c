@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "cli_events.h"
 #include "config.h"
 #include "doctor.h"
 #include "log.h"
@@ -79,6 +80,7 @@ static const char main_usage[] =
 	"commands:\n"
 	"  agent     run the agent (collect, store, serve /metrics)\n"
 	"  doctor    tell which collectors work on this host, and why not\n"
+	"  events    list the events the detectors raised, from the database\n"
 	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
 	"  version   print the version\n"
 	"\n"
@@ -233,6 +235,8 @@ int main(int argc, char **argv)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 0);
 	if (strcmp(cmd, "doctor") == 0)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 1);
+	if (strcmp(cmd, "events") == 0)
+		return events_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "replay") == 0)
 		return replay_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

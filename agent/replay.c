@@ -15,6 +15,7 @@
 #include "replay.h"
 #include "replay_tick.h"
 #include "strbuf.h"
+#include "timefmt.h"
 
 #define EXIT_USAGE 2
 /* Frames whose parse failed that are named one by one; the rest are counted. */
@@ -334,18 +335,6 @@ static uint64_t peer_field(const struct peer_totals *t, size_t i)
 	return *(const uint64_t *)(const void *)((const char *)t + peer_fields[i].off);
 }
 
-/* Capture time as ISO 8601 UTC with milliseconds. */
-static void time_str(int64_t ms, char *buf, size_t len)
-{
-	time_t sec = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (!gmtime_r(&sec, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))
-		snprintf(buf, len, "?");
-	else
-		snprintf(buf + strlen(buf), len - strlen(buf), ".%03dZ", (int)(ms % 1000));
-}
-
 static void json_events(struct replay *r, struct strbuf *sb)
 {
 	const struct event *ev;
@@ -367,10 +356,10 @@ static void json_events(struct replay *r, struct strbuf *sb)
 		strbuf_addf(sb, "%s{\"kind\":\"%s\",\"subject\":", i ? "," : "",
 			    event_kind_name(ev[i].kind));
 		strbuf_addjson(sb, ev[i].subject);
-		time_str(ev[i].start_ms, t, sizeof(t));
+		time_format_rfc3339(ev[i].start_ms, t, sizeof(t));
 		strbuf_addf(sb, ",\"start\":\"%s\"", t);
 		if (ev[i].end_ms) {
-			time_str(ev[i].end_ms, t, sizeof(t));
+			time_format_rfc3339(ev[i].end_ms, t, sizeof(t));
 			strbuf_addf(sb, ",\"end\":\"%s\"", t);
 		} else {
 			strbuf_addstr(sb, ",\"end\":null");
@@ -460,9 +449,9 @@ static void text_events(struct replay *r, FILE *out)
 	fprintf(out, "\nevents: %zu (detectors over %llu ticks of %.3f s of capture time)\n", n,
 		(unsigned long long)ticks, r->cfg.interval_ms / 1000.0);
 	for (size_t i = 0; i < n; i++) {
-		time_str(ev[i].start_ms, a, sizeof(a));
+		time_format_rfc3339(ev[i].start_ms, a, sizeof(a));
 		if (ev[i].end_ms)
-			time_str(ev[i].end_ms, b, sizeof(b));
+			time_format_rfc3339(ev[i].end_ms, b, sizeof(b));
 		else
 			snprintf(b, sizeof(b), "(open at the end)");
 		fprintf(out, "%s  %-24s  %-12s %-32s peak %.2f  %s\n", a, b,

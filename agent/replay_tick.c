@@ -107,10 +107,11 @@ static void event_changed(struct event *e, void *arg)
 			break;
 	if (i == t->nfound && t->nfound < REPLAY_EVENTS_MAX)
 		t->nfound++;
-	if (i < t->nfound)
-		t->found[i] = *e;
+	/* stored first: the copy keeps the row's id */
 	if (t->store)
 		(void)store_save_event(t->store, e);
+	if (i < t->nfound)
+		t->found[i] = *e;
 }
 
 /* One tick ending at end_ns: the counts so far as series, then detectors,
@@ -160,8 +161,23 @@ void replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t 
 
 void replay_ticks_finish(struct replay_ticks *t, struct capture *cap)
 {
-	if (t->next_ns)
-		tick(t, cap, t->next_ns);
+	if (!t->next_ns)
+		return;
+	tick(t, cap, t->next_ns);
+	/*
+	 * An event still open when the capture ends is stored as ending there:
+	 * the capture cannot say how long it went on, and a row left open would
+	 * overlap every window the review commands ask about from then on. The
+	 * report still says it was open at the end.
+	 */
+	for (size_t i = 0; t->store && i < t->nfound; i++) {
+		struct event e = t->found[i];
+
+		if (e.end_ms || !e.store_id)
+			continue;
+		e.end_ms = t->next_ns / 1000000;
+		(void)store_save_event(t->store, &e);
+	}
 }
 
 uint64_t replay_ticks_count(const struct replay_ticks *t, uint64_t *ret_store_errors,

@@ -34,7 +34,8 @@ void replay_ticks_free(struct replay_ticks *t);
  * events can close) and then jumps. */
 void replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t ts_ns);
 
-/* Runs the tick that holds the last packet. */
+/* Runs the tick that holds the last packet. Events still open are stored
+ * as ending there (the report keeps them open). */
 void replay_ticks_finish(struct replay_ticks *t, struct capture *cap);
 
 /* Ticks run, and how many of them could not be stored (the first reason in

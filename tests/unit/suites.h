@@ -27,5 +27,6 @@ Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
 Suite *kmap_suite(void);
 Suite *detect_roce_suite(void);
+Suite *timefmt_suite(void);
 
 #endif
