@@ -10,16 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
+#include "cli.h"
 #include "cli_events.h"
 #include "config.h"
 #include "events.h"
 #include "store.h"
 #include "strbuf.h"
 #include "timefmt.h"
-
-#define EXIT_USAGE 2
 
 static const char events_usage[] =
 	"usage: fabmon events [OPTION]...\n"
@@ -43,30 +41,11 @@ static const char events_usage[] =
 	"An event still open has no end. Exit status: 0 listed (also when none),\n"
 	"1 the database is missing or unusable, 2 usage error.\n";
 
-enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
-
 struct events_args {
+	struct cli_common cm;
 	int64_t since_ms, until_ms;
-	const char *kind, *subject, *db;
-	enum format format;
-	int utc;
+	const char *kind, *subject;
 };
-
-static int64_t now_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "fabmon events: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'fabmon events --help'.\n");
-	return EXIT_USAGE;
-}
 
 static int known_kind(const char *kind)
 {
@@ -76,89 +55,49 @@ static int known_kind(const char *kind)
 	return 0;
 }
 
-/* Fills *a; returns 0, 1 after --help, or EXIT_USAGE (said why). */
+/* Fills *a; returns 0, 1 after --help, or CLI_EXIT_USAGE (said why). */
 static int parse_args(int argc, char **argv, struct events_args *a)
 {
 	static const struct option opts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
+		CLI_COMMON_OPTIONS,
 		{ "kind", required_argument, NULL, 'k' },
 		{ "subject", required_argument, NULL, 'S' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "utc", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *since = "24h", *until = "now";
-	int64_t now = now_ms();
-	int c;
+	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if ((r = cli_common_option("events", c, optarg, &a->cm)) >= 0) {
+			if (r)
+				return r;
+			continue;
+		}
 		switch (c) {
-		case 's':
-			since = optarg;
-			break;
-		case 'u':
-			until = optarg;
-			break;
 		case 'k':
 			if (!known_kind(optarg))
-				return usage_error(
-					"--kind: '%s' is not one of hotspot, incast, stall, "
-					"pfc_storm, straggler, slow_handoff",
+				return cli_usage_error(
+					"events",
+					"--kind: '%s' is not one of hotspot, incast, "
+					"stall, pfc_storm, straggler, slow_handoff",
 					optarg);
 			a->kind = optarg;
 			break;
 		case 'S':
 			a->subject = optarg;
 			break;
-		case 'd':
-			a->db = optarg;
-			break;
-		case 'j':
-		case 'c':
-			if (a->format != FORMAT_TABLE)
-				return usage_error("%s", "--json and --csv: one or the other");
-			a->format = c == 'j' ? FORMAT_JSON : FORMAT_CSV;
-			break;
-		case 'U':
-			a->utc = 1;
-			break;
 		case 'h':
 			fputs(events_usage, stdout);
 			return 1;
 		default:
 			fputs(events_usage, stderr);
-			return EXIT_USAGE;
+			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (time_parse(since, now, &a->since_ms) < 0)
-		return usage_error("--since: '%s' is not a time (now-2h, 2h, RFC 3339, Unix "
-				   "seconds)",
-				   since);
-	if (time_parse(until, now, &a->until_ms) < 0)
-		return usage_error("--until: '%s' is not a time (now, RFC 3339, Unix seconds)",
-				   until);
-	if (a->until_ms < a->since_ms)
-		return usage_error("%s", "--until is before --since");
-	return 0;
-}
-
-/* RFC 4180: quoted, with quotes doubled. */
-static void csv_field(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			strbuf_addch(sb, '"');
-		strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '"');
+		return cli_usage_error("events", "unexpected argument '%s'", argv[optind]);
+	return cli_window("events", a->cm.since, a->cm.until, &a->since_ms, &a->until_ms);
 }
 
 /* One row of the query, in the chosen format, into sb. */
@@ -173,13 +112,13 @@ static void row_out(const struct events_args *a, sqlite3_stmt *q, struct strbuf 
 	char t0[64], t1[64], dur[32];
 
 	end = open ? 0 : sqlite3_column_int64(q, 4);
-	if (a->format == FORMAT_TABLE) {
-		time_format(start, a->utc, t0, sizeof(t0));
+	if (a->cm.format == CLI_TABLE) {
+		time_format(start, a->cm.utc, t0, sizeof(t0));
 		if (open) {
 			snprintf(t1, sizeof(t1), "(open)");
 			snprintf(dur, sizeof(dur), "-");
 		} else {
-			time_format(end, a->utc, t1, sizeof(t1));
+			time_format(end, a->cm.utc, t1, sizeof(t1));
 			snprintf(dur, sizeof(dur), "%.1f s", (double)(end - start) / 1000.0);
 		}
 		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-30s %7.2f  %s\n", (long long)id,
@@ -188,11 +127,11 @@ static void row_out(const struct events_args *a, sqlite3_stmt *q, struct strbuf 
 	}
 	time_format_rfc3339(start, t0, sizeof(t0));
 	time_format_rfc3339(end, t1, sizeof(t1));
-	if (a->format == FORMAT_CSV) {
+	if (a->cm.format == CLI_CSV) {
 		strbuf_addf(sb, "%lld,%s,", (long long)id, kind);
-		csv_field(sb, subject);
+		cli_csv_field(sb, subject);
 		strbuf_addf(sb, ",%s,%s,%.3f,", t0, open ? "" : t1, peak);
-		csv_field(sb, evidence ? evidence : "{}");
+		cli_csv_field(sb, evidence ? evidence : "{}");
 		strbuf_addch(sb, '\n');
 		return;
 	}
@@ -205,7 +144,7 @@ static void row_out(const struct events_args *a, sqlite3_stmt *q, struct strbuf 
 		strbuf_addf(sb, "\"%s\"", t1);
 	/* the evidence is a JSON object the agent wrote */
 	strbuf_addf(sb, ",\"duration_seconds\":%.3f,\"peak_score\":%.3f,\"evidence\":%s}\n",
-		    open ? (double)(now_ms() - start) / 1000.0 : (double)(end - start) / 1000.0,
+		    open ? (double)(cli_now_ms() - start) / 1000.0 : (double)(end - start) / 1000.0,
 		    peak, evidence && *evidence ? evidence : "{}");
 }
 
@@ -233,9 +172,9 @@ static long list(const struct events_args *a, sqlite3 *db)
 		sqlite3_bind_text(q, 3, a->kind, -1, SQLITE_STATIC);
 	if (a->subject)
 		sqlite3_bind_text(q, 4, a->subject, -1, SQLITE_STATIC);
-	if (a->format == FORMAT_CSV)
+	if (a->cm.format == CLI_CSV)
 		strbuf_addstr(&sb, "id,kind,subject,start,end,peak_score,evidence\n");
-	else if (a->format == FORMAT_TABLE)
+	else if (a->cm.format == CLI_TABLE)
 		strbuf_addf(&sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
 			    "END", "DURATION", "KIND", "SUBJECT", "PEAK", "EVIDENCE");
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -251,7 +190,7 @@ static long list(const struct events_args *a, sqlite3 *db)
 		fprintf(stderr, "fabmon events: %s\n", sqlite3_errmsg(db));
 		n = -1;
 	}
-	if (a->format == FORMAT_TABLE && n == 0)
+	if (a->cm.format == CLI_TABLE && n == 0)
 		strbuf_addstr(&sb, "(no events in the window)\n");
 	if (n >= 0 && !sb.failed)
 		fwrite(sb.buf, 1, sb.len, stdout);
@@ -262,17 +201,16 @@ static long list(const struct events_args *a, sqlite3 *db)
 
 int events_main(int argc, char **argv)
 {
-	struct events_args a = { .db = CONFIG_DEFAULT_DB };
+	struct events_args a = {
+		.cm = { .since = "24h", .until = "now", .db = CONFIG_DEFAULT_DB }
+	};
 	struct store *st = NULL;
-	char err[512];
 	int r = parse_args(argc, argv, &a);
 
 	if (r)
 		return r == 1 ? 0 : r;
-	if (store_open(a.db, STORE_READ_ONLY, &st, err, sizeof(err)) < 0) {
-		fprintf(stderr, "fabmon events: %s\n", err);
+	if (cli_open("events", a.cm.db, &st))
 		return 1;
-	}
 	r = list(&a, store_db(st)) < 0 ? 1 : 0;
 	store_close(st);
 	return r;

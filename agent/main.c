@@ -6,6 +6,9 @@
 
 #include "agent.h"
 #include "cli_events.h"
+#include "cli_history.h"
+#include "cli_snapshot.h"
+#include "cli_top.h"
 #include "config.h"
 #include "doctor.h"
 #include "log.h"
@@ -81,7 +84,10 @@ static const char main_usage[] =
 	"  agent     run the agent (collect, store, serve /metrics)\n"
 	"  doctor    tell which collectors work on this host, and why not\n"
 	"  events    list the events the detectors raised, from the database\n"
+	"  history   one metric's stored samples over a window, per step\n"
 	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
+	"  snapshot  copy the database consistently, while the agent writes\n"
+	"  top       links and peers ranked by time in congestion over a window\n"
 	"  version   print the version\n"
 	"\n"
 	"'fabmon COMMAND --help' describes each command.\n";
@@ -237,6 +243,12 @@ int main(int argc, char **argv)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 1);
 	if (strcmp(cmd, "events") == 0)
 		return events_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "history") == 0)
+		return history_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "top") == 0)
+		return top_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "snapshot") == 0)
+		return snapshot_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "replay") == 0)
 		return replay_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
