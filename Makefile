@@ -11,9 +11,9 @@ DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlit
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
 	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables \
-	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq
+	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev
 
-PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap
+PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror

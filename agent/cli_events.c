@@ -5,6 +5,7 @@
  * without blocking the writer.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <getopt.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "cli_events.h"
 #include "config.h"
 #include "events.h"
+#include "query_events.h"
 #include "store.h"
 #include "strbuf.h"
 #include "timefmt.h"
@@ -101,102 +103,85 @@ static int parse_args(int argc, char **argv, struct events_args *a)
 }
 
 /* One row of the query, in the chosen format, into sb. */
-static void row_out(const struct events_args *a, sqlite3_stmt *q, struct strbuf *sb)
-{
-	int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 3), end;
-	const char *kind = (const char *)sqlite3_column_text(q, 1);
-	const char *subject = (const char *)sqlite3_column_text(q, 2);
-	const char *evidence = (const char *)sqlite3_column_text(q, 6);
-	int open = sqlite3_column_type(q, 4) == SQLITE_NULL;
-	double peak = sqlite3_column_double(q, 5);
-	char t0[64], t1[64], dur[32];
+struct list_ctx {
+	const struct events_args *a;
+	struct strbuf sb;
+	int64_t now_ms;
+	long n;
+};
 
-	end = open ? 0 : sqlite3_column_int64(q, 4);
-	if (a->cm.format == CLI_TABLE) {
-		time_format(start, a->cm.utc, t0, sizeof(t0));
-		if (open) {
+/* One event in the chosen format; printed as it goes, so that a long window
+ * is not held in memory. */
+static int row_out(const struct event_row *r, void *arg)
+{
+	struct list_ctx *ctx = arg;
+	struct strbuf *sb = &ctx->sb;
+	char t0[64], t1[64], dur[32], *js;
+	json_t *o;
+
+	ctx->n++;
+	if (ctx->a->cm.format == CLI_JSON) {
+		o = event_row_json(r, ctx->now_ms);
+		js = o ? json_dumps(o, QUERY_JSON_FLAGS) : NULL;
+		if (js)
+			strbuf_addf(sb, "%s\n", js);
+		else
+			sb->failed = 1;
+		free(js);
+		json_decref(o);
+	} else if (ctx->a->cm.format == CLI_CSV) {
+		time_format_rfc3339(r->start_ms, t0, sizeof(t0));
+		time_format_rfc3339(r->end_ms, t1, sizeof(t1));
+		strbuf_addf(sb, "%lld,%s,", (long long)r->id, r->kind);
+		cli_csv_field(sb, r->subject);
+		strbuf_addf(sb, ",%s,%s,%.3f,", t0, r->end_ms ? t1 : "", r->peak);
+		cli_csv_field(sb, r->evidence ? r->evidence : "{}");
+		strbuf_addch(sb, '\n');
+	} else {
+		time_format(r->start_ms, ctx->a->cm.utc, t0, sizeof(t0));
+		if (r->end_ms) {
+			time_format(r->end_ms, ctx->a->cm.utc, t1, sizeof(t1));
+			snprintf(dur, sizeof(dur), "%.1f s",
+				 (double)(r->end_ms - r->start_ms) / 1000.0);
+		} else {
 			snprintf(t1, sizeof(t1), "(open)");
 			snprintf(dur, sizeof(dur), "-");
-		} else {
-			time_format(end, a->cm.utc, t1, sizeof(t1));
-			snprintf(dur, sizeof(dur), "%.1f s", (double)(end - start) / 1000.0);
 		}
-		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-30s %7.2f  %s\n", (long long)id,
-			    t0, t1, dur, kind, subject, peak, evidence ? evidence : "{}");
-		return;
+		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-30s %7.2f  %s\n", (long long)r->id,
+			    t0, t1, dur, r->kind, r->subject, r->peak,
+			    r->evidence ? r->evidence : "{}");
 	}
-	time_format_rfc3339(start, t0, sizeof(t0));
-	time_format_rfc3339(end, t1, sizeof(t1));
-	if (a->cm.format == CLI_CSV) {
-		strbuf_addf(sb, "%lld,%s,", (long long)id, kind);
-		cli_csv_field(sb, subject);
-		strbuf_addf(sb, ",%s,%s,%.3f,", t0, open ? "" : t1, peak);
-		cli_csv_field(sb, evidence ? evidence : "{}");
-		strbuf_addch(sb, '\n');
-		return;
+	if (sb->len > 65536) {
+		fwrite(sb->buf, 1, sb->len, stdout);
+		strbuf_reset(sb);
 	}
-	strbuf_addf(sb, "{\"id\":%lld,\"kind\":\"%s\",\"subject\":", (long long)id, kind);
-	strbuf_addjson(sb, subject);
-	strbuf_addf(sb, ",\"start\":\"%s\",\"end\":", t0);
-	if (open)
-		strbuf_addstr(sb, "null");
-	else
-		strbuf_addf(sb, "\"%s\"", t1);
-	/* the evidence is a JSON object the agent wrote */
-	strbuf_addf(sb, ",\"duration_seconds\":%.3f,\"peak_score\":%.3f,\"evidence\":%s}\n",
-		    open ? (double)(cli_now_ms() - start) / 1000.0 : (double)(end - start) / 1000.0,
-		    peak, evidence && *evidence ? evidence : "{}");
+	return sb->failed ? -ENOMEM : 0;
 }
 
-/* Runs the query and prints the rows; returns the rows, or -1 on a read error. */
-static long list(const struct events_args *a, sqlite3 *db)
+/* Prints the events; returns 0, or 1 after a read error (said why). */
+static int list(const struct events_args *a, sqlite3 *db)
 {
-	static const char sql[] =
-		"SELECT id, kind, subject, start_ms, end_ms, peak_score, evidence FROM events "
-		"WHERE start_ms <= ?1 AND (end_ms IS NULL OR end_ms >= ?2) "
-		"AND (?3 IS NULL OR kind = ?3) AND (?4 IS NULL OR instr(subject, ?4) > 0) "
-		"ORDER BY start_ms, id";
-	sqlite3_stmt *q = NULL;
-	struct strbuf sb;
-	long n = 0;
-	int rc;
+	const struct events_query q = { a->since_ms, a->until_ms, a->kind, a->subject, 0 };
+	struct list_ctx ctx = { .a = a, .now_ms = cli_now_ms() };
+	int r;
 
-	strbuf_init(&sb);
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		fprintf(stderr, "fabmon events: %s\n", sqlite3_errmsg(db));
-		return -1;
-	}
-	sqlite3_bind_int64(q, 1, a->until_ms);
-	sqlite3_bind_int64(q, 2, a->since_ms);
-	if (a->kind)
-		sqlite3_bind_text(q, 3, a->kind, -1, SQLITE_STATIC);
-	if (a->subject)
-		sqlite3_bind_text(q, 4, a->subject, -1, SQLITE_STATIC);
+	strbuf_init(&ctx.sb);
 	if (a->cm.format == CLI_CSV)
-		strbuf_addstr(&sb, "id,kind,subject,start,end,peak_score,evidence\n");
+		strbuf_addstr(&ctx.sb, "id,kind,subject,start,end,peak_score,evidence\n");
 	else if (a->cm.format == CLI_TABLE)
-		strbuf_addf(&sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
+		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
 			    "END", "DURATION", "KIND", "SUBJECT", "PEAK", "EVIDENCE");
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		row_out(a, q, &sb);
-		n++;
-		/* print as it goes: a long window is not held in memory */
-		if (sb.len > 65536) {
-			fwrite(sb.buf, 1, sb.len, stdout);
-			strbuf_reset(&sb);
-		}
-	}
-	if (rc != SQLITE_DONE) {
+	r = query_events(db, &q, row_out, &ctx);
+	if (r == -EIO)
 		fprintf(stderr, "fabmon events: %s\n", sqlite3_errmsg(db));
-		n = -1;
-	}
-	if (a->cm.format == CLI_TABLE && n == 0)
-		strbuf_addstr(&sb, "(no events in the window)\n");
-	if (n >= 0 && !sb.failed)
-		fwrite(sb.buf, 1, sb.len, stdout);
-	strbuf_release(&sb);
-	sqlite3_finalize(q);
-	return n;
+	else if (r < 0)
+		fprintf(stderr, "fabmon events: out of memory\n");
+	if (a->cm.format == CLI_TABLE && ctx.n == 0)
+		strbuf_addstr(&ctx.sb, "(no events in the window)\n");
+	if (!r && !ctx.sb.failed)
+		fwrite(ctx.sb.buf, 1, ctx.sb.len, stdout);
+	strbuf_release(&ctx.sb);
+	return r ? 1 : 0;
 }
 
 int events_main(int argc, char **argv)
@@ -211,7 +196,7 @@ int events_main(int argc, char **argv)
 		return r == 1 ? 0 : r;
 	if (cli_open("events", a.cm.db, &st))
 		return 1;
-	r = list(&a, store_db(st)) < 0 ? 1 : 0;
+	r = list(&a, store_db(st));
 	store_close(st);
 	return r;
 }

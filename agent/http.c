@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "config.h"
 #include "http.h"
+#include "http_api.h"
 
 /* A published /metrics body, shared by the scrapes that are sending it. */
 struct snapshot {
@@ -28,6 +29,7 @@ struct http {
 	int64_t published_ms; /* monotonic */
 	int64_t stale_ms;
 	unsigned port;
+	char *db_path; /* NULL: no API */
 };
 
 static void snapshot_unref(void *cls)
@@ -159,6 +161,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(url, routes[i].path) == 0)
 			return routes[i].serve(h, c);
+	if (h->db_path && strncmp(url, "/api/v1/", 8) == 0)
+		return http_api_serve(c, url, h->db_path);
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /healthz, /readyz\n");
 }
 
@@ -189,6 +193,11 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 		return -ENOMEM;
 	pthread_mutex_init(&h->lock, NULL);
 	h->stale_ms = opt->stale_ms;
+	if (opt->db_path && !(h->db_path = strdup(opt->db_path))) {
+		r = -ENOMEM;
+		snprintf(err, err_len, "out of memory");
+		goto fail;
+	}
 	if (host[0]) {
 		r = getaddrinfo(host, NULL, &hints, &ai);
 		if (r) {
@@ -248,6 +257,7 @@ void http_stop(struct http *h)
 		MHD_stop_daemon(h->daemon);
 	snapshot_unref(h->current);
 	pthread_mutex_destroy(&h->lock);
+	free(h->db_path);
 	free(h);
 }
 

@@ -8,8 +8,9 @@
 /*
  * The HTTP side: libmicrohttpd with its own polling threads (epoll). It
  * serves the last published snapshot of /metrics, so a scrape never waits
- * for a collector, plus /healthz and /readyz. GET and HEAD only (405
- * otherwise), 404 for unknown paths.
+ * for a collector, plus /healthz and /readyz, and the JSON API under
+ * /api/v1/ (http_api.h). GET and HEAD only (405 otherwise), 404 for unknown
+ * paths.
  */
 
 struct http;
@@ -20,6 +21,7 @@ struct http_options {
 	unsigned per_ip_limit;
 	unsigned timeout_s;
 	int64_t stale_ms; /* /healthz fails if no tick was published for this long */
+	const char *db_path; /* the database /api/v1/ reads (read-only); NULL: no API */
 };
 
 /* Starts serving. Returns 0 and sets *ret, or -errno with a message in err. */

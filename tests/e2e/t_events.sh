@@ -4,7 +4,8 @@
 # pcapgen capture whose one receiver is CE-marked stores one incast, 6 s long,
 # at capture time 1700000002-1700000008 (2023-11-14T22:13:22Z-28Z). The
 # window, kind and subject filters, table (local time and --utc), --json and
-# --csv must show exactly it; it reads a database the agent is writing;
+# --csv must show exactly it, and GET /api/v1/events too; it reads a database
+# the agent is writing;
 # missing, foreign and newer files and bad arguments get their message and
 # exit status.
 . tests/lib.sh
@@ -64,7 +65,40 @@ done
 grep -q 'no events in the window' "$WORK/live.out" || fail "beside the agent: $(cat "$WORK/live.out")"
 echo "beside a running agent: read 5 times while it wrote"
 
-# 4. files that are not a usable database: exit 1 with a message naming them
+# 4. the same over HTTP: GET /api/v1/events from an agent whose database
+# holds the replayed incast
+kill -9 "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null
+cp "$db" "$WORK/api.db"
+port=$(free_port)
+start_agent "$port" --db "$WORK/api.db" --interval 100ms --collectors netdev --sysfs-root "$root"
+api() { curl -s -o "$WORK/api.json" -w '%{http_code}' "http://127.0.0.1:$port/api/v1/$1"; }
+[ "$(api 'events?start=1700000000&end=1700000010')" = 200 ] || fail "GET events: $(cat "$WORK/api.json")"
+[ "$(jq -c '[.status, .truncated, (.data | length), .data[0].subject, .data[0].end]' "$WORK/api.json")" = \
+	'["ok",false,1,"peer=198.18.0.6","2023-11-14T22:13:28.000Z"]' ] || fail "GET events: $(cat "$WORK/api.json")"
+[ "$(jq -c '.data[0]' "$WORK/api.json")" = "$(ev --since 1700000000 --json | jq -c .)" ] ||
+	fail "the API and fabmon events --json differ"
+[ "$(api 'events?start=2023-11-14T22:00:00Z&kind=incast&subject=198.18.0.6')" = 200 ] &&
+	[ "$(jq '.data | length' "$WORK/api.json")" = 1 ] || fail "GET events, kind and subject"
+[ "$(api events)" = 200 ] && [ "$(jq '.data | length' "$WORK/api.json")" = 0 ] ||
+	fail "GET events, default window (the last 24 h): $(cat "$WORK/api.json")"
+[ "$(api events/1)" = 200 ] && [ "$(jq -r .data.kind "$WORK/api.json")" = incast ] ||
+	fail "GET events/1: $(cat "$WORK/api.json")"
+[ "$(api events/99)" = 404 ] || fail "GET events/99: want 404"
+# strict: each bad request is a 400 naming its parameter
+for q in 'events?start=yesterday start' 'events?end=soon end' 'events?start=1700000010&end=1700000000 end' \
+	'events?kind=hot kind' 'events?limit=5 limit' 'events/1?start=0 start' 'events/x id'; do
+	set -- $q
+	code=$(api "$1")
+	[ "$code" = 400 ] && [ "$(jq -r .parameter "$WORK/api.json")" = "$2" ] ||
+		fail "GET $1: $code $(cat "$WORK/api.json"), want 400 naming $2"
+done
+[ "$(api nothing)" = 404 ] || fail "GET /api/v1/nothing: want 404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/api/v1/events")" = 405 ] ||
+	fail "POST /api/v1/events: want 405"
+echo "HTTP: GET /api/v1/events and /events/ID answer as fabmon events --json; 400s name the parameter"
+
+# 5. files that are not a usable database: exit 1 with a message naming them
 cp "$db" "$WORK/newer.db"
 sqlite3 "$WORK/newer.db" "PRAGMA user_version = 999"
 printf 'not a database\n' >"$WORK/text.db"
@@ -75,7 +109,7 @@ for f in "$WORK/missing.db" "$WORK/text.db" "$WORK/newer.db"; do
 	grep -q "$(basename "$f")" "$WORK/err" || fail "$f: message does not name it: $(cat "$WORK/err")"
 	echo "  $(cat "$WORK/err")"
 done
-# 5. usage errors: exit 2
+# 6. usage errors: exit 2
 for args in "--since yesterday" "--until tomorrow" "--since 1700000010 --until 1700000000" \
 	"--kind hot" "--json --csv" "extra" "--bogus"; do
 	# shellcheck disable=SC2086 # one argument list a string

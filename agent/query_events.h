@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_QUERY_EVENTS_H
+#define FABMON_QUERY_EVENTS_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+/*
+ * The events table as the review paths read it: `fabmon events` and
+ * GET /api/v1/events ask the same question and give the same JSON.
+ */
+
+struct events_query {
+	int64_t since_ms, until_ms; /* events that overlap [since, until] */
+	const char *kind; /* NULL: any */
+	const char *subject; /* NULL: any; else a substring of the subject */
+	int64_t id; /* > 0: only this event, whatever the window */
+};
+
+/* One row; strings valid during the callback only. */
+struct event_row {
+	int64_t id;
+	const char *kind, *subject, *evidence;
+	int64_t start_ms, end_ms; /* end_ms 0: still open */
+	double peak;
+};
+
+/*
+ * Calls fn for each matching event, oldest first, until fn returns non-zero
+ * (returned). Returns 0, or -EIO with the reason from sqlite3_errmsg(db).
+ */
+int query_events(sqlite3 *db, const struct events_query *q,
+		 int (*fn)(const struct event_row *r, void *arg), void *arg);
+
+/*
+ * The row as a JSON object: id, kind, subject, start and end (RFC 3339 UTC;
+ * end null while open), duration_seconds (to now_ms while open), peak_score,
+ * evidence (the detector's JSON object). NULL on allocation failure.
+ */
+json_t *event_row_json(const struct event_row *r, int64_t now_ms);
+
+/* json_dumps() flags for what the review paths print: compact, and reals to
+ * 10 significant digits (a double's 17 show its binary noise). */
+#define QUERY_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
+
+#endif
