@@ -307,6 +307,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		.timeout_s = a.cfg.http_timeout_s,
 		.stale_ms = 10 * a.cfg.interval_ms > 30000 ? 10 * a.cfg.interval_ms : 30000,
 		.db_path = a.cfg.db_path,
+		.api_max_points = a.cfg.api_max_points,
 	};
 	r = http_start(&hopt, &a.http, err, sizeof(err));
 	if (r < 0) {

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fabmon history METRIC: one metric's stored samples over a window, per
- * series, aggregated per step. Counters show their per-second rate (what an
- * operator plots), gauges their value.
- *
- * Samples have no index by series (it cost ingest 13x: schema/001_init.sql);
- * the window is found through the ticks table's rowid ranges and scanned
- * once, keeping the rows of the matching series.
+ * series, aggregated per step (agent/query_history.c). Counters show their
+ * per-second rate (what an operator plots), gauges their value.
  */
 #include <getopt.h>
-#include <math.h>
+#include <errno.h>
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +15,13 @@
 #include "cli.h"
 #include "cli_history.h"
 #include "config.h"
+#include "query_history.h"
 #include "timefmt.h"
 
 /* Series one query shows; a metric with more needs --label to narrow it. */
 #define HISTORY_SERIES_MAX 64
 /* Steps one query shows at most. */
 #define HISTORY_STEPS_MAX 100000
-#define HISTORY_LABELS_MAX 16
 /* Steps the default --step divides the window into. */
 #define HISTORY_STEPS_DEFAULT 60
 
@@ -49,56 +46,11 @@ static const char history_usage[] =
 	"0 shown (also when no sample is in the window), 1 the database is missing\n"
 	"or unusable, 2 usage error (also: no such metric, or over 64 series).\n";
 
-enum agg { AGG_AVG, AGG_MAX, AGG_MIN, AGG_LAST };
-static const char *const agg_names[] = { "avg", "max", "min", "last" };
-
 struct history_args {
 	struct cli_common cm;
-	const char *metric;
-	const char *labels[HISTORY_LABELS_MAX]; /* key="value", as stored */
-	char label_buf[HISTORY_LABELS_MAX][300];
-	int nlabels;
-	int64_t since_ms, until_ms, step_ms;
-	enum agg agg;
+	struct history_query q;
+	char label_buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN];
 };
-
-/* One step of one series. */
-struct cell {
-	double sum, max, min, last;
-	int64_t last_ms;
-	unsigned n;
-};
-
-struct hseries {
-	int64_t id;
-	char *labels;
-	int counter;
-	struct cell *cells; /* one a step */
-};
-
-/* KEY=VALUE into key="value" (escaped as the store keeps labels). */
-static int label_filter(struct history_args *a, const char *kv)
-{
-	const char *eq = strchr(kv, '=');
-	char *out;
-	size_t n = 0;
-
-	if (!eq || eq == kv || a->nlabels == HISTORY_LABELS_MAX)
-		return -1;
-	out = a->label_buf[a->nlabels];
-	n = (size_t)snprintf(out, sizeof(a->label_buf[0]), "%.*s=\"", (int)(eq - kv), kv);
-	for (const char *p = eq + 1; *p && n + 4 < sizeof(a->label_buf[0]); p++) {
-		if (*p == '"' || *p == '\\')
-			out[n++] = '\\';
-		out[n++] = *p == '\n' ? 'n' : *p;
-	}
-	if (n + 2 > sizeof(a->label_buf[0]))
-		return -1;
-	out[n++] = '"';
-	out[n] = '\0';
-	a->labels[a->nlabels++] = out;
-	return 0;
-}
 
 static int parse_args(int argc, char **argv, struct history_args *a)
 {
@@ -110,6 +62,7 @@ static int parse_args(int argc, char **argv, struct history_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct history_query *q = &a->q;
 	const char *step = NULL;
 	int c, r;
 
@@ -122,22 +75,27 @@ static int parse_args(int argc, char **argv, struct history_args *a)
 		}
 		switch (c) {
 		case 'L':
-			if (label_filter(a, optarg) < 0)
+			if (q->nlabels == HISTORY_LABELS_MAX ||
+			    history_label_filter(optarg, a->label_buf[q->nlabels],
+						 sizeof(a->label_buf[0])) < 0)
 				return cli_usage_error(
 					"history", "--label: '%s' is not KEY=VALUE (16 at most)",
 					optarg);
+			q->labels[q->nlabels] = a->label_buf[q->nlabels];
+			q->nlabels++;
 			break;
 		case 'S':
 			step = optarg;
 			break;
 		case 'a':
-			for (r = 0; r < 4 && strcmp(optarg, agg_names[r]) != 0; r++)
+			for (r = 0; r < HISTORY_AGGS && strcmp(optarg, history_agg_names[r]) != 0;
+			     r++)
 				;
-			if (r == 4)
+			if (r == HISTORY_AGGS)
 				return cli_usage_error("history",
 						       "--agg: '%s' is not avg, max, min or last",
 						       optarg);
-			a->agg = (enum agg)r;
+			q->agg = (enum history_agg)r;
 			break;
 		case 'h':
 			fputs(history_usage, stdout);
@@ -150,204 +108,84 @@ static int parse_args(int argc, char **argv, struct history_args *a)
 	if (argc - optind != 1)
 		return cli_usage_error("history", "%s",
 				       optind == argc ? "no METRIC given" : "one METRIC at a time");
-	a->metric = argv[optind];
-	r = cli_window("history", a->cm.since, a->cm.until, &a->since_ms, &a->until_ms);
+	q->metric = argv[optind];
+	r = cli_window("history", a->cm.since, a->cm.until, &q->since_ms, &q->until_ms);
 	if (r)
 		return r;
-	if (step && (config_parse_duration(step, &a->step_ms) < 0 || a->step_ms < 1))
+	if (step && (config_parse_duration(step, &q->step_ms) < 0 || q->step_ms < 1))
 		return cli_usage_error("history", "--step: '%s' is not a duration (10s, 1m)", step);
 	if (!step) {
-		a->step_ms = (a->until_ms - a->since_ms) / HISTORY_STEPS_DEFAULT;
-		a->step_ms = a->step_ms < 1000 ? 1000 : (a->step_ms + 999) / 1000 * 1000;
+		q->step_ms = (q->until_ms - q->since_ms) / HISTORY_STEPS_DEFAULT;
+		q->step_ms = q->step_ms < 1000 ? 1000 : (q->step_ms + 999) / 1000 * 1000;
 	}
-	if ((a->until_ms - a->since_ms) / a->step_ms >= HISTORY_STEPS_MAX)
+	if ((q->until_ms - q->since_ms) / q->step_ms >= HISTORY_STEPS_MAX)
 		return cli_usage_error(
 			"history", "--step: the window would be over %d steps; take a longer one",
 			HISTORY_STEPS_MAX);
 	return 0;
 }
 
-/* True if every filter is one of the series' labels. */
-static int labels_match(const struct history_args *a, const char *labels)
+static void print(const struct history_args *a, const struct history_result *res)
 {
-	for (int i = 0; i < a->nlabels; i++) {
-		const char *p = labels;
-		size_t n = strlen(a->labels[i]);
-		int found = 0;
-
-		/* labels are key="value" joined by commas; values are escaped */
-		for (; p && *p && !found; p = strstr(p, "\","), p = p ? p + 2 : NULL)
-			found = strncmp(p, a->labels[i], n) == 0 && (p[n] == ',' || !p[n]);
-		if (!found)
-			return 0;
-	}
-	return 1;
-}
-
-/* The metric's series that match; returns how many, -1 on a read error. */
-static int find_series(const struct history_args *a, sqlite3 *db, struct hseries *ret, size_t steps)
-{
-	sqlite3_stmt *q = NULL;
-	int n = 0, all = 0, rc;
-
-	if (sqlite3_prepare_v2(db,
-			       "SELECT id, labels, type FROM series WHERE name = ? ORDER BY labels",
-			       -1, &q, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(q, 1, a->metric, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *labels = (const char *)sqlite3_column_text(q, 1);
-
-		all++;
-		if (!labels_match(a, labels))
-			continue;
-		if (n == HISTORY_SERIES_MAX) {
-			n++;
-			break;
-		}
-		ret[n].id = sqlite3_column_int64(q, 0);
-		ret[n].labels = strdup(labels);
-		ret[n].counter = strcmp((const char *)sqlite3_column_text(q, 2), "counter") == 0;
-		ret[n].cells = calloc(steps, sizeof(struct cell));
-		if (!ret[n].labels || !ret[n].cells) {
-			free(ret[n].labels);
-			free(ret[n].cells);
-			n = -1;
-			break;
-		}
-		n++;
-	}
-	sqlite3_finalize(q);
-	if (n >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return -1;
-	if (n == 0 && all == 0)
-		return -2;
-	return n;
-}
-
-/* Scans the window's samples into the cells of the matching series. */
-static int scan(const struct history_args *a, sqlite3 *db, struct hseries *s, int n)
-{
-	static const char sql[] =
-		"SELECT ts_ms, series_id, value, rate FROM samples WHERE rowid BETWEEN "
-		"(SELECT min(first_rowid) FROM ticks WHERE ts_ms >= ?1 AND ts_ms <= ?2) AND "
-		"(SELECT max(last_rowid) FROM ticks WHERE ts_ms >= ?1 AND ts_ms <= ?2)";
-	sqlite3_stmt *q = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(q, 1, a->since_ms);
-	sqlite3_bind_int64(q, 2, a->until_ms);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(q, 0), id = sqlite3_column_int64(q, 1);
-		struct cell *c;
-		double v;
-		int i;
-
-		for (i = 0; i < n && s[i].id != id; i++)
-			;
-		if (i == n || ts < a->since_ms || ts > a->until_ms)
-			continue;
-		/* a counter's first reading has no rate yet */
-		if (s[i].counter && sqlite3_column_type(q, 3) == SQLITE_NULL)
-			continue;
-		v = sqlite3_column_double(q, s[i].counter ? 3 : 2);
-		c = &s[i].cells[(ts - a->since_ms) / a->step_ms];
-		if (!c->n || v > c->max)
-			c->max = v;
-		if (!c->n || v < c->min)
-			c->min = v;
-		if (!c->n || ts >= c->last_ms) {
-			c->last = v;
-			c->last_ms = ts;
-		}
-		c->sum += v;
-		c->n++;
-	}
-	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static double cell_value(const struct history_args *a, const struct cell *c)
-{
-	switch (a->agg) {
-	case AGG_MAX:
-		return c->max;
-	case AGG_MIN:
-		return c->min;
-	case AGG_LAST:
-		return c->last;
-	default:
-		return c->sum / c->n;
-	}
-}
-
-static void print(const struct history_args *a, const struct hseries *s, int n, size_t steps)
-{
+	const struct history_query *q = &a->q;
 	struct strbuf sb;
-	char t[64];
+	char t[64], *js;
 
 	strbuf_init(&sb);
 	if (a->cm.format == CLI_CSV)
 		strbuf_addstr(&sb, "time,labels,value\n");
-	for (int i = 0; i < n; i++) {
-		int first = 1;
+	for (int i = 0; i < res->n; i++) {
+		const struct history_series *s = &res->series[i];
+		int any = 0;
 
-		if (a->cm.format == CLI_TABLE)
-			strbuf_addf(&sb, "%s{%s}  (%s, %s per %.0f s)\n", a->metric, s[i].labels,
-				    s[i].counter ? "per-second rate" : "value", agg_names[a->agg],
-				    a->step_ms / 1000.0);
 		if (a->cm.format == CLI_JSON) {
-			strbuf_addstr(&sb, "{\"metric\":");
-			strbuf_addjson(&sb, a->metric);
-			strbuf_addstr(&sb, ",\"labels\":");
-			strbuf_addjson(&sb, s[i].labels);
-			strbuf_addf(
-				&sb,
-				",\"unit\":\"%s\",\"agg\":\"%s\",\"step_seconds\":%.3f,\"points\":[",
-				s[i].counter ? "per_second" : "value", agg_names[a->agg],
-				a->step_ms / 1000.0);
-		}
-		for (size_t k = 0; k < steps; k++) {
-			const struct cell *c = &s[i].cells[k];
-			int64_t at = a->since_ms + (int64_t)k * a->step_ms;
+			json_t *o = history_series_json(q, s, res->steps);
 
-			if (!c->n)
+			js = o ? json_dumps(o, QUERY_JSON_FLAGS) : NULL;
+			if (js)
+				strbuf_addf(&sb, "%s\n", js);
+			else
+				sb.failed = 1;
+			free(js);
+			json_decref(o);
+			continue;
+		}
+		if (a->cm.format == CLI_TABLE)
+			strbuf_addf(&sb, "%s{%s}  (%s, %s per %.0f s)\n", q->metric, s->labels,
+				    s->counter ? "per-second rate" : "value",
+				    history_agg_names[q->agg], q->step_ms / 1000.0);
+		for (size_t k = 0; k < res->steps; k++) {
+			int64_t at = q->since_ms + (int64_t)k * q->step_ms;
+
+			if (!s->cells[k].n)
 				continue;
+			any = 1;
 			if (a->cm.format == CLI_TABLE) {
 				time_format(at, a->cm.utc, t, sizeof(t));
-				strbuf_addf(&sb, "  %s  %.6g\n", t, cell_value(a, c));
+				strbuf_addf(&sb, "  %s  %.6g\n", t, history_value(q, &s->cells[k]));
 			} else {
 				time_format_rfc3339(at, t, sizeof(t));
-				if (a->cm.format == CLI_CSV) {
-					strbuf_addf(&sb, "%s,", t);
-					cli_csv_field(&sb, s[i].labels);
-					strbuf_addf(&sb, ",%.17g\n", cell_value(a, c));
-				} else {
-					strbuf_addf(&sb, "%s[\"%s\",%.17g]", first ? "" : ",", t,
-						    cell_value(a, c));
-				}
+				strbuf_addf(&sb, "%s,", t);
+				cli_csv_field(&sb, s->labels);
+				strbuf_addf(&sb, ",%.17g\n", history_value(q, &s->cells[k]));
 			}
-			first = 0;
 		}
-		if (a->cm.format == CLI_JSON)
-			strbuf_addstr(&sb, "]}\n");
-		else if (a->cm.format == CLI_TABLE && first)
+		if (a->cm.format == CLI_TABLE && !any)
 			strbuf_addstr(&sb, "  (no samples in the window)\n");
 	}
 	if (!sb.failed)
 		fwrite(sb.buf, 1, sb.len, stdout);
+	else
+		fprintf(stderr, "fabmon history: out of memory\n");
 	strbuf_release(&sb);
 }
 
 int history_main(int argc, char **argv)
 {
 	static struct history_args a;
-	static struct hseries s[HISTORY_SERIES_MAX + 1];
+	struct history_result res;
 	struct store *st = NULL;
-	size_t steps;
-	int r, n = 0;
+	int r;
 
 	memset(&a, 0, sizeof(a));
 	a.cm = (struct cli_common){ .since = "1h", .until = "now", .db = CONFIG_DEFAULT_DB };
@@ -356,28 +194,20 @@ int history_main(int argc, char **argv)
 		return r == 1 ? 0 : r;
 	if (cli_open("history", a.cm.db, &st))
 		return 1;
-	steps = (size_t)((a.until_ms - a.since_ms) / a.step_ms) + 1;
-	r = 1;
-	n = find_series(&a, store_db(st), s, steps);
-	if (n == -2) {
-		r = cli_usage_error("history", "no metric '%s' in %s", a.metric, a.cm.db);
-		n = 0;
-	} else if (n > HISTORY_SERIES_MAX) {
+	r = history_run(store_db(st), &a.q, HISTORY_SERIES_MAX, &res);
+	if (r == -ENOENT) {
+		r = cli_usage_error("history", "no metric '%s' in %s", a.q.metric, a.cm.db);
+	} else if (r == -E2BIG) {
 		r = cli_usage_error("history",
 				    "'%s' has over %d series matching: narrow it with --label",
-				    a.metric, HISTORY_SERIES_MAX);
-		n = HISTORY_SERIES_MAX;
-	} else if (n < 0 || scan(&a, store_db(st), s, n) < 0) {
+				    a.q.metric, HISTORY_SERIES_MAX);
+	} else if (r < 0) {
 		fprintf(stderr, "fabmon history: reading %s: %s\n", a.cm.db,
-			sqlite3_errmsg(store_db(st)));
-		n = n < 0 ? 0 : n;
+			r == -ENOMEM ? "out of memory" : sqlite3_errmsg(store_db(st)));
+		r = 1;
 	} else {
-		print(&a, s, n, steps);
-		r = 0;
-	}
-	for (int i = 0; i < n; i++) {
-		free(s[i].labels);
-		free(s[i].cells);
+		print(&a, &res);
+		history_result_free(&res);
 	}
 	store_close(st);
 	return r;

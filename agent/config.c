@@ -76,6 +76,7 @@ static const struct key_def config_keys[] = {
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
 	UINT("http_timeout", http_timeout_s, 1, 3600, "a number of seconds from 1 to 3600"),
+	UINT("api_max_points", api_max_points, 100, 10000000, "an integer from 100 to 10000000"),
 	UINT("bpf_max_flows", bpf_max_flows, 64, 4194304, "an integer from 64 to 4194304"),
 	UINT("bpf_top_peers", bpf_top_peers, 1, 1000, "an integer from 1 to 1000"),
 	STR("bpf_netns", bpf_netns,
@@ -126,6 +127,8 @@ void config_defaults(struct config *cfg)
 	cfg->http_connection_limit = 64;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;
+	/* Prometheus's own query_range bound: a graph has no use for more */
+	cfg->api_max_points = 11000;
 	cfg->bpf_max_flows = 16384;
 	cfg->bpf_top_peers = 32;
 	cfg->bpf_flow_idle_ms = 2 * 60 * 1000;

@@ -118,9 +118,12 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * its transfer goodput and of its delivery rate (an incast's).
 	 */
 	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS];
+	static struct event_verdict incasts[PATH_PEERS];
+	static unsigned char over[PATH_PEERS]; /* judged this tick */
+	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
 	struct event_verdict slowest = { 0 };
 	struct path_peer *slow = NULL;
-	size_t k = 0;
+	size_t k = 0, nincast = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate;
@@ -131,7 +134,8 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		rate_mid[i] = active ? window_median(r, 0, r->count) : NAN;
 		goodput_mid[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
 	}
-	for (size_t i = 0; i < h->n && k < max; i++) {
+	memset(over, 0, h->n);
+	for (size_t i = 0; i < h->n; i++) {
 		const struct path_peer *p = &h->peers[i];
 		int incast = p->fanout >= 2;
 		double bound = incast ? cfg->incast_fraction : cfg->straggler_fraction;
@@ -160,11 +164,16 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		/* a ring runs at the speed of its slowest link, and that link's
 		 * queue delays the ACKs of the next one too: only the slowest
 		 * ring peer is the straggler */
-		v = incast ? &out[k++] : &slowest;
-		if (!incast && slow && bound / share <= v->score)
-			continue;
-		if (!incast)
+		if (incast) {
+			who[nincast] = i;
+			v = &incasts[nincast++];
+			over[i] = 1;
+		} else {
+			v = &slowest;
+			if (slow && bound / share <= v->score)
+				continue;
 			slow = &h->peers[i];
+		}
 		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
@@ -175,16 +184,21 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			incast ? "goodput_share" : "delivery_rate_share", share, mid, p->fanout,
 			m + 1);
 	}
+	if (slow)
+		over[slow - h->peers] = 1;
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
 
-		if (p != slow)
-			p->slowest_ticks = 0;
-		else if (p->slowest_ms != now_ms)
-			p->slowest_ticks++;
-		p->slowest_ms = now_ms;
+		if (!over[i])
+			p->over_ticks = 0;
+		else if (p->over_ms != now_ms)
+			p->over_ticks++;
+		p->over_ms = now_ms;
 	}
-	if (slow && slow->slowest_ticks >= PATH_STRAGGLER_TICKS && k < max)
+	for (size_t j = 0; j < nincast && k < max; j++)
+		if (h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS)
+			out[k++] = incasts[j];
+	if (slow && slow->over_ticks >= PATH_STRAGGLER_TICKS && k < max)
 		out[k++] = slowest;
 	return k;
 }

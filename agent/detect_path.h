@@ -37,6 +37,12 @@ struct path_input {
  * quartiles for a tick or two.
  */
 #define PATH_STRAGGLER_TICKS 4
+/*
+ * The same for an incast, from the first tick its newest samples put it
+ * under the bound: a neighbour of the hot receiver can dip under for a tick
+ * or two (its senders wait on the hot one), the receiver itself stays.
+ */
+#define PATH_INCAST_TICKS 3
 #define PATH_PEERS 1024
 
 struct path_peer {
@@ -47,8 +53,8 @@ struct path_peer {
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
 	int64_t stalled_ms; /* last tick stalled */
-	unsigned slowest_ticks; /* consecutive ticks judged the ring's straggler */
-	int64_t slowest_ms; /* the last of them */
+	unsigned over_ticks; /* consecutive ticks judged an incast, or the ring's slowest */
+	int64_t over_ms; /* the last of them */
 };
 
 struct path_history {
@@ -79,9 +85,10 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *  - incast: its senders fan out to several peers (an all-to-all) and both
  *    the median of its last 3 transfer goodput samples and the median of its
  *    last 3 delivery rate samples are under incast_fraction of the median of
- *    the others' medians of the same. Either alone misleads: an all-to-all's
- *    short bursts make the rate estimate jump past any link (ACKs come
- *    compressed), and goodput to one peer mixes all its senders;
+ *    the others' medians of the same, for PATH_INCAST_TICKS ticks in a row.
+ *    Either measure alone misleads: an all-to-all's short bursts make the
+ *    rate estimate jump past any link (ACKs come compressed), and goodput to
+ *    one peer mixes all its senders;
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles, and

@@ -30,6 +30,7 @@ struct http {
 	int64_t stale_ms;
 	unsigned port;
 	char *db_path; /* NULL: no API */
+	unsigned api_max_points;
 };
 
 static void snapshot_unref(void *cls)
@@ -162,7 +163,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (strcmp(url, routes[i].path) == 0)
 			return routes[i].serve(h, c);
 	if (h->db_path && strncmp(url, "/api/v1/", 8) == 0)
-		return http_api_serve(c, url, h->db_path);
+		return http_api_serve(c, url, h->db_path, h->api_max_points);
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /healthz, /readyz\n");
 }
 
@@ -193,6 +194,7 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 		return -ENOMEM;
 	pthread_mutex_init(&h->lock, NULL);
 	h->stale_ms = opt->stale_ms;
+	h->api_max_points = opt->api_max_points;
 	if (opt->db_path && !(h->db_path = strdup(opt->db_path))) {
 		r = -ENOMEM;
 		snprintf(err, err_len, "out of memory");

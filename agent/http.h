@@ -22,6 +22,7 @@ struct http_options {
 	unsigned timeout_s;
 	int64_t stale_ms; /* /healthz fails if no tick was published for this long */
 	const char *db_path; /* the database /api/v1/ reads (read-only); NULL: no API */
+	unsigned api_max_points; /* bound on one query_range answer */
 };
 
 /* Starts serving. Returns 0 and sets *ret, or -errno with a message in err. */

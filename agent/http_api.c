@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GET /api/v1/events and /api/v1/events/ID: the events table as JSON, read
- * from the database on each request through a read-only connection of its
- * own (SQLite's WAL: the tick thread's writes never wait for it). Strict: an
+ * The JSON API under /api/v1/: events, series and query_range, read from the
+ * database on each request through a read-only connection of its own
+ * (SQLite's WAL: the tick thread's writes never wait for it). Strict: an
  * unknown parameter, a bad time, an end before the start is a 400 whose JSON
- * body names the parameter; a response holds at most HTTP_API_EVENTS_MAX
- * events (then "truncated": true).
+ * body names the parameter. Answers are bounded: at most HTTP_API_EVENTS_MAX
+ * events or series (then "truncated": true), and api_max_points values.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -16,12 +16,19 @@
 
 #include "events.h"
 #include "http_api.h"
+#include "config.h"
 #include "query_events.h"
+#include "query_history.h"
 #include "store.h"
 #include "timefmt.h"
 
 #define HTTP_API_EVENTS_MAX 10000
+/* series one query_range answer may hold, before its points are counted */
+#define HTTP_API_SERIES_MAX 1000
+#define HTTP_API_RANGE_DEFAULT_MS (3600 * 1000LL)
 #define HTTP_API_DEFAULT_WINDOW_MS (24 * 3600 * 1000LL)
+#define HTTP_API_PATHS                                                                             \
+	"not found: /api/v1/events, /api/v1/events/ID, /api/v1/series, /api/v1/query_range"
 
 static int64_t wall_ms(void)
 {
@@ -156,20 +163,15 @@ static int time_param(struct MHD_Connection *c, const char *name, int64_t def, i
 	return -1;
 }
 
-enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const char *db_path)
+static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, const char *db_path)
 {
 	static const char *const list_params[] = { "start", "end", "kind", "subject", NULL };
 	static const char *const none[] = { NULL };
-	const char *prefix = "/api/v1/events", *rest;
 	struct events_query q = { 0 };
 	struct params p = { list_params, NULL };
 	int64_t now = wall_ms();
 	char *end;
 
-	if (strncmp(url, prefix, strlen(prefix)) != 0)
-		return reply_error(c, MHD_HTTP_NOT_FOUND, NULL,
-				   "not found: /api/v1/events, /api/v1/events/ID");
-	rest = url + strlen(prefix);
 	if (*rest == '/') {
 		q.id = strtoll(rest + 1, &end, 10);
 		if (*end || end == rest + 1 || q.id <= 0)
@@ -177,8 +179,7 @@ enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const 
 					   "not an event id (a positive integer)");
 		p.known = none;
 	} else if (*rest) {
-		return reply_error(c, MHD_HTTP_NOT_FOUND, NULL,
-				   "not found: /api/v1/events, /api/v1/events/ID");
+		return reply_error(c, MHD_HTTP_NOT_FOUND, NULL, HTTP_API_PATHS);
 	}
 	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_param, &p);
 	if (p.unknown)
@@ -203,4 +204,208 @@ enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const 
 	}
 	q.subject = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "subject");
 	return answer(c, db_path, &q);
+}
+
+/* The label=K=V filters of a request, into q's buffers. */
+struct label_args {
+	struct history_query *q;
+	char (*buf)[HISTORY_LABEL_LEN];
+	const char *bad; /* a value that is not KEY=VALUE, or one too many */
+};
+
+static enum MHD_Result take_label(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	struct label_args *la = cls;
+	struct history_query *q = la->q;
+
+	(void)kind;
+	if (strcmp(key, "label") != 0)
+		return MHD_YES;
+	if (!value || q->nlabels == HISTORY_LABELS_MAX ||
+	    history_label_filter(value, la->buf[q->nlabels], HISTORY_LABEL_LEN) < 0) {
+		la->bad = value ? value : "";
+		return MHD_NO;
+	}
+	q->labels[q->nlabels] = la->buf[q->nlabels];
+	q->nlabels++;
+	return MHD_YES;
+}
+
+struct series_list {
+	json_t *list;
+	int truncated;
+};
+
+static int list_one(int64_t id, const char *name, const char *labels, const char *type, void *arg)
+{
+	struct series_list *sl = arg;
+
+	(void)id;
+	if (json_array_size(sl->list) == HTTP_API_EVENTS_MAX) {
+		sl->truncated = 1;
+		return 1;
+	}
+	return json_array_append_new(sl->list, json_pack("{s:s,s:s,s:s}", "metric", name, "labels",
+							 labels, "type", type))
+		       ? -ENOMEM
+		       : 0;
+}
+
+/* Opens the database for a request, or replies 503 and returns NULL. */
+static struct store *open_db(struct MHD_Connection *c, const char *db_path)
+{
+	struct store *st = NULL;
+	char err[512];
+
+	if (store_open(db_path, STORE_READ_ONLY, &st, err, sizeof(err)) < 0) {
+		reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, err);
+		return NULL;
+	}
+	return st;
+}
+
+/* Checks that the request has only these parameters; replies 400 if not. */
+static int only_params(struct MHD_Connection *c, const char *const *known)
+{
+	struct params p = { known, NULL };
+
+	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_param, &p);
+	if (!p.unknown)
+		return 0;
+	reply_error(c, MHD_HTTP_BAD_REQUEST, p.unknown, "unknown parameter");
+	return -1;
+}
+
+/* The label filters into q; replies 400 if one is bad. */
+static int labels_param(struct MHD_Connection *c, struct history_query *q,
+			char (*buf)[HISTORY_LABEL_LEN])
+{
+	struct label_args la = { q, buf, NULL };
+
+	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_label, &la);
+	if (!la.bad)
+		return 0;
+	reply_error(c, MHD_HTTP_BAD_REQUEST, "label", "not KEY=VALUE (16 at most)");
+	return -1;
+}
+
+static enum MHD_Result serve_series(struct MHD_Connection *c, const char *db_path)
+{
+	static const char *const known[] = { "match", "label", NULL };
+	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* per request: two server threads */
+	struct history_query q = { 0 };
+	struct series_list sl = { json_array(), 0 };
+	struct store *st;
+	int r;
+
+	if (only_params(c, known) < 0 || labels_param(c, &q, buf) < 0 ||
+	    !(st = open_db(c, db_path))) {
+		json_decref(sl.list);
+		return MHD_YES;
+	}
+	r = sl.list ? history_list_series(
+			      store_db(st),
+			      MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "match"),
+			      q.labels, q.nlabels, list_one, &sl)
+		    : -ENOMEM;
+	store_close(st);
+	if (r < 0) {
+		json_decref(sl.list);
+		return reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+	}
+	return reply_json(c, MHD_HTTP_OK,
+			  json_pack("{s:s,s:o,s:b}", "status", "ok", "data", sl.list, "truncated",
+				    sl.truncated));
+}
+
+/* The query_range parameters into q; replies 400 and returns -1 if bad. */
+static int range_params(struct MHD_Connection *c, struct history_query *q, unsigned max_points,
+			char (*buf)[HISTORY_LABEL_LEN])
+{
+	static const char *const known[] = {
+		"metric", "label", "start", "end", "step", "agg", NULL
+	};
+	const char *step = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "step");
+	const char *agg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "agg");
+	int64_t now = wall_ms();
+
+	q->metric = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "metric");
+	if (only_params(c, known) < 0 || labels_param(c, q, buf) < 0)
+		return -1;
+	if (!q->metric || !*q->metric) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "metric", "a metric name is needed");
+		return -1;
+	}
+	if (time_param(c, "start", now - HTTP_API_RANGE_DEFAULT_MS, now, &q->since_ms) < 0 ||
+	    time_param(c, "end", now, now, &q->until_ms) < 0)
+		return -1;
+	if (q->until_ms < q->since_ms) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "end", "end is before start");
+		return -1;
+	}
+	if (!step || config_parse_duration(step, &q->step_ms) < 0 || q->step_ms < 1) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "step", "a duration is needed: 10s, 1m");
+		return -1;
+	}
+	for (q->agg = 0; agg && q->agg < HISTORY_AGGS; q->agg++)
+		if (strcmp(agg, history_agg_names[q->agg]) == 0)
+			break;
+	if (q->agg == HISTORY_AGGS) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "agg", "not avg, max, min or last");
+		return -1;
+	}
+	if (history_steps(q) > max_points) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "step",
+			    "too many points: take a longer step or a shorter window");
+		return -1;
+	}
+	return 0;
+}
+
+static enum MHD_Result serve_range(struct MHD_Connection *c, const char *db_path,
+				   unsigned max_points)
+{
+	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* per request: two server threads */
+	struct history_query q = { 0 };
+	struct history_result res;
+	struct store *st;
+	json_t *list;
+	int r;
+
+	if (range_params(c, &q, max_points, buf) < 0 || !(st = open_db(c, db_path)))
+		return MHD_YES;
+	r = history_run(store_db(st), &q, HTTP_API_SERIES_MAX, &res);
+	store_close(st);
+	if (r == -ENOENT)
+		return reply_error(c, MHD_HTTP_BAD_REQUEST, "metric", "no such metric");
+	if (r == -E2BIG || (!r && (size_t)res.n * res.steps > max_points)) {
+		if (!r)
+			history_result_free(&res);
+		return reply_error(c, MHD_HTTP_BAD_REQUEST, "label",
+				   "too many points: narrow the series with label=K=V");
+	}
+	if (r < 0)
+		return reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+	list = json_array();
+	for (int i = 0; list && i < res.n; i++)
+		if (json_array_append_new(list, history_series_json(&q, &res.series[i], res.steps)))
+			break;
+	history_result_free(&res);
+	return reply_json(c, MHD_HTTP_OK,
+			  list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL);
+}
+
+enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const char *db_path,
+			       unsigned max_points)
+{
+	static const char events[] = "/api/v1/events";
+
+	if (strncmp(url, events, sizeof(events) - 1) == 0)
+		return serve_events(c, url + sizeof(events) - 1, db_path);
+	if (strcmp(url, "/api/v1/series") == 0)
+		return serve_series(c, db_path);
+	if (strcmp(url, "/api/v1/query_range") == 0)
+		return serve_range(c, db_path, max_points);
+	return reply_error(c, MHD_HTTP_NOT_FOUND, NULL, HTTP_API_PATHS);
 }

@@ -2,9 +2,10 @@
 #ifndef FABMON_QUERY_EVENTS_H
 #define FABMON_QUERY_EVENTS_H
 
-#include <jansson.h>
 #include <sqlite3.h>
 #include <stdint.h>
+
+#include "query_json.h"
 
 /*
  * The events table as the review paths read it: `fabmon events` and
@@ -39,9 +40,5 @@ int query_events(sqlite3 *db, const struct events_query *q,
  * evidence (the detector's JSON object). NULL on allocation failure.
  */
 json_t *event_row_json(const struct event_row *r, int64_t now_ms);
-
-/* json_dumps() flags for what the review paths print: compact, and reals to
- * 10 significant digits (a double's 17 show its binary noise). */
-#define QUERY_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
 
 #endif

@@ -64,6 +64,49 @@ rc=$?
 [ $rc = 2 ] && grep -q -- '--label' "$WORK/out" ||
 	fail "over 64 series: exit $rc, $(cat "$WORK/out")"
 
+# the same over HTTP: /api/v1/series and /api/v1/query_range from an agent
+# (100 values at most an answer) whose database holds the same capture
+# replayed as if taken 10 minutes ago: the agent prunes samples older than
+# its retention, and 2023 is
+t0=$(($(date +%s) - 600))
+"$LAB_BIN/pcapgen" --output "$WORK/recent.pcap" --packets 8000 --qps 4 --time-step 1000 \
+	--ce-every 10 --ce-qp 3 --time-start $t0 >/dev/null &&
+	"$FABMON" replay --db "$WORK/api.db" "$WORK/recent.pcap" >/dev/null 2>&1 ||
+	fail "replaying the recent capture"
+api_root=$WORK/api_sys
+netdev_tree "$api_root" eth0 1
+port=$(free_port)
+start_agent "$port" --db "$WORK/api.db" --interval 100ms --collectors netdev \
+	--sysfs-root "$api_root" --api-max-points 100
+api() { curl -s -o "$WORK/api.json" -w '%{http_code}' "http://127.0.0.1:$port/api/v1/$1"; }
+[ "$(api "series?match=$ce")" = 200 ] && [ "$(jq '.data | length' "$WORK/api.json")" = 4 ] ||
+	fail "GET series: $(cat "$WORK/api.json")"
+[ "$(api "series?match=$ce&label=peer=198.18.0.6")" = 200 ] &&
+	[ "$(jq -r '.data[0].type' "$WORK/api.json")" = counter ] || fail "GET series with a label"
+range="query_range?metric=$ce&label=peer=198.18.0.6&start=$t0&end=$((t0 + 10))&step=1s"
+[ "$(api "$range")" = 200 ] || fail "GET $range: $(cat "$WORK/api.json")"
+want=$("$FABMON" history --db "$WORK/api.db" --since $t0 --until $((t0 + 10)) --json --step 1s \
+	--label peer=198.18.0.6 $ce | jq -c .)
+[ "$(jq -c '.data[0]' "$WORK/api.json")" = "$want" ] &&
+	[ "$(jq -c '[.data[0].points[1:-1][][1]] | unique' "$WORK/api.json")" = "[25]" ] ||
+	fail "query_range: $(cat "$WORK/api.json"), fabmon history: $want"
+for q in "query_range?start=1700000000&step=1s metric" \
+	"query_range?metric=$ce&start=1700000000&end=1700000010 step" \
+	"query_range?metric=$ce&start=1700000000&end=1700000010&step=10ms step" \
+	"query_range?metric=$ce&step=1s&agg=p99 agg" \
+	"query_range?metric=$ce&step=1s&start=1700000010&end=1700000000 end" \
+	"query_range?metric=nope&step=1s&start=$t0&end=$((t0 + 10)) metric" \
+	"query_range?metric=$ce&step=1s&label=peer label" \
+	"query_range?metric=fabmon_roce_packets_total&start=$t0&end=$((t0 + 10))&step=1s label" \
+	"query_range?metric=$ce&step=1s&limit=5 limit" \
+	"series?match=$ce&step=1s step"; do
+	set -- $q
+	code=$(api "$1")
+	[ "$code" = 400 ] && [ "$(jq -r .parameter "$WORK/api.json")" = "$2" ] ||
+		fail "GET $1: $code $(cat "$WORK/api.json"), want 400 naming $2"
+done
+echo "HTTP: /api/v1/series and /api/v1/query_range answer as fabmon history; 400s name the parameter"
+
 # 2. top: the incast receiver first, no link
 top=$("$FABMON" top $W --json)
 [ "$(echo "$top" | jq -r 'select(.rank == 1) | .subject + " " + .kinds')" = "peer=198.18.0.6 incast" ] ||

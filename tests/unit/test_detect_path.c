@@ -43,7 +43,8 @@ static struct path_history *history(void)
 }
 
 /* All-to-all: every sender fans out to three peers; the path to one of them
- * collapses to 3 of 50 MB/s. Two low samples of the last three name it. */
+ * collapses to 3 of 50 MB/s. Two low samples of the last three put it under
+ * the bound, and PATH_INCAST_TICKS ticks there name it. */
 START_TEST(test_incast)
 {
 	struct path_history *h = history();
@@ -55,6 +56,8 @@ START_TEST(test_incast)
 	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
 	now = feed(h, now + 100, 1, hot, fan);
 	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0); /* one low sample of three */
+	now = feed(h, now + 100, PATH_INCAST_TICKS - 1, hot, fan);
+	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0); /* a tick short */
 	now = feed(h, now + 100, 1, hot, fan);
 	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 1);
 	ck_assert(out[0].kind == EVENT_INCAST);

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_QUERY_HISTORY_H
+#define FABMON_QUERY_HISTORY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query_json.h"
+
+/*
+ * Stored samples as the review paths read them: `fabmon history` and GET
+ * /api/v1/query_range and /api/v1/series ask the same questions.
+ *
+ * Samples have no index by series (it cost ingest 13x: schema/001_init.sql);
+ * a window is found through the ticks table's rowid ranges and scanned once,
+ * keeping the rows of the matching series.
+ */
+
+#define HISTORY_LABELS_MAX 16
+#define HISTORY_LABEL_LEN 300
+
+enum history_agg { HISTORY_AVG, HISTORY_MAX, HISTORY_MIN, HISTORY_LAST, HISTORY_AGGS };
+
+/* "avg", "max", "min", "last". */
+extern const char *const history_agg_names[HISTORY_AGGS];
+
+struct history_query {
+	const char *metric;
+	/* each key="value" as the store keeps labels (history_label_filter) */
+	const char *labels[HISTORY_LABELS_MAX];
+	int nlabels;
+	int64_t since_ms, until_ms, step_ms;
+	enum history_agg agg;
+};
+
+/* One step of one series. */
+struct history_cell {
+	double sum, max, min, last;
+	int64_t last_ms;
+	unsigned n;
+};
+
+struct history_series {
+	int64_t id;
+	char *labels;
+	int counter; /* values are per-second rates */
+	struct history_cell *cells; /* one a step */
+};
+
+struct history_result {
+	struct history_series *series;
+	int n;
+	size_t steps;
+};
+
+/*
+ * Writes KEY=VALUE as key="value" into out[len], escaped as the store keeps
+ * labels. Returns 0, or -EINVAL (no '=', empty key, too long).
+ */
+int history_label_filter(const char *kv, char *out, size_t len);
+
+/* Steps the window takes at q's step. */
+size_t history_steps(const struct history_query *q);
+
+/*
+ * Runs q: the metric's series matching every label filter, at most
+ * max_series of them, each step's samples combined. Returns 0 and fills
+ * *ret (free with history_result_free), or -ENOENT (no such metric), -E2BIG
+ * (more series than max_series), -ENOMEM, -EIO (sqlite3_errmsg(db) says why).
+ */
+int history_run(sqlite3 *db, const struct history_query *q, int max_series,
+		struct history_result *ret);
+void history_result_free(struct history_result *r);
+
+/* A step's value under q's aggregation (the cell has samples). */
+double history_value(const struct history_query *q, const struct history_cell *c);
+
+/* {"metric","labels","unit":"per_second"|"value","agg","step_seconds",
+ * "points":[[RFC 3339, value],...]}, steps with no sample left out. */
+json_t *history_series_json(const struct history_query *q, const struct history_series *s,
+			    size_t steps);
+
+/*
+ * Calls fn for each stored series of metric (every metric if NULL) that
+ * matches the label filters, ordered by name and labels, until fn returns
+ * non-zero (returned). Returns 0 or -EIO.
+ */
+int history_list_series(sqlite3 *db, const char *metric, const char *const *labels, int nlabels,
+			int (*fn)(int64_t id, const char *name, const char *labels,
+				  const char *type, void *arg),
+			void *arg);
+
+#endif
