@@ -10,7 +10,7 @@ DESTDIR    ?=
 DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlite3 \
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
 	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
-	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables \
+	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables chromium \
 	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev
 
 PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson
@@ -41,7 +41,7 @@ endif
 .PHONY: all help deps run test unit-test bench fuzz install format format-check clean
 
 LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o $(BUILD)/web/page.o
 MAIN_OBJ := $(BUILD)/agent/main.o
 SCHEMA_SQL := $(sort $(wildcard schema/[0-9]*.sql))
 
@@ -120,6 +120,16 @@ $(BUILD)/schema/schema.c: $(SCHEMA_SQL) schema/embed.sh
 	$(Q)sh schema/embed.sh $(SCHEMA_SQL) > $@
 
 $(BUILD)/schema/schema.o: $(BUILD)/schema/schema.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Iagent -c $< -o $@
+
+# The timeline page GET / serves, built into the binary.
+$(BUILD)/web/page.c: web/index.html web/embed.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)sh web/embed.sh web/index.html > $@
+
+$(BUILD)/web/page.o: $(BUILD)/web/page.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Iagent -c $< -o $@
 

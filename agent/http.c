@@ -14,6 +14,7 @@
 #include "config.h"
 #include "http.h"
 #include "http_api.h"
+#include "web_page.h"
 
 /* A published /metrics body, shared by the scrapes that are sending it. */
 struct snapshot {
@@ -137,10 +138,31 @@ static enum MHD_Result serve_readyz(struct http *h, struct MHD_Connection *c)
 	return reply_text(c, MHD_HTTP_OK, "ready\n");
 }
 
+/* The timeline page (web/index.html), which reads /api/v1/events. */
+static enum MHD_Result serve_page(struct http *h, struct MHD_Connection *c)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(web_page_len, (void *)web_page,
+								 MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	(void)h;
+	if (!r)
+		return MHD_NO;
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+	/* it runs only its own inline script and talks only to this agent */
+	(void)MHD_add_response_header(r, "Content-Security-Policy",
+				      "default-src 'none'; script-src 'unsafe-inline'; "
+				      "style-src 'unsafe-inline'; connect-src 'self'");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static const struct route {
 	const char *path;
 	enum MHD_Result (*serve)(struct http *h, struct MHD_Connection *c);
 } routes[] = {
+	{ "/", serve_page },
 	{ "/metrics", serve_metrics },
 	{ "/healthz", serve_healthz },
 	{ "/readyz", serve_readyz },
@@ -164,7 +186,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return routes[i].serve(h, c);
 	if (h->db_path && strncmp(url, "/api/v1/", 8) == 0)
 		return http_api_serve(c, url, h->db_path, h->api_max_points);
-	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /healthz, /readyz\n");
+	return reply_text(c, MHD_HTTP_NOT_FOUND,
+			  "not found: try /, /metrics, /healthz, /readyz, /api/v1/events\n");
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
