@@ -21,6 +21,8 @@
 /* Retention deletes at most this many old ticks per tick, so catching up
  * after downtime is spread out and a tick never stalls on it. */
 #define PRUNE_TICKS_PER_TICK 4
+/* Events are few: a week of a busy fabric's goes in minutes at this pace. */
+#define PRUNE_EVENTS_PER_TICK 16
 
 struct agent {
 	struct config cfg;
@@ -122,6 +124,8 @@ static void agent_store(struct agent *a, double collect_s)
 	a->store_ok = 1;
 	a->store_last_ms = registry_now(a->reg);
 	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_TICKS_PER_TICK);
+	(void)store_prune_events(a->store, a->store_last_ms - a->cfg.event_retention_ms,
+				 PRUNE_EVENTS_PER_TICK);
 }
 
 /* registry -> detectors -> events, on this tick's series */

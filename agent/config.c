@@ -57,6 +57,8 @@ static const struct key_def config_keys[] = {
 	STR("lldp_interfaces", lldp_interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
 	UINT("max_series", max_series, 16, 10000000, "an integer from 16 to 10000000"),
+	DUR("event_retention", event_retention_ms, 3600000, 3660LL * 86400000,
+	    "a duration from 1h to 3660d, e.g. 90d"),
 	DUR("retention", retention_ms, 60000, 366LL * 86400000,
 	    "a duration from 1m to 366d, e.g. 48h"),
 	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
@@ -95,6 +97,7 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc,bpf,pcap");
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
+	cfg->event_retention_ms = 90LL * 86400 * 1000;
 	cfg->series_expiry_ms = 5 * 60 * 1000;
 	cfg->collector_retry_ms = 30 * 1000;
 	cfg->event_open_ticks = 2;

@@ -31,6 +31,7 @@ struct config {
 	char lldp_interfaces[512]; /* where to listen for LLDP; "" = physical NICs */
 	unsigned max_series;
 	int64_t retention_ms;
+	int64_t event_retention_ms; /* events that ended longer ago are deleted */
 	int64_t series_expiry_ms;
 	int64_t collector_retry_ms; /* how often an absent source is looked for again */
 	unsigned event_open_ticks; /* ticks over a threshold before an event opens */

@@ -37,6 +37,7 @@ static const char agent_usage[] =
 	"                         --interfaces selects)\n"
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
+	"  --event-retention DURATION  keep events this long after they end (default 90d)\n"
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
 	"  --collector-retry DURATION  look again this often for an absent source (default 30s)\n"
 	"  --event-open-ticks N, --event-close-ticks N  ticks over a threshold before an\n"
@@ -108,6 +109,7 @@ static const struct option config_options[] = {
 	{ "lldp-interfaces", required_argument, NULL, 0 },
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
+	{ "event-retention", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
 	{ "collector-retry", required_argument, NULL, 0 },
 	{ "event-open-ticks", required_argument, NULL, 0 },

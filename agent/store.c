@@ -15,7 +15,7 @@ struct store {
 	sqlite3_stmt *begin, *commit, *rollback;
 	sqlite3_stmt *series_insert, *series_select, *sample_insert, *tick_insert;
 	sqlite3_stmt *prune_select, *prune_samples, *prune_tick;
-	sqlite3_stmt *event_insert, *event_update;
+	sqlite3_stmt *event_insert, *event_update, *event_prune;
 };
 
 unsigned store_schema_version(void)
@@ -188,6 +188,13 @@ static int store_prepare(struct store *st)
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->event_update,
 			     "UPDATE events SET end_ms = ?, peak_score = ? WHERE id = ?");
+	/* an event that ended before the bound started before it too: the
+	 * start index finds the candidates */
+	if (rc == SQLITE_OK)
+		rc = prepare(st->db, &st->event_prune,
+			     "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE "
+			     "start_ms < ?1 AND end_ms IS NOT NULL AND end_ms < ?1 "
+			     "ORDER BY start_ms LIMIT ?2)");
 	return rc;
 }
 
@@ -254,7 +261,8 @@ static void store_finalize(struct store *st)
 	sqlite3_stmt *stmts[] = { st->begin,	     st->commit,	st->rollback,
 				  st->series_insert, st->series_select, st->sample_insert,
 				  st->tick_insert,   st->prune_select,	st->prune_samples,
-				  st->prune_tick,    st->event_insert,	st->event_update };
+				  st->prune_tick,    st->event_insert,	st->event_update,
+				  st->event_prune };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
@@ -423,6 +431,16 @@ int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks)
 		return sqlite_errno(rc);
 	}
 	return (int)n;
+}
+
+int store_prune_events(struct store *st, int64_t before_ms, unsigned max_events)
+{
+	int rc;
+
+	sqlite3_bind_int64(st->event_prune, 1, before_ms);
+	sqlite3_bind_int64(st->event_prune, 2, max_events);
+	rc = step_done(st->event_prune);
+	return rc == SQLITE_OK ? sqlite3_changes(st->db) : sqlite_errno(rc);
 }
 
 int store_save_event(struct store *st, struct event *e)

@@ -54,6 +54,13 @@ int store_write_tick(struct store *st, struct registry *reg, double duration_s, 
  */
 int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks);
 
+/*
+ * Deletes at most max_events events that ended before before_ms, oldest
+ * first (an open event is kept whatever its age). Returns the number
+ * deleted or -errno.
+ */
+int store_prune_events(struct store *st, int64_t before_ms, unsigned max_events);
+
 struct event;
 
 /*

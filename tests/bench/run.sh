@@ -18,6 +18,9 @@
 #   8. fabmon replay on a generated capture of BENCH_REPLAY_PACKETS (default
 #      5 million data packets, with their ACKs and CNPs), one core, beside
 #      tshark -r and tcpdump -r reading the same file
+#   9. incident review: bytes a sample on disk after an hour of 1000 series
+#      at a 1 s tick (the ingest tool), fabmon history over that hour of one
+#      series at 1 s, fabmon events over 90 days of events
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -955,6 +958,53 @@ timed_run() {
 	awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
 }
 
+# median_ms CMD...: runs CMD 5 times (output discarded); prints the median
+# wall time in ms, or nothing if it failed.
+median_ms() {
+	for _ in 1 2 3 4 5; do
+		t0=$(date +%s%N)
+		"$@" >/dev/null 2>"$WORK/median.err" || return 1
+		echo $((($(date +%s%N) - t0) / 1000))
+	done | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[3] / 1000 }'
+}
+
+bench_review() {
+	header "9. incident review: storage per sample, fabmon history and fabmon events"
+	db=$WORK/review.db
+	"$BENCH_DIR/ingest" -d "$db" -s 1000 -t 3600 >"$WORK/review.ingest" 2>&1 ||
+		{ broken "ingest failed: $(tail -n 2 "$WORK/review.ingest")"; return 0; }
+	samples=$(sqlite3 "$db" 'SELECT count(*) FROM samples')
+	bytes=$(($(stat -c %s "$db") + $(stat -c %s "$db-wal" 2>/dev/null || echo 0)))
+	bps=$(awk -v b="$bytes" -v n="$samples" 'BEGIN { printf "%.1f", b / n }')
+	echo "  an hour of 1000 series at 1 s (tests/bench/ingest.c, the agent's store_write_tick):"
+	echo "  $samples samples in $((bytes >> 20)) MiB: $bps bytes a sample (raw rows: ts, series, value, rate)"
+	goal "<= 4 bytes a sample on disk" "$bps" "<=" 4 "$bps bytes"
+	set -- $(sqlite3 -separator ' ' "$db" \
+		"SELECT min(ts_ms) / 1000, max(ts_ms) / 1000 FROM ticks")
+	since=$1 until=$2
+	ms=$(median_ms "$FABMON" history --db "$db" --since "$since" --until "$until" --step 1s \
+		--label interface=eth0 fabmon_bench_c00_bytes_total) ||
+		{ broken "fabmon history failed: $(cat "$WORK/median.err")"; return 0; }
+	echo "  fabmon history, 1 h of one series at 1 s ($(((until - since) + 1)) points), whole command:" \
+		"median $ms ms of 5"
+	goal "1 h at 1 s < 5 ms" "$ms" "<" 5 "$ms ms"
+	echo "  30 days of one series at 1 min: not measured (1-minute rollups are not built;"
+	echo "  raw samples are kept 48 h)"
+	now=$(date +%s)000
+	sqlite3 "$db" "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n LIMIT 9000)
+		INSERT INTO events (kind, subject, start_ms, end_ms, peak_score, evidence)
+		SELECT CASE i % 3 WHEN 0 THEN 'stall' WHEN 1 THEN 'incast' ELSE 'hotspot' END,
+			'peer=10.0.' || (i % 250) || '.' || (i % 7), $now - i * 864000,
+			$now - i * 864000 + 5000, 1.5, '{\"x\":1}' FROM n" ||
+		{ broken "unable to add events"; return 0; }
+	ms=$(median_ms "$FABMON" events --db "$db" --since 90d --json) ||
+		{ broken "fabmon events failed: $(cat "$WORK/median.err")"; return 0; }
+	echo "  fabmon events --since 90d --json over 9000 events (100 a day), whole command:" \
+		"median $ms ms of 5"
+	goal "events over 90 days < 50 ms" "$ms" "<" 50 "$ms ms"
+	rm -f "$db" "$db"-*
+}
+
 bench_replay() {
 	header "8. fabmon replay: packets/s on one core, beside tshark -r and tcpdump -r (same file)"
 	file=$WORK/replay.pcap
@@ -992,7 +1042,7 @@ on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect replay; do
+for b in scrape ingest rss probe_cost throughput flows detect replay review; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo

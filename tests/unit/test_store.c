@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../agent/events.h"
 #include "../../agent/schema.h"
 #include "../../agent/store.h"
 #include "suites.h"
@@ -226,6 +227,40 @@ START_TEST(test_prune)
 }
 END_TEST
 
+/* Events that ended before the bound go, a bounded number a call, oldest
+ * first; an open event stays whatever its age, and so does a recent one. */
+START_TEST(test_prune_events)
+{
+	const char *path = tmp_db();
+	struct event ongoing = { .kind = EVENT_INCAST, .start_ms = 500, .peak = 2 };
+	struct store *st;
+	char err[256];
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	for (int i = 1; i <= 6; i++) {
+		struct event e = { .kind = EVENT_STALL,
+				   .start_ms = i * 1000,
+				   .end_ms = i * 1000 + 500,
+				   .peak = 1 };
+
+		snprintf(e.subject, sizeof(e.subject), "peer=10.0.0.%d", i);
+		ck_assert_int_eq(store_save_event(st, &e), 0);
+	}
+	snprintf(ongoing.subject, sizeof(ongoing.subject), "peer=10.0.0.9");
+	ck_assert_int_eq(store_save_event(st, &ongoing), 0);
+	/* ended before 4000: the first three, two a call */
+	ck_assert_int_eq(store_prune_events(st, 4000, 2), 2);
+	ck_assert_int_eq(store_prune_events(st, 4000, 2), 1);
+	ck_assert_int_eq(store_prune_events(st, 4000, 2), 0);
+	store_close(st);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM events"), 4);
+	ck_assert_int_eq(q(path, "SELECT min(start_ms) FROM events WHERE end_ms IS NOT NULL"),
+			 4000);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM events WHERE end_ms IS NULL"), 1);
+	rm_db(path);
+}
+END_TEST
+
 Suite *store_suite(void)
 {
 	const struct testutil_case cases[] = {
@@ -235,6 +270,7 @@ Suite *store_suite(void)
 		{ "foreign_refused", test_foreign_refused, 0 },
 		{ "unwritable", test_unwritable, 0 },
 		{ "prune", test_prune, 0 },
+		{ "prune events", test_prune_events, 0 },
 	};
 
 	return TESTUTIL_SUITE("store", cases);
