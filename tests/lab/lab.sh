@@ -199,13 +199,17 @@ lab_fault() {
 	echo "$5 -> $1 closed after $((LAB_SEEN - t)) ms"
 }
 
-# lab_expect DB [KIND SUBJECT]: fails unless DB's events are exactly one
-# KIND event on SUBJECT (none at all without KIND); prints the onset -> first
-# tick over latency from the row's start_ms and LAB_T0.
+# lab_expect DB [KIND SUBJECT [MAX]]: fails unless DB's events are exactly
+# one KIND event on SUBJECT (up to MAX of them, if given; none at all
+# without KIND); prints the onset -> first tick over latency from the first
+# row's start_ms and LAB_T0.
 lab_expect() {
 	ev=$(lab_events "$1")
 	want=""
 	[ $# -lt 3 ] || want=" 1 $2 $3;"
+	for n in $(seq 2 "${4:-1}"); do
+		[ "$ev" = " $n $2 $3;" ] && want=$ev
+	done
 	[ "$ev" = "$want" ] || { grep event "$WORK/agent.log"; fail "want events '$want', got '$ev'"; }
 	[ $# -lt 3 ] && return 0
 	start=$(sqlite3 "$1" "SELECT start_ms FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")

@@ -145,8 +145,10 @@ loadgen_pid() {
 }
 
 # 3. rank 2 stopped for a second mid-run: every rank still exits 0, and the
-# pause shows as one slow iteration (so the stop did land in the run); the
-# --duration stop ends every rank after the same iteration.
+# pause shows as one slow iteration on every other rank (so the stop did land
+# in the run; the stopped rank itself may be stopped between two timed
+# iterations and see none); the --duration stop ends every rank after the
+# same iteration.
 for tr in tcp roce; do
 	name=stop-$tr
 	start "$name" 20 --pattern ring-allreduce --transport $tr --size 256K --iters 1000000 \
@@ -159,16 +161,18 @@ for tr in tcp roce; do
 	kill -CONT "$victim"
 	finish "$name"
 	slowest=""
+	waited=0
 	iters=$(field "$name" 0 iters)
 	for r in $(seq 0 $((N - 1))); do
 		ok "$name" "$r"
 		max=$(field "$name" "$r" time_us 6)
-		awk -v m="$max" 'BEGIN { exit !(m >= 700000) }' ||
-			{ show "$name"; fail "$name: rank $r never waited for the stopped rank (max $max us)"; }
+		awk -v m="$max" 'BEGIN { exit !(m >= 700000) }' && waited=$((waited + 1))
 		[ "$(field "$name" "$r" iters)" = "$iters" ] && grep -q '^# stopped at --duration' \
 			"$WORK/$name.$r.out" || { show "$name"; fail "$name: ranks stopped at different iterations"; }
 		slowest="$slowest $max"
 	done
+	[ "$waited" -ge $((N - 1)) ] ||
+		{ show "$name"; fail "$name: $waited ranks waited for the stopped rank (slowest:$slowest us)"; }
 	echo "SIGSTOP 1 s, $tr: all ranks exit 0 after $iters iterations; slowest per rank (us):$slowest"
 done
 

@@ -24,5 +24,9 @@ lab_loadgen ring-allreduce 8
 sleep 2
 lab_fault stall $culprit 3 "ip -n $LAB-sw link set $LAB-p3 down" "ip -n $LAB-sw link set $LAB-p3 up"
 lab_loadgen_wait
-lab_expect "$WORK/r.db" stall $culprit
+# TCP backs its retransmission timer off while the link is down, so when it
+# comes back a connection to rank 3 can stall again for a moment before its
+# next retransmission: one incident, which may show as two stall events on
+# the culprit, never on anyone else
+lab_expect "$WORK/r.db" stall $culprit 2
 exit 0
