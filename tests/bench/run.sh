@@ -997,11 +997,14 @@ bench_review() {
 			'peer=10.0.' || (i % 250) || '.' || (i % 7), $now - i * 864000,
 			$now - i * 864000 + 5000, 1.5, '{\"x\":1}' FROM n" ||
 		{ broken "unable to add events"; return 0; }
-	ms=$(median_ms "$FABMON" events --db "$db" --since 90d --json) ||
+	ms=$(median_ms "$FABMON" events --db "$db" --since 90d) ||
 		{ broken "fabmon events failed: $(cat "$WORK/median.err")"; return 0; }
-	echo "  fabmon events --since 90d --json over 9000 events (100 a day), whole command:" \
-		"median $ms ms of 5"
-	goal "events over 90 days < 50 ms" "$ms" "<" 50 "$ms ms"
+	json=$(median_ms "$FABMON" events --db "$db" --since 90d --json) ||
+		{ broken "fabmon events --json failed: $(cat "$WORK/median.err")"; return 0; }
+	startup=$(median_ms "$FABMON" version)
+	echo "  fabmon events --since 90d over 9000 events (100 a day), whole command, median of 5:"
+	echo "  table $ms ms, --json $json ms (the process alone, fabmon version: $startup ms)"
+	goal "events over 90 days < 50 ms" "$ms" "<" 50 "$ms ms, the table"
 	rm -f "$db" "$db"-*
 }
 
