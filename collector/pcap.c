@@ -14,11 +14,17 @@
  * it is cabled to, as fabmon_lldp_neighbor_info, forgotten after the TTL
  * the neighbour gave.
  *
- * Handles are non-blocking and drained each tick; packets the kernel buffer
- * could not hold in between are counted from pcap_stats(), not lost silently.
+ * A thread of the collector's own drains the handles as packets come (a
+ * mirror port can carry hundreds of thousands a second, more than a kernel
+ * buffer holds for a tick); the tick reads the counts under a lock. Packets
+ * the kernel buffer could not hold are counted from pcap_stats(), not lost
+ * silently.
  */
 #include <errno.h>
 #include <linux/if_packet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <net/if.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -40,8 +46,12 @@
 #define PCAP_LLDP_SNAPLEN 1518
 #define PCAP_MIRROR_BUFFER (32 << 20)
 #define PCAP_LLDP_BUFFER (256 << 10)
-/* Reads of one handle in one tick; each takes what the kernel holds. */
-#define PCAP_DRAIN_MAX 64
+/* Packets one pcap_dispatch() takes, with the lock held: the tick waits
+ * for at most one batch. */
+#define PCAP_BATCH 512
+/* How long the capture thread sleeps in poll() with nothing to read: how
+ * soon it sees that it must stop. */
+#define PCAP_POLL_MS 100
 /* IEEE 802.1AB-2016 7.1: the nearest-bridge group address LLDP is sent to;
  * NICs filter multicast, so the capture joins it. */
 static const unsigned char lldp_group[6] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e };
@@ -76,8 +86,13 @@ struct pcap_state {
 	struct neighbor nb[PCAP_HANDLES_MAX];
 	size_t nnb;
 	uint64_t lldp_bad; /* LLDP frames that did not parse */
-	int64_t now_ms;
+	int64_t rx_ms; /* when the capture thread last woke: LLDP TTLs count from it */
 	struct handle *cur; /* the handle being drained */
+	/* everything above is the capture thread's while it holds lock */
+	pthread_mutex_t lock;
+	pthread_t thread;
+	int running;
+	atomic_int stop;
 };
 
 static int64_t wall_ms(void)
@@ -170,12 +185,19 @@ static void pcap_collector_fini(void *state)
 
 	if (!st)
 		return;
+	if (st->running) {
+		atomic_store(&st->stop, 1);
+		pthread_join(st->thread, NULL);
+	}
+	pthread_mutex_destroy(&st->lock);
 	for (size_t i = 0; i < st->n; i++)
 		pcap_close(st->h[i].p);
 	capture_free(st->cap);
 	flow_series_free(st->series);
 	free(st);
 }
+
+static void *capture_loop(void *arg);
 
 static int pcap_collector_init(const struct collector_env *env, void **ret_state, char *why,
 			       size_t why_len)
@@ -185,6 +207,8 @@ static int pcap_collector_init(const struct collector_env *env, void **ret_state
 	int r = -ENOENT, last_err = 0;
 
 	why[0] = '\0';
+	if (st)
+		pthread_mutex_init(&st->lock, NULL);
 	if (!ifs || !st) {
 		r = -ENOMEM;
 		goto out;
@@ -212,8 +236,13 @@ static int pcap_collector_init(const struct collector_env *env, void **ret_state
 		else
 			st->n++;
 	}
-	if (st->n) {
+	if (st->n && pthread_create(&st->thread, NULL, capture_loop, st) != 0) {
+		snprintf(why, why_len, "pcap: unable to start the capture thread");
+		r = -ENOMEM;
+	} else if (st->n) {
 		size_t used = strlen(why);
+
+		st->running = 1;
 
 		/* for doctor: where it listens (after any interface that failed) */
 		for (size_t k = 0; k < st->n && used < why_len; k++, used = strlen(why))
@@ -258,7 +287,7 @@ static void lldp_heard(struct pcap_state *st, const struct packet *pkt)
 	}
 	snprintf(st->nb[i].ifname, sizeof(st->nb[i].ifname), "%s", st->cur->ifname);
 	st->nb[i].n = n;
-	st->nb[i].expires_ms = st->now_ms + (int64_t)n.ttl * 1000;
+	st->nb[i].expires_ms = st->rx_ms + (int64_t)n.ttl * 1000;
 }
 
 static void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data)
@@ -272,6 +301,37 @@ static void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *da
 			   ts, &pkt, &why) == 0 &&
 	    pkt.kind == PACKET_LLDP)
 		lldp_heard(st, &pkt);
+}
+
+/*
+ * The capture thread: waits for any handle to have packets, then takes them
+ * a batch at a time, each batch under the lock.
+ */
+static void *capture_loop(void *arg)
+{
+	struct pcap_state *st = arg;
+	struct pollfd pfd[PCAP_HANDLES_MAX];
+
+	for (size_t i = 0; i < st->n; i++)
+		pfd[i] = (struct pollfd){ .fd = pcap_get_selectable_fd(st->h[i].p),
+					  .events = POLLIN };
+	while (!atomic_load(&st->stop)) {
+		if (poll(pfd, st->n, PCAP_POLL_MS) < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < st->n; i++) {
+			int got;
+
+			do {
+				pthread_mutex_lock(&st->lock);
+				st->rx_ms = wall_ms();
+				st->cur = &st->h[i];
+				got = pcap_dispatch(st->cur->p, PCAP_BATCH, on_packet,
+						    (u_char *)(void *)st);
+				pthread_mutex_unlock(&st->lock);
+			} while (got == PCAP_BATCH && !atomic_load(&st->stop));
+		}
+	}
+	return NULL;
 }
 
 /* pcap_stats() counts in unsigned ints that wrap; keeps monotonic totals. */
@@ -300,7 +360,8 @@ static int feed_entry(const void *key, void *val, void *arg)
 {
 	const struct feed *f = arg;
 
-	return f->now_ns - (int64_t)f->add(f->st->series, key, val, f->st->now_ms) <= f->idle_ns;
+	return f->now_ns - (int64_t)f->add(f->st->series, key, val, f->now_ns / 1000000) <=
+	       f->idle_ns;
 }
 
 static void emit_handles(struct pcap_state *st, struct sample_sink *out)
@@ -339,7 +400,7 @@ static void emit_handles(struct pcap_state *st, struct sample_sink *out)
 	}
 }
 
-static void emit_neighbors(struct pcap_state *st, struct sample_sink *out)
+static void emit_neighbors(struct pcap_state *st, struct sample_sink *out, int64_t now_ms)
 {
 	static const struct metric_desc info = {
 		.name = "fabmon_lldp_neighbor_info",
@@ -366,7 +427,7 @@ static void emit_neighbors(struct pcap_state *st, struct sample_sink *out)
 			{ "management_address", nb->n.mgmt_address },
 		};
 
-		if (st->now_ms >= nb->expires_ms)
+		if (now_ms >= nb->expires_ms)
 			continue;
 		(void)sample_gauge(out, &info, l, sizeof(l) / sizeof(l[0]), 1);
 		st->nb[kept++] = *nb;
@@ -406,25 +467,22 @@ static int pcap_collector_sample(void *state, const struct collector_env *env,
 	struct pcap_state *st = state;
 	struct timespec ts;
 	struct feed f = { st, env->bpf_flow_idle_ms * 1000000, 0, flow_series_add_flow };
+	int64_t now_ms;
 
-	st->now_ms = wall_ms();
-	for (size_t i = 0; i < st->n; i++) {
-		st->cur = &st->h[i];
-		for (int k = 0; k < PCAP_DRAIN_MAX; k++)
-			if (pcap_dispatch(st->cur->p, -1, on_packet, (u_char *)(void *)st) <= 0)
-				break;
-	}
 	/* packet timestamps are wall-clock: idle is judged on the same clock */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	f.now_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	now_ms = f.now_ns / 1000000;
+	pthread_mutex_lock(&st->lock);
 	kmap_sweep(capture_flows(st->cap), feed_entry, &f);
 	f.add = flow_series_add_qp;
 	kmap_sweep(capture_qps(st->cap), feed_entry, &f);
-	flow_series_end_tick(st->series, st->now_ms, env->bpf_flow_idle_ms);
+	flow_series_end_tick(st->series, now_ms, env->bpf_flow_idle_ms);
 	flow_series_emit(st->series, out, NULL, "pcap", 0);
 	emit_handles(st, out);
-	emit_neighbors(st, out);
+	emit_neighbors(st, out, now_ms);
 	emit_totals(st, out);
+	pthread_mutex_unlock(&st->lock);
 	return 0;
 }
 
