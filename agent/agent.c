@@ -21,6 +21,8 @@
 /* Retention deletes at most this many old ticks per tick, so catching up
  * after downtime is spread out and a tick never stalls on it. */
 #define PRUNE_TICKS_PER_TICK 4
+/* Past the size cap, ticks deleted per tick: more than one tick adds. */
+#define CAP_TICKS_PER_TICK 16
 /* Events are few: a week of a busy fabric's goes in minutes at this pace. */
 #define PRUNE_EVENTS_PER_TICK 16
 
@@ -38,6 +40,7 @@ struct agent {
 	double start_s;
 	uint64_t ticks;
 	uint64_t store_errors;
+	int capping; /* the database is over db_cap_mb */
 	int store_ok;
 	int64_t store_last_ms;
 	double store_duration_s;
@@ -103,6 +106,42 @@ static void agent_store_metrics(struct agent *a)
 	(void)sample_gauge(out, &desc_store_last, NULL, 0, (double)a->store_last_ms / 1000.0);
 }
 
+/*
+ * Keeps the database under db_cap_mb: past it, the oldest ticks go first,
+ * until it is under again (up to CAP_TICKS_PER_TICK a tick: faster than one
+ * tick adds), whatever their age.
+ * Said once when it starts, and once when the file is back under 90 % of
+ * the cap.
+ */
+static void agent_cap(struct agent *a)
+{
+	int64_t cap = (int64_t)a->cfg.db_cap_mb << 20, used;
+
+	if (!cap || (used = store_used_bytes(a->store)) < 0)
+		return;
+	if (used <= cap) {
+		/* at the cap the file hovers just under it: over again only
+		 * once it has room to spare, or the log would say so every few
+		 * ticks */
+		if (a->capping && used < cap / 10 * 9) {
+			log_info("store: under its %u MiB cap again", a->cfg.db_cap_mb);
+			a->capping = 0;
+		}
+		return;
+	}
+	if (!a->capping)
+		log_warnx("store: '%s' reached its %u MiB cap (db_cap_mb): dropping the oldest "
+			  "samples first",
+			  a->cfg.db_path, a->cfg.db_cap_mb);
+	a->capping = 1;
+	/* one tick at a time, no more than it takes: the history kept is all
+	 * the cap allows */
+	for (int i = 0; i < CAP_TICKS_PER_TICK && used > cap; i++)
+		if (store_prune(a->store, a->store_last_ms, 1) <= 0 ||
+		    (used = store_used_bytes(a->store)) < 0)
+			break;
+}
+
 static void agent_store(struct agent *a, double collect_s)
 {
 	char err[512];
@@ -126,6 +165,7 @@ static void agent_store(struct agent *a, double collect_s)
 	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_TICKS_PER_TICK);
 	(void)store_prune_events(a->store, a->store_last_ms - a->cfg.event_retention_ms,
 				 PRUNE_EVENTS_PER_TICK);
+	agent_cap(a);
 }
 
 /* registry -> detectors -> events, on this tick's series */

@@ -38,6 +38,8 @@ static const char agent_usage[] =
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --event-retention DURATION  keep events this long after they end (default 90d)\n"
+	"  --db-cap-mb N          past this size the oldest samples go first (default 8192;\n"
+	"                         0: no cap)\n"
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
 	"  --collector-retry DURATION  look again this often for an absent source (default 30s)\n"
 	"  --event-open-ticks N, --event-close-ticks N  ticks over a threshold before an\n"
@@ -110,6 +112,7 @@ static const struct option config_options[] = {
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "event-retention", required_argument, NULL, 0 },
+	{ "db-cap-mb", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
 	{ "collector-retry", required_argument, NULL, 0 },
 	{ "event-open-ticks", required_argument, NULL, 0 },

@@ -433,6 +433,29 @@ int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks)
 	return (int)n;
 }
 
+/* One integer a PRAGMA returns, or -1. */
+static int64_t pragma_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+int64_t store_used_bytes(struct store *st)
+{
+	int64_t pages = pragma_int(st->db, "PRAGMA page_count");
+	int64_t free_pages = pragma_int(st->db, "PRAGMA freelist_count");
+	int64_t size = pragma_int(st->db, "PRAGMA page_size");
+
+	if (pages < 0 || free_pages < 0 || size < 0)
+		return -EIO;
+	return (pages - free_pages) * size;
+}
+
 int store_prune_events(struct store *st, int64_t before_ms, unsigned max_events)
 {
 	int rc;

@@ -61,6 +61,11 @@ int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks);
  */
 int store_prune_events(struct store *st, int64_t before_ms, unsigned max_events);
 
+/* Bytes of the file in use: its pages less the free ones SQLite will reuse
+ * (a file never shrinks without VACUUM; past a cap it stops growing).
+ * -errno on a read error. */
+int64_t store_used_bytes(struct store *st);
+
 struct event;
 
 /*
