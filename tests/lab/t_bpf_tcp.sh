@@ -39,9 +39,11 @@ rtt0=$peak
 sleep 0.6
 re0=$(m "fabmon_tcp_retransmits_total$peer")
 awk -v a="$rtt0" 'BEGIN { exit !(a > 0) }' || { lab_scrape | grep tcp_; fail "no srtt for the peer"; }
-# the switch port towards rank 1: 20 Mbit/s with room for ~3 packets
+# the switch port towards rank 1: 10 Mbit/s with room for ~3 packets, so
+# that a packet alone takes 1.2 ms to cross it: well over what the
+# unthrottled path's srtt reads on a loaded 2-core machine (0.1-0.5 ms)
 ip -n "$LAB-sw" link show "$LAB-p1" >/dev/null || fail "no switch port"
-ip netns exec "$LAB-sw" tc qdisc add dev "$LAB-p1" root tbf rate 20mbit burst 4k limit 4500 ||
+ip netns exec "$LAB-sw" tc qdisc add dev "$LAB-p1" root tbf rate 10mbit burst 4k limit 4500 ||
 	fail "unable to add tbf"
 peak_srtt 4000000 5002
 rtt1=$peak
