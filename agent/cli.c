@@ -1,18 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/time.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "timefmt.h"
-
-int64_t cli_now_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -29,7 +21,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_window(const char *cmd, const char *since, const char *until, int64_t *ret_since_ms,
 	       int64_t *ret_until_ms)
 {
-	int64_t now = cli_now_ms();
+	int64_t now = clock_wall_ms();
 
 	if (time_parse(since, now, ret_since_ms) < 0)
 		return cli_usage_error(cmd,

@@ -49,9 +49,6 @@ struct cli_common {
  * CLI_EXIT_USAGE on a bad use (said why). */
 int cli_common_option(const char *cmd, int c, const char *arg, struct cli_common *cm);
 
-/* Milliseconds since the epoch, now. */
-int64_t cli_now_ms(void);
-
 /* "fabmon CMD: <message>\nTry 'fabmon CMD --help'." on stderr; returns
  * CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "cli_events.h"
 #include "config.h"
 #include "events.h"
@@ -49,14 +50,6 @@ struct events_args {
 	const char *kind, *subject;
 };
 
-static int known_kind(const char *kind)
-{
-	for (int k = 0; k < EVENT_KINDS; k++)
-		if (strcmp(kind, event_kind_name((enum event_kind)k)) == 0)
-			return 1;
-	return 0;
-}
-
 /* Fills *a; returns 0, 1 after --help, or CLI_EXIT_USAGE (said why). */
 static int parse_args(int argc, char **argv, struct events_args *a)
 {
@@ -78,7 +71,7 @@ static int parse_args(int argc, char **argv, struct events_args *a)
 		}
 		switch (c) {
 		case 'k':
-			if (!known_kind(optarg))
+			if (event_kind_parse(optarg) < 0)
 				return cli_usage_error(
 					"events",
 					"--kind: '%s' is not one of hotspot, incast, "
@@ -162,7 +155,7 @@ static int row_out(const struct event_row *r, void *arg)
 static int list(const struct events_args *a, sqlite3 *db)
 {
 	const struct events_query q = { a->since_ms, a->until_ms, a->kind, a->subject, 0 };
-	struct list_ctx ctx = { .a = a, .now_ms = cli_now_ms() };
+	struct list_ctx ctx = { .a = a, .now_ms = clock_wall_ms() };
 	int r;
 
 	strbuf_init(&ctx.sb);

@@ -88,10 +88,8 @@ static int parse_args(int argc, char **argv, struct history_args *a)
 			step = optarg;
 			break;
 		case 'a':
-			for (r = 0; r < HISTORY_AGGS && strcmp(optarg, history_agg_names[r]) != 0;
-			     r++)
-				;
-			if (r == HISTORY_AGGS)
+			r = history_agg_parse(optarg);
+			if (r < 0)
 				return cli_usage_error("history",
 						       "--agg: '%s' is not avg, max, min or last",
 						       optarg);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "cli_top.h"
 #include "config.h"
 
@@ -139,7 +140,7 @@ static int rank(const struct top_args *a, sqlite3 *db)
 	}
 	sqlite3_bind_int64(q, 1, a->until_ms);
 	sqlite3_bind_int64(q, 2, a->since_ms);
-	sqlite3_bind_int64(q, 3, cli_now_ms());
+	sqlite3_bind_int64(q, 3, clock_wall_ms());
 	if (a->by)
 		sqlite3_bind_text(q, 4, a->by, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 5, a->limit);

@@ -8,6 +8,14 @@ static const char *const kind_names[EVENT_KINDS] = {
 	"hotspot", "incast", "stall", "pfc_storm", "straggler", "slow_handoff",
 };
 
+int event_kind_parse(const char *name)
+{
+	for (int k = 0; k < EVENT_KINDS; k++)
+		if (strcmp(name, kind_names[k]) == 0)
+			return k;
+	return -1;
+}
+
 const char *event_kind_name(enum event_kind kind)
 {
 	return kind < EVENT_KINDS ? kind_names[kind] : "unknown";

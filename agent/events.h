@@ -27,6 +27,9 @@ enum event_kind {
 /* "stall", "pfc_storm", ... as in DESIGN.md and the events table. */
 const char *event_kind_name(enum event_kind kind);
 
+/* The kind named name ("stall"), or -1. */
+int event_kind_parse(const char *name);
+
 #define EVENT_SUBJECT_MAX 96
 #define EVENT_EVIDENCE_MAX 256
 

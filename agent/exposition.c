@@ -103,10 +103,12 @@ static const char *neighbor_of(const struct render_state *st, const struct serie
 	char ifname[64];
 	size_t i;
 
+	if (!st->nnb)
+		return NULL;
 	for (i = 0; i < sizeof(neighbor_families) / sizeof(neighbor_families[0]); i++)
 		if (strncmp(s->name, neighbor_families[i], strlen(neighbor_families[i])) == 0)
 			break;
-	if (!st->nnb || i == sizeof(neighbor_families) / sizeof(neighbor_families[0]))
+	if (i == sizeof(neighbor_families) / sizeof(neighbor_families[0]))
 		return NULL;
 	raw_label(s->labels, "interface", ifname, sizeof(ifname));
 	for (i = 0; ifname[0] && i < st->nnb; i++)

@@ -12,10 +12,10 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "events.h"
 #include "http_api.h"
+#include "clock.h"
 #include "config.h"
 #include "query_events.h"
 #include "query_history.h"
@@ -29,14 +29,6 @@
 #define HTTP_API_DEFAULT_WINDOW_MS (24 * 3600 * 1000LL)
 #define HTTP_API_PATHS                                                                             \
 	"not found: /api/v1/events, /api/v1/events/ID, /api/v1/series, /api/v1/query_range"
-
-static int64_t wall_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 /* Sends o (taking it) with status; NULL o is a 500. */
 static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
@@ -116,7 +108,7 @@ static int collect_row(const struct event_row *r, void *arg)
 static enum MHD_Result answer(struct MHD_Connection *c, const char *db_path,
 			      const struct events_query *q)
 {
-	struct collect col = { json_array(), wall_ms(), 0 };
+	struct collect col = { json_array(), clock_wall_ms(), 0 };
 	struct store *st = NULL;
 	char err[512];
 	json_t *o;
@@ -169,7 +161,7 @@ static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, 
 	static const char *const none[] = { NULL };
 	struct events_query q = { 0 };
 	struct params p = { list_params, NULL };
-	int64_t now = wall_ms();
+	int64_t now = clock_wall_ms();
 	char *end;
 
 	if (*rest == '/') {
@@ -192,16 +184,10 @@ static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, 
 	if (q.until_ms < q.since_ms)
 		return reply_error(c, MHD_HTTP_BAD_REQUEST, "end", "end is before start");
 	q.kind = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "kind");
-	if (q.kind) {
-		int k;
-
-		for (k = 0; k < EVENT_KINDS && strcmp(q.kind, event_kind_name(k)) != 0; k++)
-			;
-		if (k == EVENT_KINDS)
-			return reply_error(c, MHD_HTTP_BAD_REQUEST, "kind",
-					   "not one of hotspot, incast, stall, pfc_storm, "
-					   "straggler, slow_handoff");
-	}
+	if (q.kind && event_kind_parse(q.kind) < 0)
+		return reply_error(c, MHD_HTTP_BAD_REQUEST, "kind",
+				   "not one of hotspot, incast, stall, pfc_storm, "
+				   "straggler, slow_handoff");
 	q.subject = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "subject");
 	return answer(c, db_path, &q);
 }
@@ -328,7 +314,7 @@ static int range_params(struct MHD_Connection *c, struct history_query *q, unsig
 	};
 	const char *step = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "step");
 	const char *agg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "agg");
-	int64_t now = wall_ms();
+	int64_t now = clock_wall_ms();
 
 	q->metric = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "metric");
 	if (only_params(c, known) < 0 || labels_param(c, q, buf) < 0)
@@ -348,13 +334,11 @@ static int range_params(struct MHD_Connection *c, struct history_query *q, unsig
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "step", "a duration is needed: 10s, 1m");
 		return -1;
 	}
-	for (q->agg = 0; agg && q->agg < HISTORY_AGGS; q->agg++)
-		if (strcmp(agg, history_agg_names[q->agg]) == 0)
-			break;
-	if (q->agg == HISTORY_AGGS) {
+	if (agg && history_agg_parse(agg) < 0) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "agg", "not avg, max, min or last");
 		return -1;
 	}
+	q->agg = agg ? (enum history_agg)history_agg_parse(agg) : HISTORY_AVG;
 	if (history_steps(q) > max_points) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "step",
 			    "too many points: take a longer step or a shorter window");

@@ -8,6 +8,14 @@
 
 const char *const history_agg_names[HISTORY_AGGS] = { "avg", "max", "min", "last" };
 
+int history_agg_parse(const char *name)
+{
+	for (int a = 0; a < HISTORY_AGGS; a++)
+		if (strcmp(name, history_agg_names[a]) == 0)
+			return a;
+	return -1;
+}
+
 int history_label_filter(const char *kv, char *out, size_t len)
 {
 	const char *eq = strchr(kv, '=');

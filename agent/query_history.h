@@ -25,6 +25,9 @@ enum history_agg { HISTORY_AVG, HISTORY_MAX, HISTORY_MIN, HISTORY_LAST, HISTORY_
 /* "avg", "max", "min", "last". */
 extern const char *const history_agg_names[HISTORY_AGGS];
 
+/* The aggregation named name, or -1. */
+int history_agg_parse(const char *name);
+
 struct history_query {
 	const char *metric;
 	/* each key="value" as the store keeps labels (history_label_filter) */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../collector/capture.h"
+#include "clock.h"
 #include "config.h"
 #include "replay.h"
 #include "replay_tick.h"
@@ -25,7 +26,7 @@
 #define REPLAY_MAX_ENTRIES_DEFAULT 1000000u
 /* A progress line on a terminal for files this large, this often. */
 #define REPLAY_PROGRESS_BYTES (64LL << 20)
-#define REPLAY_PROGRESS_NS 250000000LL
+#define REPLAY_PROGRESS_S 0.25
 #define REPLAY_READ_BUFFER (4 << 20)
 
 static const char replay_usage[] =
@@ -110,14 +111,6 @@ static void addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void progress(struct replay *r, uint64_t packets, long long size, int done)
 {
 	FILE *f = pcap_file(r->pcap);
@@ -143,7 +136,7 @@ static int replay_read(struct replay *r)
 	long long size = stat(r->file, &st) == 0 ? (long long)st.st_size : 0;
 	/* on a terminal only: a log or a pipe gets the result, not a bar */
 	int show = !r->quiet && isatty(STDERR_FILENO) && size >= REPLAY_PROGRESS_BYTES;
-	int64_t next_progress = mono_ns();
+	double next_progress = clock_mono_s();
 	uint64_t n = 0;
 	int rc;
 
@@ -163,9 +156,9 @@ static int replay_read(struct replay *r)
 				 "%s (%u of %u bytes captured)", why, h->caplen, h->len);
 			r->nproblems++;
 		}
-		if (show && !(n & 0xffff) && mono_ns() >= next_progress) {
+		if (show && !(n & 0xffff) && clock_mono_s() >= next_progress) {
 			progress(r, n, size, 0);
-			next_progress = mono_ns() + REPLAY_PROGRESS_NS;
+			next_progress = clock_mono_s() + REPLAY_PROGRESS_S;
 		}
 	}
 	if (show)

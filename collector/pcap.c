@@ -40,10 +40,10 @@
 #include "lldp.h"
 
 #define PCAP_HANDLES_MAX 64
-/* Mirror ports: headers only. Ethernet 14 + 2 tags 8 + IPv6 40 + extension
- * headers + UDP 8 + BTH 12 + AETH 4; LLDP frames are at most 1500. */
-#define PCAP_MIRROR_SNAPLEN 1518
-#define PCAP_LLDP_SNAPLEN 1518
+/* Whole frames: an LLDPDU runs to 1500 bytes; RoCEv2 needs only its first
+ * 128 (Ethernet, two tags, IPv6, UDP, BTH, AETH), but the kernel filter
+ * passes nothing else, and the capture thread keeps up with full frames. */
+#define PCAP_SNAPLEN 1518
 #define PCAP_MIRROR_BUFFER (32 << 20)
 #define PCAP_LLDP_BUFFER (256 << 10)
 /* Packets one pcap_dispatch() takes, with the lock held: the tick waits
@@ -140,7 +140,7 @@ static int handle_open(struct handle *h, const char *ifname, unsigned ifindex, i
 		why_add(why, why_len, ifname, errbuf);
 		return -ENODEV;
 	}
-	(void)pcap_set_snaplen(h->p, mirror ? PCAP_MIRROR_SNAPLEN : PCAP_LLDP_SNAPLEN);
+	(void)pcap_set_snaplen(h->p, PCAP_SNAPLEN);
 	/* a mirror port receives frames addressed to others: that is its job */
 	(void)pcap_set_promisc(h->p, mirror);
 	(void)pcap_set_buffer_size(h->p, mirror ? PCAP_MIRROR_BUFFER : PCAP_LLDP_BUFFER);
