@@ -17,7 +17,7 @@ int main(void)
 		rdma_suite,	      qdisc_suite,	 bpf_peers_suite,	 roce_suite,
 		bpf_flow_suite,	      bpf_tcp_suite,	 bpf_drop_reasons_suite, events_suite,
 		detect_hotspot_suite, detect_path_suite, detect_handoff_suite,	 lldp_suite,
-		kmap_suite,	      detect_roce_suite, timefmt_suite,
+		kmap_suite,	      detect_roce_suite, timefmt_suite,		 pack_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

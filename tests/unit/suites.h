@@ -28,5 +28,6 @@ Suite *lldp_suite(void);
 Suite *kmap_suite(void);
 Suite *detect_roce_suite(void);
 Suite *timefmt_suite(void);
+Suite *pack_suite(void);
 
 #endif
