@@ -18,11 +18,12 @@
 #include "registry.h"
 #include "store.h"
 
-/* Retention deletes at most this many old ticks per tick, so catching up
- * after downtime is spread out and a tick never stalls on it. */
-#define PRUNE_TICKS_PER_TICK 4
-/* Past the size cap, ticks deleted per tick: more than one tick adds. */
-#define CAP_TICKS_PER_TICK 16
+/* Retention deletes at most this many old rows of each kind per tick (1000
+ * series close about 4 blocks a tick), so catching up after downtime is
+ * spread out and a tick never stalls on it. */
+#define PRUNE_ROWS_PER_TICK 16
+/* Past the size cap, rows deleted per tick: more than one tick adds. */
+#define CAP_ROWS_PER_TICK 16
 /* Events are few: a week of a busy fabric's goes in minutes at this pace. */
 #define PRUNE_EVENTS_PER_TICK 16
 
@@ -107,9 +108,10 @@ static void agent_store_metrics(struct agent *a)
 }
 
 /*
- * Keeps the database under db_cap_mb: past it, the oldest ticks go first,
- * until it is under again (up to CAP_TICKS_PER_TICK a tick: faster than one
- * tick adds), whatever their age.
+ * Keeps the database under db_cap_mb: past it, the oldest packed samples go
+ * first, then the oldest rollups, until it is under again (up to
+ * CAP_ROWS_PER_TICK rows a tick: faster than one tick adds), whatever their
+ * age.
  * Said once when it starts, and once when the file is back under 90 % of
  * the cap.
  */
@@ -134,11 +136,10 @@ static void agent_cap(struct agent *a)
 			  "samples first",
 			  a->cfg.db_path, a->cfg.db_cap_mb);
 	a->capping = 1;
-	/* one tick at a time, no more than it takes: the history kept is all
+	/* one row at a time, no more than it takes: the history kept is all
 	 * the cap allows */
-	for (int i = 0; i < CAP_TICKS_PER_TICK && used > cap; i++)
-		if (store_prune(a->store, a->store_last_ms, 1) <= 0 ||
-		    (used = store_used_bytes(a->store)) < 0)
+	for (int i = 0; i < CAP_ROWS_PER_TICK && used > cap; i++)
+		if (store_shed(a->store, 1) <= 0 || (used = store_used_bytes(a->store)) < 0)
 			break;
 }
 
@@ -162,7 +163,9 @@ static void agent_store(struct agent *a, double collect_s)
 		log_info("store: writing again to '%s'", a->cfg.db_path);
 	a->store_ok = 1;
 	a->store_last_ms = registry_now(a->reg);
-	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_TICKS_PER_TICK);
+	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_ROWS_PER_TICK);
+	(void)store_prune_rollups(a->store, a->store_last_ms - a->cfg.rollup_retention_ms,
+				  PRUNE_ROWS_PER_TICK);
 	(void)store_prune_events(a->store, a->store_last_ms - a->cfg.event_retention_ms,
 				 PRUNE_EVENTS_PER_TICK);
 	agent_cap(a);

@@ -35,7 +35,8 @@ static const char history_usage[] =
 	"  --since TIME           window start (default 1h: an hour ago)\n"
 	"  --until TIME           window end (default now)\n"
 	"  --step DURATION        one row per step (default: the window / 60, at least 1s)\n"
-	"  --agg avg|max|min|last how the samples of a step combine (default avg)\n"
+	"  --agg avg|max|min|last|count  how the samples of a step combine (default avg;\n"
+	"                         count: how many there are)\n"
 	"  --db PATH              database (default " CONFIG_DEFAULT_DB ")\n"
 	"  --json                 one JSON object a series, with its points\n"
 	"  --csv                  CSV: time,labels,value\n"
@@ -90,9 +91,9 @@ static int parse_args(int argc, char **argv, struct history_args *a)
 		case 'a':
 			r = history_agg_parse(optarg);
 			if (r < 0)
-				return cli_usage_error("history",
-						       "--agg: '%s' is not avg, max, min or last",
-						       optarg);
+				return cli_usage_error(
+					"history",
+					"--agg: '%s' is not avg, max, min, last or count", optarg);
 			q->agg = (enum history_agg)r;
 			break;
 		case 'h':

@@ -4,7 +4,7 @@
 
 /*
  * fabmon history METRIC [--label K=V]... [--since T] [--until T] [--step D]
- * [--agg avg|max|min|last] [--db PATH] [--json|--csv] [--utc]: the metric's
+ * [--agg avg|max|min|last|count] [--db PATH] [--json|--csv] [--utc]: the metric's
  * series over the window, one value a step (counters as per-second rates).
  * argv[0] is "history". Exit status: 0 shown, 1 database missing or
  * unusable, 2 usage error (also an unknown metric or too many series).

@@ -34,13 +34,13 @@ static const char snapshot_usage[] =
 /* Drops what lies before since_ms from the copy and compacts it. */
 static int trim(sqlite3 *db, int64_t since_ms)
 {
-	static const char sql[] =
-		"BEGIN;"
-		"DELETE FROM samples WHERE rowid < coalesce((SELECT min(first_rowid) FROM ticks "
-		"WHERE ts_ms >= ?1 AND first_rowid IS NOT NULL), (SELECT max(rowid) + 1 FROM samples));"
-		"DELETE FROM ticks WHERE ts_ms < ?1;"
-		"DELETE FROM events WHERE end_ms IS NOT NULL AND end_ms < ?1;"
-		"COMMIT;";
+	static const char sql[] = "BEGIN;"
+				  "DELETE FROM blocks WHERE end_ms < ?1;"
+				  "DELETE FROM rollups WHERE hour_ms < ?1 - 3600000;"
+				  "DELETE FROM stage WHERE ts_ms < ?1;"
+				  "DELETE FROM ticks WHERE ts_ms < ?1;"
+				  "DELETE FROM events WHERE end_ms IS NOT NULL AND end_ms < ?1;"
+				  "COMMIT;";
 	const char *tail = sql;
 	sqlite3_stmt *q;
 	int rc = SQLITE_OK;

@@ -62,6 +62,8 @@ static const struct key_def config_keys[] = {
 	    "a duration from 1h to 3660d, e.g. 90d"),
 	DUR("retention", retention_ms, 60000, 366LL * 86400000,
 	    "a duration from 1m to 366d, e.g. 48h"),
+	DUR("rollup_retention", rollup_retention_ms, 3600000, 3660LL * 86400000,
+	    "a duration from 1h to 3660d, e.g. 30d"),
 	DUR("series_expiry", series_expiry_ms, 0, 86400000, "a duration up to 1d, e.g. 5m"),
 	DUR("collector_retry", collector_retry_ms, 1000, 86400000,
 	    "a duration from 1s to 1d, e.g. 30s"),
@@ -99,6 +101,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->event_retention_ms = 90LL * 86400 * 1000;
+	cfg->rollup_retention_ms = 30LL * 86400 * 1000;
 	/* a node's disk is not the history's: 8 GiB holds the default 48 h of
 	 * about 1800 series at 1 s (27 bytes a sample: make bench), and keeps
 	 * 10k series from filling the disk */

@@ -32,6 +32,7 @@ struct config {
 	unsigned max_series;
 	int64_t retention_ms;
 	int64_t event_retention_ms; /* events that ended longer ago are deleted */
+	int64_t rollup_retention_ms; /* 1-minute rollups older are deleted */
 	unsigned db_cap_mb; /* past this, the oldest samples go first; 0: no cap */
 	int64_t series_expiry_ms;
 	int64_t collector_retry_ms; /* how often an absent source is looked for again */

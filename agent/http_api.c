@@ -335,7 +335,7 @@ static int range_params(struct MHD_Connection *c, struct history_query *q, unsig
 		return -1;
 	}
 	if (agg && history_agg_parse(agg) < 0) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "agg", "not avg, max, min or last");
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "agg", "not avg, max, min, last or count");
 		return -1;
 	}
 	q->agg = agg ? (enum history_agg)history_agg_parse(agg) : HISTORY_AVG;

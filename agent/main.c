@@ -37,6 +37,7 @@ static const char agent_usage[] =
 	"                         --interfaces selects)\n"
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
+	"  --rollup-retention DURATION  keep 1-minute rollups this long (default 30d)\n"
 	"  --event-retention DURATION  keep events this long after they end (default 90d)\n"
 	"  --db-cap-mb N          past this size the oldest samples go first (default 8192;\n"
 	"                         0: no cap)\n"
@@ -112,6 +113,7 @@ static const struct option config_options[] = {
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "event-retention", required_argument, NULL, 0 },
+	{ "rollup-retention", required_argument, NULL, 0 },
 	{ "db-cap-mb", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
 	{ "collector-retry", required_argument, NULL, 0 },

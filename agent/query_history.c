@@ -3,10 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pack.h"
 #include "query_history.h"
+#include "stage.h"
 #include "timefmt.h"
 
-const char *const history_agg_names[HISTORY_AGGS] = { "avg", "max", "min", "last" };
+const char *const history_agg_names[HISTORY_AGGS] = { "avg", "max", "min", "last", "count" };
 
 int history_agg_parse(const char *name)
 {
@@ -119,49 +121,221 @@ static int add_series(int64_t id, const char *name, const char *labels, const ch
 	return 0;
 }
 
-/* Scans the window's samples into the cells of the result's series. */
-static int scan(sqlite3 *db, const struct history_query *q, struct history_result *res)
+#define MINUTE_MS 60000
+#define HOUR_MS 3600000
+
+/* Rollups serve a step of whole minutes. */
+static int use_rollups(const struct history_query *q)
 {
-	static const char sql[] =
-		"SELECT ts_ms, series_id, value, rate FROM samples WHERE rowid BETWEEN "
-		"(SELECT min(first_rowid) FROM ticks WHERE ts_ms >= ?1 AND ts_ms <= ?2) AND "
-		"(SELECT max(last_rowid) FROM ticks WHERE ts_ms >= ?1 AND ts_ms <= ?2)";
-	sqlite3_stmt *s = NULL;
+	return q->step_ms >= MINUTE_MS && q->step_ms % MINUTE_MS == 0;
+}
+
+static struct history_cell *cell_at(const struct history_query *q, struct history_series *hs,
+				    int64_t ts)
+{
+	if (ts < q->since_ms || ts > q->until_ms)
+		return NULL;
+	return &hs->cells[(ts - q->since_ms) / q->step_ms];
+}
+
+/* Adds n values (sum, min, max, the last at ts) to the step holding ts. */
+static void cell_add(const struct history_query *q, struct history_series *hs, int64_t ts,
+		     unsigned n, double sum, double min, double max, double last)
+{
+	struct history_cell *c = cell_at(q, hs, ts);
+
+	if (!c || !n)
+		return;
+	if (!c->n || max > c->max)
+		c->max = max;
+	if (!c->n || min < c->min)
+		c->min = min;
+	if (!c->n || ts >= c->last_ms) {
+		c->last = last;
+		c->last_ms = ts;
+	}
+	c->sum += sum;
+	c->n += n;
+}
+
+static void sample_add(const struct history_query *q, struct history_series *hs, int64_t ts,
+		       double v)
+{
+	cell_add(q, hs, ts, 1, v, v, v, v);
+}
+
+/* Per series: where raw samples take over from rollups, and the newest
+ * packed sample (staged ones up to it are in a block already). */
+struct scan_state {
+	int64_t raw_from, packed_until;
+};
+
+struct scan {
+	sqlite3 *db;
+	const struct history_query *q;
+	sqlite3_stmt *rollups, *blocks, *packed, *stage;
+};
+
+/* Minutes of hs's rollup rows in the window; sets where raw samples start. */
+static int scan_rollups(struct scan *sc, struct history_series *hs, struct scan_state *ss)
+{
+	const struct history_query *q = sc->q;
+	sqlite3_stmt *s = sc->rollups;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	ss->raw_from = q->since_ms;
+	sqlite3_bind_int64(s, 1, hs->id);
+	/* an hour row holds minutes after its start */
+	sqlite3_bind_int64(s, 2, q->since_ms - HOUR_MS);
+	sqlite3_bind_int64(s, 3, q->until_ms);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct pack_reader r;
+		double v[5];
+		int64_t m;
+		int more;
+
+		pack_reader_init(&r, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
+				 5, (unsigned)sqlite3_column_int64(s, 0));
+		while ((more = pack_next(&r, &m, v)) == 1) {
+			if (m < q->since_ms || m > q->until_ms)
+				continue;
+			/* samples, min, max, sum, last */
+			cell_add(q, hs, m, (unsigned)v[0], v[3], v[1], v[2], v[4]);
+			if (m + MINUTE_MS > ss->raw_from)
+				ss->raw_from = m + MINUTE_MS;
+		}
+		if (more < 0)
+			break;
+	}
+	(void)sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? -EBADMSG : -EIO;
+}
+
+/* hs's packed samples from ss->raw_from on. */
+static int scan_blocks(struct scan *sc, struct history_series *hs, struct scan_state *ss)
+{
+	const struct history_query *q = sc->q;
+	sqlite3_stmt *s = sc->blocks;
+	int rc, r = 0;
+
+	sqlite3_bind_int64(sc->packed, 1, hs->id);
+	ss->packed_until = INT64_MIN;
+	if ((rc = sqlite3_step(sc->packed)) == SQLITE_ROW &&
+	    sqlite3_column_type(sc->packed, 0) != SQLITE_NULL)
+		ss->packed_until = sqlite3_column_int64(sc->packed, 0);
+	(void)sqlite3_reset(sc->packed);
+	if (rc != SQLITE_ROW)
 		return -EIO;
-	sqlite3_bind_int64(s, 1, q->since_ms);
+	sqlite3_bind_int64(s, 1, hs->id);
+	sqlite3_bind_int64(s, 2, ss->raw_from);
+	sqlite3_bind_int64(s, 3, q->until_ms);
+	while (!r && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int has_rate = sqlite3_column_type(s, 1) != SQLITE_NULL;
+		double rate = sqlite3_column_double(s, 1), v, pv = 0;
+		int64_t ts, pts = 0;
+		struct pack_reader rd;
+
+		pack_reader_init(&rd, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2),
+				 1, (unsigned)sqlite3_column_int64(s, 0));
+		for (unsigned i = 0; (r = pack_next(&rd, &ts, &v)) == 1; i++, pts = ts, pv = v) {
+			/* a counter's rate as the registry reckoned it: the
+			 * increase over the time since its last reading */
+			if (hs->counter && i > 0) {
+				rate = ts > pts ? (v - pv) * 1000.0 / (double)(ts - pts) : 0.0;
+				has_rate = 1;
+			}
+			if (ts >= ss->raw_from && (!hs->counter || has_rate))
+				sample_add(q, hs, ts, hs->counter ? rate : v);
+		}
+	}
+	(void)sqlite3_reset(s);
+	if (r < 0)
+		return r;
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The staged ticks of the window, for every series at once. */
+static int scan_stage(struct scan *sc, struct history_result *res, struct scan_state *ss)
+{
+	const struct history_query *q = sc->q;
+	sqlite3_stmt *s = sc->stage;
+	int64_t from = q->until_ms;
+	int rc;
+
+	for (int i = 0; i < res->n; i++)
+		if (ss[i].raw_from < from)
+			from = ss[i].raw_from;
+	sqlite3_bind_int64(s, 1, from);
 	sqlite3_bind_int64(s, 2, q->until_ms);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(s, 0), id = sqlite3_column_int64(s, 1);
-		struct history_series *hs = NULL;
-		struct history_cell *c;
-		double v;
+		int64_t ts = sqlite3_column_int64(s, 0);
+		const void *blob = sqlite3_column_blob(s, 1);
+		long n = stage_count(blob, (size_t)sqlite3_column_bytes(s, 1));
+		struct stage_rec rec;
 
-		for (int i = 0; i < res->n && !hs; i++)
-			if (res->series[i].id == id)
-				hs = &res->series[i];
-		if (!hs || ts < q->since_ms || ts > q->until_ms)
-			continue;
-		/* a counter's first reading has no rate yet */
-		if (hs->counter && sqlite3_column_type(s, 3) == SQLITE_NULL)
-			continue;
-		v = sqlite3_column_double(s, hs->counter ? 3 : 2);
-		c = &hs->cells[(ts - q->since_ms) / q->step_ms];
-		if (!c->n || v > c->max)
-			c->max = v;
-		if (!c->n || v < c->min)
-			c->min = v;
-		if (!c->n || ts >= c->last_ms) {
-			c->last = v;
-			c->last_ms = ts;
+		for (int i = 0; n > 0 && i < res->n; i++) {
+			struct history_series *hs = &res->series[i];
+
+			if (ts < ss[i].raw_from || ts <= ss[i].packed_until ||
+			    !stage_find(blob, (size_t)n, hs->id, &rec))
+				continue;
+			if (!hs->counter)
+				sample_add(q, hs, ts, rec.value);
+			else if (rec.flags & STAGE_HAS_RATE)
+				sample_add(q, hs, ts, rec.rate);
 		}
-		c->sum += v;
-		c->n++;
 	}
-	sqlite3_finalize(s);
+	(void)sqlite3_reset(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/*
+ * Fills the cells of the result's series from the three places samples
+ * live: 1-minute rollups (for steps of whole minutes), packed blocks, and
+ * the staged newest ticks, in one read transaction so that a block the
+ * agent closes meanwhile is seen once.
+ */
+static int scan(sqlite3 *db, const struct history_query *q, struct history_result *res)
+{
+	struct scan sc = { .db = db, .q = q };
+	struct scan_state *ss = calloc((size_t)res->n + 1, sizeof(*ss));
+	int r = -EIO;
+
+	if (!ss)
+		return -ENOMEM;
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT n, data FROM rollups WHERE series_id = ?1 AND hour_ms >= ?2 "
+			       "AND hour_ms <= ?3 ORDER BY hour_ms",
+			       -1, &sc.rollups, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT n, first_rate, data FROM blocks WHERE series_id = ?1 AND "
+			       "end_ms >= ?2 AND start_ms <= ?3 ORDER BY end_ms",
+			       -1, &sc.blocks, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT max(end_ms) FROM blocks WHERE series_id = ?1", -1,
+			       &sc.packed, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT ts_ms, data FROM stage WHERE ts_ms BETWEEN ?1 AND ?2",
+			       -1, &sc.stage, NULL) != SQLITE_OK)
+		goto out;
+	r = 0;
+	for (int i = 0; !r && i < res->n; i++) {
+		ss[i].raw_from = q->since_ms;
+		if (use_rollups(q))
+			r = scan_rollups(&sc, &res->series[i], &ss[i]);
+		if (!r)
+			r = scan_blocks(&sc, &res->series[i], &ss[i]);
+	}
+	if (!r)
+		r = scan_stage(&sc, res, ss);
+out:
+	sqlite3_finalize(sc.rollups);
+	sqlite3_finalize(sc.blocks);
+	sqlite3_finalize(sc.packed);
+	sqlite3_finalize(sc.stage);
+	(void)sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	free(ss);
+	return r;
 }
 
 static int count_metric(int64_t id, const char *name, const char *labels, const char *type,
@@ -217,6 +391,8 @@ double history_value(const struct history_query *q, const struct history_cell *c
 		return c->min;
 	case HISTORY_LAST:
 		return c->last;
+	case HISTORY_COUNT:
+		return c->n;
 	default:
 		return c->sum / c->n;
 	}

@@ -12,17 +12,26 @@
  * Stored samples as the review paths read them: `fabmon history` and GET
  * /api/v1/query_range and /api/v1/series ask the same questions.
  *
- * Samples have no index by series (it cost ingest 13x: schema/001_init.sql);
- * a window is found through the ticks table's rowid ranges and scanned once,
- * keeping the rows of the matching series.
+ * Samples live in three places (schema/003_packed.sql): the staged newest
+ * ticks, packed blocks per series, and 1-minute rollups per series and
+ * hour. A step of whole minutes reads rollups, then raw samples for the
+ * minutes no rollup row holds yet; other steps read raw samples. A minute
+ * of rollup counts in the step where it starts.
  */
 
 #define HISTORY_LABELS_MAX 16
 #define HISTORY_LABEL_LEN 300
 
-enum history_agg { HISTORY_AVG, HISTORY_MAX, HISTORY_MIN, HISTORY_LAST, HISTORY_AGGS };
+enum history_agg {
+	HISTORY_AVG,
+	HISTORY_MAX,
+	HISTORY_MIN,
+	HISTORY_LAST,
+	HISTORY_COUNT, /* the samples a step holds */
+	HISTORY_AGGS
+};
 
-/* "avg", "max", "min", "last". */
+/* "avg", "max", "min", "last", "count". */
 extern const char *const history_agg_names[HISTORY_AGGS];
 
 /* The aggregation named name, or -1. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,14 +9,28 @@
 
 #include "events.h"
 #include "schema.h"
+#include "stage.h"
 #include "store.h"
+#include "store_pack.h"
+
+/* Per tick: blocks closed and rollup hours written at most (a tick's share
+ * is a few: 1000 series close about 4 blocks a tick), and staged ticks
+ * deleted at most (one more than a tick adds, so the stage catches up). */
+#define PACK_BUDGET 32
+#define STAGE_PRUNE_PER_TICK 8
 
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *begin, *commit, *rollback;
-	sqlite3_stmt *series_insert, *series_select, *sample_insert, *tick_insert;
-	sqlite3_stmt *prune_select, *prune_samples, *prune_tick;
+	sqlite3_stmt *series_insert, *series_select, *stage_insert, *stage_prune, *tick_insert;
+	sqlite3_stmt *prune_blocks, *prune_ticks, *prune_rollups, *shed_block, *shed_rollup;
 	sqlite3_stmt *event_insert, *event_update, *event_prune;
+	struct store_pack *pack;
+	int replayed; /* the stage is in pack's memory */
+	struct stage_rec *recs; /* a tick's samples */
+	size_t nrecs, recs_cap;
+	uint8_t *blob;
+	size_t blob_cap;
 };
 
 unsigned store_schema_version(void)
@@ -166,21 +181,36 @@ static int store_prepare(struct store *st)
 		rc = prepare(st->db, &st->series_select,
 			     "SELECT id FROM series WHERE name = ? AND labels = ?");
 	if (rc == SQLITE_OK)
-		rc = prepare(
-			st->db, &st->sample_insert,
-			"INSERT INTO samples (ts_ms, series_id, value, rate) VALUES (?, ?, ?, ?)");
+		rc = prepare(st->db, &st->stage_insert,
+			     "INSERT OR REPLACE INTO stage VALUES (?, ?)");
+	if (rc == SQLITE_OK)
+		rc = prepare(st->db, &st->stage_prune,
+			     "DELETE FROM stage WHERE ts_ms IN (SELECT ts_ms FROM stage WHERE "
+			     "ts_ms < ? ORDER BY ts_ms LIMIT ?)");
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->tick_insert,
-			     "INSERT OR REPLACE INTO ticks VALUES (?, ?, ?, ?, ?)");
+			     "INSERT OR REPLACE INTO ticks VALUES (?, NULL, NULL, ?, ?)");
 	if (rc == SQLITE_OK)
-		rc = prepare(st->db, &st->prune_select,
-			     "SELECT ts_ms, first_rowid, last_rowid FROM ticks WHERE ts_ms < ? "
-			     "ORDER BY ts_ms LIMIT ?");
+		rc = prepare(st->db, &st->prune_blocks,
+			     "DELETE FROM blocks WHERE id IN (SELECT id FROM blocks WHERE "
+			     "end_ms < ? ORDER BY end_ms LIMIT ?)");
 	if (rc == SQLITE_OK)
-		rc = prepare(st->db, &st->prune_samples,
-			     "DELETE FROM samples WHERE rowid BETWEEN ? AND ?");
+		rc = prepare(st->db, &st->prune_ticks,
+			     "DELETE FROM ticks WHERE ts_ms IN (SELECT ts_ms FROM ticks WHERE "
+			     "ts_ms < ? ORDER BY ts_ms LIMIT ?)");
+	/* an hour row goes when all of its hour is past the bound */
 	if (rc == SQLITE_OK)
-		rc = prepare(st->db, &st->prune_tick, "DELETE FROM ticks WHERE ts_ms = ?");
+		rc = prepare(st->db, &st->prune_rollups,
+			     "DELETE FROM rollups WHERE id IN (SELECT id FROM rollups WHERE "
+			     "hour_ms < ? - 3600000 ORDER BY hour_ms LIMIT ?)");
+	if (rc == SQLITE_OK)
+		rc = prepare(st->db, &st->shed_block,
+			     "DELETE FROM blocks WHERE id IN (SELECT id FROM blocks "
+			     "ORDER BY end_ms LIMIT ?)");
+	if (rc == SQLITE_OK)
+		rc = prepare(st->db, &st->shed_rollup,
+			     "DELETE FROM rollups WHERE id IN (SELECT id FROM rollups "
+			     "ORDER BY hour_ms LIMIT ?)");
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->event_insert,
 			     "INSERT INTO events (kind, subject, start_ms, end_ms, peak_score, "
@@ -195,6 +225,69 @@ static int store_prepare(struct store *st)
 			     "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE "
 			     "start_ms < ?1 AND end_ms IS NOT NULL AND end_ms < ?1 "
 			     "ORDER BY start_ms LIMIT ?2)");
+	return rc;
+}
+
+static int step_done(sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+
+	(void)sqlite3_reset(s);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+/*
+ * Packs the samples table of schema version 1 and 2 into blocks and rollups
+ * and drops it, in one transaction: a crash leaves the table to do again.
+ */
+static int store_pack_legacy(struct store *st)
+{
+	static const char sql[] =
+		"SELECT s.ts_ms, s.series_id, s.value, s.rate, se.type = 'counter' "
+		"FROM samples s JOIN series se ON se.id = s.series_id ORDER BY s.rowid";
+	int64_t n = 0, last_ms = INT64_MIN;
+	sqlite3_stmt *q = NULL;
+	int rc;
+
+	if (query_int(
+		    st->db,
+		    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'samples'",
+		    &n) != SQLITE_OK ||
+	    !n)
+		return SQLITE_OK;
+	rc = step_done(st->begin);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(q, 0);
+		struct stage_rec r = {
+			.id = sqlite3_column_int64(q, 1),
+			.value = sqlite3_column_double(q, 2),
+			.rate = sqlite3_column_double(q, 3),
+			.flags = (sqlite3_column_int(q, 4) ? STAGE_COUNTER : 0) |
+				 (sqlite3_column_type(q, 3) != SQLITE_NULL ? STAGE_HAS_RATE : 0),
+		};
+
+		/* a tick's end: what is due closes, with no budget */
+		rc = ts != last_ms && last_ms != INT64_MIN
+			     ? store_pack_tick(st->pack, last_ms, UINT_MAX)
+			     : SQLITE_OK;
+		last_ms = ts;
+		if (rc == SQLITE_OK)
+			rc = store_pack_add(st->pack, &r, ts);
+	}
+	sqlite3_finalize(q);
+	rc = rc == SQLITE_DONE ? store_pack_flush(st->pack) : rc;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(st->db,
+				  "DROP TABLE samples; UPDATE ticks SET first_rowid = NULL, "
+				  "last_rowid = NULL",
+				  NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = step_done(st->commit);
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(st->db))
+		(void)step_done(st->rollback);
+	store_pack_forget(st->pack);
 	return rc;
 }
 
@@ -244,7 +337,20 @@ int store_open(const char *path, enum store_mode mode, struct store **ret, char 
 		r = -EMEDIUMTYPE;
 		goto fail;
 	}
+	if (mode == STORE_READ_ONLY && version < (int64_t)store_schema_version()) {
+		snprintf(err, err_len,
+			 "'%s' has schema version %lld, older than this fabmon's %u: let the agent "
+			 "open it once (it upgrades the file), or read it with the fabmon that "
+			 "wrote it",
+			 path, (long long)version, store_schema_version());
+		r = -EPROTONOSUPPORT;
+		goto fail;
+	}
 	rc = mode == STORE_READ_WRITE ? store_prepare(st) : SQLITE_OK;
+	if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
+		rc = store_pack_new(st->db, &st->pack);
+	if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
+		rc = store_pack_legacy(st);
 	if (rc != SQLITE_OK) {
 		r = fail(st->db, rc, err, err_len, path);
 		goto fail;
@@ -259,21 +365,77 @@ fail:
 static void store_finalize(struct store *st)
 {
 	sqlite3_stmt *stmts[] = { st->begin,	     st->commit,	st->rollback,
-				  st->series_insert, st->series_select, st->sample_insert,
-				  st->tick_insert,   st->prune_select,	st->prune_samples,
-				  st->prune_tick,    st->event_insert,	st->event_update,
+				  st->series_insert, st->series_select, st->stage_insert,
+				  st->stage_prune,   st->tick_insert,	st->prune_blocks,
+				  st->prune_ticks,   st->prune_rollups, st->shed_block,
+				  st->shed_rollup,   st->event_insert,	st->event_update,
 				  st->event_prune };
 
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		sqlite3_finalize(stmts[i]);
 }
 
+/* Adds the staged ticks to pack's memory, as after a crash or a rolled-back
+ * tick, inside the caller's transaction. */
+static int store_replay_stage(struct store *st)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(st->db, "SELECT ts_ms, data FROM stage ORDER BY ts_ms", -1, &q,
+				    NULL);
+
+	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(q, 0);
+		const void *blob = sqlite3_column_blob(q, 1);
+		long n = stage_count(blob, (size_t)sqlite3_column_bytes(q, 1));
+		struct stage_rec r;
+
+		/* an unreadable tick is skipped: the others are still good */
+		for (long i = 0; rc == SQLITE_ROW && i < n; i++) {
+			stage_get(blob, (size_t)i, &r);
+			if (store_pack_add(st->pack, &r, ts) != SQLITE_OK)
+				rc = SQLITE_NOMEM;
+		}
+		if (rc == SQLITE_ROW && store_pack_tick(st->pack, ts, PACK_BUDGET) != SQLITE_OK)
+			rc = SQLITE_IOERR;
+		if (rc == SQLITE_ROW)
+			rc = SQLITE_OK;
+	}
+	sqlite3_finalize(q);
+	if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	st->replayed = rc == SQLITE_OK;
+	return rc;
+}
+
+/* Writes what is open and empties the stage: a closed file is all packed. */
+static void store_pack_close(struct store *st)
+{
+	int rc = step_done(st->begin);
+
+	if (rc == SQLITE_OK && !st->replayed)
+		rc = store_replay_stage(st);
+	if (rc == SQLITE_OK)
+		rc = store_pack_flush(st->pack);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(st->db, "DELETE FROM stage", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = step_done(st->commit);
+	/* what stays staged is packed at the next open */
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(st->db))
+		(void)step_done(st->rollback);
+}
+
 void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	if (st->pack)
+		store_pack_close(st);
+	store_pack_free(st->pack);
 	store_finalize(st);
 	(void)sqlite3_close(st->db);
+	free(st->recs);
+	free(st->blob);
 	free(st);
 }
 
@@ -282,19 +444,8 @@ sqlite3 *store_db(struct store *st)
 	return st->db;
 }
 
-static int step_done(sqlite3_stmt *s)
-{
-	int rc = sqlite3_step(s);
-
-	(void)sqlite3_reset(s);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
-}
-
 struct write_ctx {
 	struct store *st;
-	int64_t ts_ms;
-	int64_t first_rowid, last_rowid;
-	int64_t n;
 	int rc;
 };
 
@@ -324,58 +475,94 @@ static int series_id(struct store *st, const struct series *s, int64_t *ret)
 	return rc;
 }
 
-static int write_one(struct series *s, void *arg)
+/* One series of the tick into st->recs. */
+static int collect_one(struct series *s, void *arg)
 {
 	struct write_ctx *w = arg;
-	sqlite3_stmt *ins = w->st->sample_insert;
+	struct store *st = w->st;
+	struct stage_rec *r;
 	int rc = SQLITE_OK;
 
 	if (s->store_id == 0)
-		rc = series_id(w->st, s, &s->store_id);
+		rc = series_id(st, s, &s->store_id);
+	if (rc == SQLITE_OK && st->nrecs == st->recs_cap) {
+		size_t cap = st->recs_cap ? st->recs_cap * 2 : 256;
+		struct stage_rec *n = realloc(st->recs, cap * sizeof(*n));
+
+		if (n) {
+			st->recs = n;
+			st->recs_cap = cap;
+		} else {
+			rc = SQLITE_NOMEM;
+		}
+	}
 	if (rc != SQLITE_OK) {
 		w->rc = rc;
 		return 1;
 	}
-	sqlite3_bind_int64(ins, 1, w->ts_ms);
-	sqlite3_bind_int64(ins, 2, s->store_id);
-	sqlite3_bind_double(ins, 3, s->value);
+	r = &st->recs[st->nrecs++];
+	r->id = s->store_id;
+	r->value = s->value;
+	r->rate = s->rate;
+	r->flags = s->type == METRIC_GAUGE ? 0 : STAGE_COUNTER;
 	if (s->type != METRIC_GAUGE && s->has_rate)
-		sqlite3_bind_double(ins, 4, s->rate);
-	else
-		sqlite3_bind_null(ins, 4);
-	rc = step_done(ins);
-	if (rc != SQLITE_OK) {
-		w->rc = rc;
-		return 1;
-	}
-	w->last_rowid = sqlite3_last_insert_rowid(w->st->db);
-	if (w->n++ == 0)
-		w->first_rowid = w->last_rowid;
+		r->flags |= STAGE_HAS_RATE;
 	return 0;
+}
+
+/* The tick's samples: packed in memory and staged as one row. */
+static int stage_tick(struct store *st, int64_t ts)
+{
+	size_t len = stage_size(st->nrecs);
+	int rc = SQLITE_OK;
+
+	if (len > st->blob_cap) {
+		uint8_t *b = realloc(st->blob, len);
+
+		if (!b)
+			return SQLITE_NOMEM;
+		st->blob = b;
+		st->blob_cap = len;
+	}
+	if (stage_encode(st->recs, st->nrecs, st->blob) < 0)
+		return SQLITE_RANGE;
+	for (size_t i = 0; rc == SQLITE_OK && i < st->nrecs; i++)
+		rc = store_pack_add(st->pack, &st->recs[i], ts);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(st->stage_insert, 1, ts);
+	sqlite3_bind_blob(st->stage_insert, 2, st->blob, (int)len, SQLITE_STATIC);
+	return step_done(st->stage_insert);
 }
 
 int store_write_tick(struct store *st, struct registry *reg, double duration_s, char *err,
 		     size_t err_len)
 {
-	struct write_ctx w = { .st = st, .ts_ms = registry_now(reg) };
+	struct write_ctx w = { .st = st };
+	int64_t ts = registry_now(reg);
 	int rc = step_done(st->begin);
 
+	if (rc == SQLITE_OK && !st->replayed)
+		rc = store_replay_stage(st);
+	st->nrecs = 0;
 	if (rc == SQLITE_OK) {
-		(void)registry_foreach(reg, write_one, &w);
+		(void)registry_foreach(reg, collect_one, &w);
 		rc = w.rc;
 	}
+	if (rc == SQLITE_OK)
+		rc = stage_tick(st, ts);
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st->tick_insert, 1, w.ts_ms);
-		if (w.n) {
-			sqlite3_bind_int64(st->tick_insert, 2, w.first_rowid);
-			sqlite3_bind_int64(st->tick_insert, 3, w.last_rowid);
-		} else {
-			sqlite3_bind_null(st->tick_insert, 2);
-			sqlite3_bind_null(st->tick_insert, 3);
-		}
-		sqlite3_bind_int64(st->tick_insert, 4, w.n);
-		sqlite3_bind_double(st->tick_insert, 5, duration_s);
+		sqlite3_bind_int64(st->tick_insert, 1, ts);
+		sqlite3_bind_int64(st->tick_insert, 2, (int64_t)st->nrecs);
+		sqlite3_bind_double(st->tick_insert, 3, duration_s);
 		rc = step_done(st->tick_insert);
+	}
+	if (rc == SQLITE_OK)
+		rc = store_pack_tick(st->pack, ts, PACK_BUDGET);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st->stage_prune, 1, store_pack_frontier(st->pack));
+		sqlite3_bind_int64(st->stage_prune, 2, STAGE_PRUNE_PER_TICK);
+		rc = step_done(st->stage_prune);
 	}
 	if (rc == SQLITE_OK)
 		rc = step_done(st->commit);
@@ -384,53 +571,49 @@ int store_write_tick(struct store *st, struct registry *reg, double duration_s, 
 	(void)fail(st->db, rc, err, err_len, "unable to write the tick");
 	if (!sqlite3_get_autocommit(st->db))
 		(void)step_done(st->rollback);
+	/* memory holds what the database does not: start again from it */
+	store_pack_forget(st->pack);
+	st->replayed = 0;
 	registry_forget_store_ids(reg);
 	return sqlite_errno(rc);
 }
 
-int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks)
+/* Runs a bounded DELETE (?1 bound, ?2 the limit if it has one) in its own
+ * transaction. Returns the rows deleted or -errno. */
+static int delete_some(struct store *st, sqlite3_stmt *del, int64_t bound, unsigned max)
 {
-	int64_t ts[64], lo[64], hi[64];
-	int has[64];
-	unsigned n = 0;
 	int rc;
 
-	if (max_ticks > 64)
-		max_ticks = 64;
-	sqlite3_bind_int64(st->prune_select, 1, before_ms);
-	sqlite3_bind_int64(st->prune_select, 2, max_ticks);
-	while ((rc = sqlite3_step(st->prune_select)) == SQLITE_ROW && n < max_ticks) {
-		ts[n] = sqlite3_column_int64(st->prune_select, 0);
-		has[n] = sqlite3_column_type(st->prune_select, 1) != SQLITE_NULL;
-		lo[n] = sqlite3_column_int64(st->prune_select, 1);
-		hi[n] = sqlite3_column_int64(st->prune_select, 2);
-		n++;
+	if (sqlite3_bind_parameter_count(del) == 2) {
+		sqlite3_bind_int64(del, 1, bound);
+		sqlite3_bind_int64(del, 2, max);
+	} else {
+		sqlite3_bind_int64(del, 1, max);
 	}
-	(void)sqlite3_reset(st->prune_select);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return sqlite_errno(rc);
-	if (n == 0)
-		return 0;
-	rc = step_done(st->begin);
-	for (unsigned i = 0; rc == SQLITE_OK && i < n; i++) {
-		if (has[i]) {
-			sqlite3_bind_int64(st->prune_samples, 1, lo[i]);
-			sqlite3_bind_int64(st->prune_samples, 2, hi[i]);
-			rc = step_done(st->prune_samples);
-		}
-		if (rc == SQLITE_OK) {
-			sqlite3_bind_int64(st->prune_tick, 1, ts[i]);
-			rc = step_done(st->prune_tick);
-		}
-	}
-	if (rc == SQLITE_OK)
-		rc = step_done(st->commit);
-	if (rc != SQLITE_OK) {
-		if (!sqlite3_get_autocommit(st->db))
-			(void)step_done(st->rollback);
-		return sqlite_errno(rc);
-	}
-	return (int)n;
+	rc = step_done(del);
+	return rc == SQLITE_OK ? sqlite3_changes(st->db) : sqlite_errno(rc);
+}
+
+int store_prune(struct store *st, int64_t before_ms, unsigned max_rows)
+{
+	int blocks = delete_some(st, st->prune_blocks, before_ms, max_rows);
+	int ticks = blocks < 0 ? 0 : delete_some(st, st->prune_ticks, before_ms, max_rows);
+
+	if (blocks < 0 || ticks < 0)
+		return blocks < 0 ? blocks : ticks;
+	return blocks + ticks;
+}
+
+int store_prune_rollups(struct store *st, int64_t before_ms, unsigned max_rows)
+{
+	return delete_some(st, st->prune_rollups, before_ms, max_rows);
+}
+
+int store_shed(struct store *st, unsigned max_rows)
+{
+	int n = delete_some(st, st->shed_block, 0, max_rows);
+
+	return n == 0 ? delete_some(st, st->shed_rollup, 0, max_rows) : n;
 }
 
 /* One integer a PRAGMA returns, or -1. */
@@ -458,12 +641,7 @@ int64_t store_used_bytes(struct store *st)
 
 int store_prune_events(struct store *st, int64_t before_ms, unsigned max_events)
 {
-	int rc;
-
-	sqlite3_bind_int64(st->event_prune, 1, before_ms);
-	sqlite3_bind_int64(st->event_prune, 2, max_events);
-	rc = step_done(st->event_prune);
-	return rc == SQLITE_OK ? sqlite3_changes(st->db) : sqlite_errno(rc);
+	return delete_some(st, st->event_prune, before_ms, max_events);
 }
 
 int store_save_event(struct store *st, struct event *e)

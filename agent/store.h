@@ -31,7 +31,8 @@ enum store_mode { STORE_READ_WRITE, STORE_READ_ONLY };
 int store_open(const char *path, enum store_mode mode, struct store **ret, char *err,
 	       size_t err_len);
 
-/* Closes the database (checkpointing the WAL). Accepts NULL. */
+/* Closes the database (checkpointing the WAL), read-write ones after
+ * packing what is open. Accepts NULL. */
 void store_close(struct store *st);
 
 /* The schema version this program writes. */
@@ -39,7 +40,9 @@ unsigned store_schema_version(void);
 
 /*
  * Appends the registry's current tick (every series reported in it) and a
- * ticks row, in one transaction. On failure the transaction is rolled back,
+ * ticks row, in one transaction: the samples are staged as one row and
+ * packed into blocks and 1-minute rollups as they fill (agent/store_pack.h),
+ * at most a bounded number a tick. On failure the transaction is rolled back,
  * the registry's store ids are forgotten, and -errno is returned (-ENOSPC for
  * a full disk, -EROFS/-EACCES for a read-only file, -EIO otherwise), with the
  * reason in err. Nothing committed before is affected.
@@ -48,11 +51,23 @@ int store_write_tick(struct store *st, struct registry *reg, double duration_s, 
 		     size_t err_len);
 
 /*
- * Deletes the samples of at most max_ticks ticks older than before_ms, oldest
- * first, so that retention is bounded per call. Returns the number of ticks
- * deleted or -errno.
+ * Retention of raw samples: deletes at most max_rows packed blocks that end
+ * before before_ms, oldest first, and as many ticks rows, so the work is
+ * bounded per call. Returns the rows deleted or -errno.
  */
-int store_prune(struct store *st, int64_t before_ms, unsigned max_ticks);
+int store_prune(struct store *st, int64_t before_ms, unsigned max_rows);
+
+/* Retention of 1-minute rollups: at most max_rows hour rows whose hour is
+ * all before before_ms. Returns the rows deleted or -errno. */
+int store_prune_rollups(struct store *st, int64_t before_ms, unsigned max_rows);
+
+/*
+ * For the size cap: deletes the max_rows oldest packed blocks whatever their
+ * age, or when none is left, the oldest rollup hours. The newest samples,
+ * still staged, are never deleted. Returns the rows deleted (0: nothing left
+ * to delete) or -errno.
+ */
+int store_shed(struct store *st, unsigned max_rows);
 
 /*
  * Deletes at most max_events events that ended before before_ms, oldest

@@ -49,6 +49,15 @@ start_agent() {
 	fail "agent not ready after 10 s"
 }
 
+# stored_count DB METRIC [--label K=V]...: the samples the database holds of
+# the metric's matching series, all time, read as an operator reads them.
+stored_count() {
+	db=$1 name=$2
+	shift 2
+	"$FABMON" history "$name" --db "$db" "$@" --since 0 --until now --step 99999999s \
+		--agg count --json | jq -s 'map(.points | map(.[1]) | add // 0) | add // 0'
+}
+
 # metric PORT SERIES: the value of one series on /metrics, or empty.
 metric() {
 	curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s { print $2; exit }'

@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../agent/events.h"
+#include "../../agent/query_history.h"
 #include "../../agent/schema.h"
 #include "../../agent/store.h"
+#include "../../agent/store_pack.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -62,20 +65,63 @@ static void exec(const char *path, const char *sql)
 	sqlite3_close(db);
 }
 
-static void tick(struct store *st, struct registry *reg, int64_t ms, uint64_t v)
+static void tick_values(struct store *st, struct registry *reg, int64_t ms, uint64_t v, double g)
 {
 	const struct metric_desc d = { .name = "fabmon_t_total",
 				       .help = "h",
 				       .type = METRIC_COUNTER };
-	const struct metric_desc g = { .name = "fabmon_g", .help = "h", .type = METRIC_GAUGE };
+	const struct metric_desc gd = { .name = "fabmon_g", .help = "h", .type = METRIC_GAUGE };
 	struct label l = { "interface", "eth0" };
 	char err[256];
 
 	registry_begin_tick(reg, ms);
 	(void)sample_counter(registry_sink(reg, "t"), &d, &l, 1, v);
-	(void)sample_gauge(registry_sink(reg, "t"), &g, NULL, 0, 0.5);
+	(void)sample_gauge(registry_sink(reg, "t"), &gd, NULL, 0, g);
 	registry_end_tick(reg);
 	ck_assert_msg(store_write_tick(st, reg, 0.001, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void tick(struct store *st, struct registry *reg, int64_t ms, uint64_t v)
+{
+	tick_values(st, reg, ms, v, 0.5);
+}
+
+/*
+ * One step of one metric's only series, read back as `fabmon history` reads
+ * it (read-only, the file as it is): *n samples, the aggregation's value.
+ */
+static double hist(const char *path, const char *metric, int64_t at_ms, int64_t step_ms,
+		   enum history_agg agg, unsigned *n)
+{
+	struct history_query hq = { .metric = metric,
+				    .since_ms = at_ms,
+				    .until_ms = at_ms,
+				    .step_ms = step_ms,
+				    .agg = agg };
+	struct history_result res;
+	struct store *st;
+	char err[256];
+	double v = 0;
+
+	ck_assert_msg(store_open(path, STORE_READ_ONLY, &st, err, sizeof(err)) == 0, "%s", err);
+	hq.until_ms = at_ms + step_ms - 1;
+	ck_assert_int_eq(history_run(store_db(st), &hq, 4, &res), 0);
+	ck_assert_int_eq(res.n, 1);
+	*n = res.series[0].cells[0].n;
+	if (*n)
+		v = history_value(&hq, &res.series[0].cells[0]);
+	history_result_free(&res);
+	store_close(st);
+	return v;
+}
+
+/* Samples of a metric's only series in [since, until]. */
+static unsigned count(const char *path, const char *metric, int64_t since, int64_t until)
+{
+	unsigned n;
+
+	(void)hist(path, metric, since, until - since + 1, HISTORY_COUNT, &n);
+	return n;
 }
 
 START_TEST(test_create_and_reopen)
@@ -84,26 +130,32 @@ START_TEST(test_create_and_reopen)
 	struct registry *reg = registry_new(100, 60000);
 	struct store *st;
 	char err[256];
+	unsigned n;
 
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
 	tick(st, reg, 1000, 10);
 	tick(st, reg, 2000, 30);
+	/* read while open: the samples are staged */
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 5000), 2);
 	store_close(st);
 	ck_assert_int_eq(q(path, "PRAGMA user_version"), store_schema_version());
 	ck_assert_int_eq(q(path, "PRAGMA application_id"), STORE_APPLICATION_ID);
-	ck_assert_int_eq(q(path, "SELECT count(*) FROM samples"), 4);
+	/* closed: packed, one block a series, nothing staged */
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM blocks"), 2);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM stage"), 0);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM ticks"), 2);
-	ck_assert_int_eq(q(path,
-			   "SELECT CAST(rate AS INT) FROM samples s JOIN series r ON "
-			   "r.id = s.series_id WHERE r.name = 'fabmon_t_total' AND ts_ms = 2000"),
-			 20);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 5000), 2);
+	/* a counter's first reading has no rate; 20 over the second */
+	ck_assert(hist(path, "fabmon_t_total", 2000, 1000, HISTORY_AVG, &n) == 20.0 && n == 1);
+	ck_assert(hist(path, "fabmon_t_total", 1000, 1000, HISTORY_AVG, &n) == 0.0 && n == 0);
 	/* reopen: same series ids reused, nothing lost */
 	registry_forget_store_ids(reg);
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
 	tick(st, reg, 3000, 40);
 	store_close(st);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM series"), 2);
-	ck_assert_int_eq(q(path, "SELECT count(*) FROM samples"), 6);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 5000), 3);
+	ck_assert(hist(path, "fabmon_t_total", 3000, 1000, HISTORY_AVG, &n) == 10.0 && n == 1);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM pragma_integrity_check WHERE "
 				 "integrity_check = 'ok'"),
 			 1);
@@ -112,11 +164,13 @@ START_TEST(test_create_and_reopen)
 }
 END_TEST
 
+/* A version-1 file's samples are packed when the agent opens it. */
 START_TEST(test_migrate_older)
 {
 	const char *path = tmp_db();
 	struct store *st;
 	char err[256], sql[64];
+	unsigned n;
 
 	/* a version-1 database, as the first release wrote it */
 	exec(path, schema_migrations[0].sql);
@@ -124,12 +178,25 @@ START_TEST(test_migrate_older)
 		 STORE_APPLICATION_ID);
 	exec(path, sql);
 	exec(path, "INSERT INTO series VALUES (1, 'fabmon_x', '', 'gauge');"
-		   "INSERT INTO samples VALUES (1000, 1, 42, NULL);");
-	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+		   "INSERT INTO series VALUES (2, 'fabmon_y_total', '', 'counter');"
+		   "INSERT INTO samples VALUES (1000, 1, 42, NULL);"
+		   "INSERT INTO samples VALUES (1000, 2, 7, NULL);"
+		   "INSERT INTO samples VALUES (2000, 1, 43, NULL);"
+		   "INSERT INTO samples VALUES (2000, 2, 9, 2);"
+		   "INSERT INTO ticks VALUES (1000, 1, 2, 2, 0.1), (2000, 3, 4, 2, 0.1);");
+	/* the reader refuses it until the agent has upgraded it */
+	ck_assert_int_eq(store_open(path, STORE_READ_ONLY, &st, err, sizeof(err)),
+			 -EPROTONOSUPPORT);
+	ck_assert_msg(strstr(err, "older than this fabmon"), "%s", err);
+	ck_assert_msg(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) == 0, "%s", err);
 	store_close(st);
 	ck_assert_int_eq(q(path, "PRAGMA user_version"), store_schema_version());
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM events"), 0);
-	ck_assert_int_eq(q(path, "SELECT value FROM samples"), 42);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'samples'"), 0);
+	ck_assert(hist(path, "fabmon_x", 1000, 1000, HISTORY_LAST, &n) == 42.0 && n == 1);
+	ck_assert(hist(path, "fabmon_x", 2000, 1000, HISTORY_LAST, &n) == 43.0 && n == 1);
+	ck_assert(hist(path, "fabmon_y_total", 2000, 1000, HISTORY_LAST, &n) == 2.0 && n == 1);
+	ck_assert(hist(path, "fabmon_y_total", 1000, 1000, HISTORY_LAST, &n) == 0.0 && n == 0);
 	rm_db(path);
 }
 END_TEST
@@ -204,6 +271,7 @@ START_TEST(test_unwritable)
 }
 END_TEST
 
+/* Retention deletes whole blocks, a bounded number a call, oldest first. */
 START_TEST(test_prune)
 {
 	const char *path = tmp_db();
@@ -211,17 +279,124 @@ START_TEST(test_prune)
 	struct store *st;
 	char err[256];
 
+	/* two closes: two blocks a series, ending at 10 s and 20 s */
+	for (int run = 0; run < 2; run++) {
+		ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+		for (int i = 1; i <= 10; i++)
+			tick(st, reg, (run * 10 + i) * 1000, (uint64_t)(run * 10 + i));
+		store_close(st);
+		registry_forget_store_ids(reg);
+	}
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM blocks"), 4);
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
-	for (int i = 1; i <= 10; i++)
-		tick(st, reg, i * 1000, (uint64_t)i);
-	/* bounded: at most 4 ticks per call */
-	ck_assert_int_eq(store_prune(st, 8000, 4), 4);
-	ck_assert_int_eq(store_prune(st, 8000, 4), 3);
-	ck_assert_int_eq(store_prune(st, 8000, 4), 0);
+	/* before 10.5 s: 2 blocks and 10 ticks rows, at most 4 of each a call */
+	ck_assert_int_eq(store_prune(st, 10500, 4), 6);
+	ck_assert_int_eq(store_prune(st, 10500, 4), 4);
+	ck_assert_int_eq(store_prune(st, 10500, 4), 2);
+	ck_assert_int_eq(store_prune(st, 10500, 4), 0);
 	store_close(st);
-	ck_assert_int_eq(q(path, "SELECT min(ts_ms) FROM samples"), 8000);
-	ck_assert_int_eq(q(path, "SELECT count(*) FROM samples"), 6);
-	ck_assert_int_eq(q(path, "SELECT count(*) FROM ticks"), 3);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 10999), 0);
+	ck_assert_int_eq(count(path, "fabmon_g", 11000, 20000), 10);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM ticks"), 10);
+	/* the rollups of the deleted minutes stay */
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM rollups"), 2);
+	registry_free(reg);
+	rm_db(path);
+}
+END_TEST
+
+/* Writes ticks [from, to) every step_ms: the counter gains 10 a second, the
+ * gauge is the tick's number mod 7. */
+static void ticks(struct store *st, struct registry *reg, int from, int to, int64_t step_ms)
+{
+	for (int i = from; i < to; i++)
+		tick_values(st, reg, i * step_ms, (uint64_t)(i * step_ms / 100), i % 7);
+}
+
+/* A simulated day at 10 s a tick (a fast clock): raw samples, 1-minute
+ * rollups, and the retention of each. */
+START_TEST(test_day)
+{
+	enum { TICKS = 8640, STEP = 10000 };
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(100, 600000);
+	int64_t hour = 3600000, end = (int64_t)TICKS * STEP;
+	struct store *st;
+	char err[256];
+	unsigned n;
+	double sum = 0;
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	ticks(st, reg, 0, TICKS, STEP);
+	/* open: blocks closed as they filled, the rest staged */
+	ck_assert_int_ge(q(path, "SELECT count(*) FROM blocks"), 2 * (TICKS / PACK_BLOCK_ROWS - 1));
+	ck_assert_int_le(q(path, "SELECT count(*) FROM stage"), PACK_BLOCK_ROWS + 16);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, end), TICKS);
+	store_close(st);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, end), TICKS);
+	/* raw: the tick at 5 h 0 min 10 s */
+	ck_assert(hist(path, "fabmon_g", 5 * hour + STEP, 1000, HISTORY_LAST, &n) == 1801 % 7);
+	/* rollups: 6 ticks a minute, the counter's rate 10 */
+	ck_assert(hist(path, "fabmon_t_total", 3 * hour, 60000, HISTORY_AVG, &n) == 10.0 && n == 6);
+	for (int i = 0; i < 360; i++)
+		sum += i % 7;
+	ck_assert(hist(path, "fabmon_g", 0, hour, HISTORY_AVG, &n) == sum / 360 && n == 360);
+	ck_assert(hist(path, "fabmon_g", 0, hour, HISTORY_MAX, &n) == 6.0);
+	/* raw samples older than 12 h go; their rollups stay */
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	while (store_prune(st, end - 12 * hour, 64) > 0)
+		;
+	store_close(st);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 11 * hour), 0);
+	ck_assert(hist(path, "fabmon_g", 2 * hour, hour, HISTORY_COUNT, &n) == 360.0);
+	/* rollups older than 6 h go, a whole hour at a time */
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	while (store_prune_rollups(st, end - 6 * hour, 64) > 0)
+		;
+	store_close(st);
+	(void)hist(path, "fabmon_g", 2 * hour, hour, HISTORY_COUNT, &n);
+	ck_assert_int_eq(n, 0);
+	ck_assert(hist(path, "fabmon_g", 20 * hour, hour, HISTORY_COUNT, &n) == 360.0);
+	registry_free(reg);
+	rm_db(path);
+}
+END_TEST
+
+/* A writer killed without closing: its staged ticks are packed by the next
+ * one, none lost, none twice. */
+START_TEST(test_crash_replay)
+{
+	const char *path = tmp_db();
+	struct registry *reg;
+	struct store *st;
+	char err[256];
+	unsigned n;
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		reg = registry_new(100, 600000);
+		if (store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) < 0)
+			_exit(1);
+		ticks(st, reg, 1, 301, 1000);
+		_exit(0); /* no close: as a kill -9 */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_gt(q(path, "SELECT count(*) FROM stage"), 0);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
+	reg = registry_new(100, 600000);
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	ticks(st, reg, 301, 306, 1000);
+	store_close(st);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM stage"), 0);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 305);
+	/* every reading but the two firsts (one a process) has its rate */
+	ck_assert_int_eq(count(path, "fabmon_t_total", 0, 400000), 303);
+	ck_assert(hist(path, "fabmon_t_total", 0, 400000, HISTORY_MAX, &n) == 10.0);
+	ck_assert(hist(path, "fabmon_t_total", 0, 400000, HISTORY_MIN, &n) == 10.0);
 	registry_free(reg);
 	rm_db(path);
 }
@@ -270,6 +445,8 @@ Suite *store_suite(void)
 		{ "foreign_refused", test_foreign_refused, 0 },
 		{ "unwritable", test_unwritable, 0 },
 		{ "prune", test_prune, 0 },
+		{ "a simulated day", test_day, 0 },
+		{ "crash replay", test_crash_replay, 0 },
 		{ "prune events", test_prune_events, 0 },
 	};
 

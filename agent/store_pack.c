@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pack.h"
+#include "store_pack.h"
+
+#define MINUTE_MS 60000
+#define HOUR_MS 3600000
+/* A block closes past this many bytes (rows stay within one 4 KiB page),
+ * or when it spans an hour (a series sampled every 10 s would keep one open
+ * for 40 minutes). */
+#define BLOCK_BYTES 3000
+#define BLOCK_SPAN_MS HOUR_MS
+/* A series not seen for this long closes what it has open. */
+#define QUIET_MS MINUTE_MS
+
+/* Rollup columns. */
+enum { R_N, R_MIN, R_MAX, R_SUM, R_LAST, R_COLS };
+
+struct pseries {
+	int64_t id;
+	int counter;
+	int64_t last_ms; /* the newest sample added */
+
+	/* the open block */
+	struct pack_writer raw;
+	int64_t raw_start, raw_end, packed_until;
+	double first_rate;
+	int first_has_rate;
+	unsigned target;
+
+	/* the minute being summed and the open rollup hour */
+	int64_t acc_min;
+	unsigned acc_n;
+	double acc[R_COLS];
+	struct pack_writer roll;
+	int64_t roll_hour, rolled_until, dirty_from;
+	int dirty;
+};
+
+struct store_pack {
+	sqlite3 *db;
+	sqlite3_stmt *block_insert, *block_last, *roll_upsert, *roll_last;
+	struct pseries **s; /* by series id */
+	size_t cap;
+	size_t cursor; /* where the budgeted work resumes */
+};
+
+static int64_t floor_to(int64_t ts, int64_t unit)
+{
+	int64_t q = ts / unit;
+
+	return (ts % unit < 0 ? q - 1 : q) * unit;
+}
+
+int store_pack_new(sqlite3 *db, struct store_pack **ret)
+{
+	struct store_pack *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return SQLITE_NOMEM;
+	p->db = db;
+	rc = sqlite3_prepare_v3(
+		db,
+		"INSERT INTO blocks (series_id, start_ms, end_ms, n, first_rate, data) "
+		"VALUES (?, ?, ?, ?, ?, ?)",
+		-1, SQLITE_PREPARE_PERSISTENT, &p->block_insert, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(db, "SELECT max(end_ms) FROM blocks WHERE series_id = ?",
+					-1, SQLITE_PREPARE_PERSISTENT, &p->block_last, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(
+			db,
+			"INSERT INTO rollups (series_id, hour_ms, n, data) VALUES (?, ?, ?, ?) "
+			"ON CONFLICT (series_id, hour_ms) DO UPDATE SET n = excluded.n, "
+			"data = excluded.data",
+			-1, SQLITE_PREPARE_PERSISTENT, &p->roll_upsert, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(db,
+					"SELECT hour_ms, n, data FROM rollups WHERE series_id = ? "
+					"ORDER BY hour_ms DESC LIMIT 1",
+					-1, SQLITE_PREPARE_PERSISTENT, &p->roll_last, NULL);
+	if (rc != SQLITE_OK) {
+		store_pack_free(p);
+		return rc;
+	}
+	*ret = p;
+	return SQLITE_OK;
+}
+
+static void series_free(struct pseries *s)
+{
+	if (!s)
+		return;
+	pack_writer_reset(&s->raw);
+	pack_writer_reset(&s->roll);
+	free(s);
+}
+
+void store_pack_forget(struct store_pack *p)
+{
+	for (size_t i = 0; i < p->cap; i++) {
+		series_free(p->s[i]);
+		p->s[i] = NULL;
+	}
+}
+
+void store_pack_free(struct store_pack *p)
+{
+	if (!p)
+		return;
+	store_pack_forget(p);
+	free(p->s);
+	sqlite3_finalize(p->block_insert);
+	sqlite3_finalize(p->block_last);
+	sqlite3_finalize(p->roll_upsert);
+	sqlite3_finalize(p->roll_last);
+	free(p);
+}
+
+static int step_reset(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	(void)sqlite3_reset(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+/* Loads the newest rollup hour of s into its writer, to go on adding to. */
+static int resume_rollup(struct store_pack *p, struct pseries *s)
+{
+	sqlite3_stmt *q = p->roll_last;
+	int rc;
+
+	sqlite3_bind_int64(q, 1, s->id);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		struct pack_reader r;
+		double v[R_COLS];
+		int64_t ts;
+		int more;
+
+		s->roll_hour = sqlite3_column_int64(q, 0);
+		pack_reader_init(&r, sqlite3_column_blob(q, 2), (size_t)sqlite3_column_bytes(q, 2),
+				 R_COLS, (unsigned)sqlite3_column_int64(q, 1));
+		/* an unreadable row is written over by the minutes to come */
+		while ((more = pack_next(&r, &ts, v)) == 1)
+			if (pack_append(&s->roll, ts, v) < 0) {
+				more = -ENOMEM;
+				break;
+			}
+		if (more == -ENOMEM)
+			rc = SQLITE_NOMEM;
+		else
+			rc = SQLITE_DONE;
+		if (s->roll.n)
+			s->rolled_until = s->roll.ts + MINUTE_MS;
+	}
+	(void)sqlite3_reset(q);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The state of series id, resumed from the database the first time. */
+static int series_get(struct store_pack *p, int64_t id, int counter, struct pseries **ret)
+{
+	struct pseries *s;
+	int rc;
+
+	if (id < 0)
+		return SQLITE_MISUSE;
+	if ((size_t)id >= p->cap) {
+		size_t cap = p->cap ? p->cap : 64;
+		struct pseries **n;
+
+		while (cap <= (size_t)id)
+			cap *= 2;
+		n = realloc(p->s, cap * sizeof(*n));
+		if (!n)
+			return SQLITE_NOMEM;
+		memset(n + p->cap, 0, (cap - p->cap) * sizeof(*n));
+		p->s = n;
+		p->cap = cap;
+	}
+	if ((s = p->s[id])) {
+		*ret = s;
+		return SQLITE_OK;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return SQLITE_NOMEM;
+	s->id = id;
+	s->counter = counter;
+	s->last_ms = s->packed_until = s->rolled_until = s->roll_hour = INT64_MIN;
+	pack_writer_init(&s->raw, 1);
+	pack_writer_init(&s->roll, R_COLS);
+	/* the first block ends somewhere in its first PACK_BLOCK_ROWS, by id */
+	s->target = PACK_BLOCK_ROWS / 2 +
+		    (unsigned)((uint64_t)id * 2654435761u % (PACK_BLOCK_ROWS / 2));
+	sqlite3_bind_int64(p->block_last, 1, id);
+	rc = sqlite3_step(p->block_last);
+	if (rc == SQLITE_ROW && sqlite3_column_type(p->block_last, 0) != SQLITE_NULL)
+		s->packed_until = sqlite3_column_int64(p->block_last, 0);
+	(void)sqlite3_reset(p->block_last);
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? resume_rollup(p, s) : rc;
+	if (rc != SQLITE_OK) {
+		series_free(s);
+		return rc;
+	}
+	p->s[id] = s;
+	*ret = s;
+	return SQLITE_OK;
+}
+
+static int close_block(struct store_pack *p, struct pseries *s)
+{
+	sqlite3_stmt *q = p->block_insert;
+	int rc;
+
+	sqlite3_bind_int64(q, 1, s->id);
+	sqlite3_bind_int64(q, 2, s->raw_start);
+	sqlite3_bind_int64(q, 3, s->raw_end);
+	sqlite3_bind_int64(q, 4, s->raw.n);
+	if (s->first_has_rate)
+		sqlite3_bind_double(q, 5, s->first_rate);
+	else
+		sqlite3_bind_null(q, 5);
+	sqlite3_bind_blob(q, 6, s->raw.buf, (int)pack_bytes(&s->raw), SQLITE_STATIC);
+	rc = step_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_OK)
+		return rc;
+	s->packed_until = s->raw_end;
+	s->target = PACK_BLOCK_ROWS;
+	pack_writer_reset(&s->raw);
+	return SQLITE_OK;
+}
+
+static int write_hour(struct store_pack *p, struct pseries *s)
+{
+	sqlite3_stmt *q = p->roll_upsert;
+	int rc;
+
+	sqlite3_bind_int64(q, 1, s->id);
+	sqlite3_bind_int64(q, 2, s->roll_hour);
+	sqlite3_bind_int64(q, 3, s->roll.n);
+	sqlite3_bind_blob(q, 4, s->roll.buf, (int)pack_bytes(&s->roll), SQLITE_STATIC);
+	rc = step_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_OK)
+		return rc;
+	s->dirty = 0;
+	s->rolled_until = s->roll.ts + MINUTE_MS;
+	return SQLITE_OK;
+}
+
+/* The summed minute goes into the rollup hour it belongs to. */
+static int end_minute(struct store_pack *p, struct pseries *s)
+{
+	int64_t hour = floor_to(s->acc_min, HOUR_MS);
+	int rc;
+
+	if (hour != s->roll_hour) {
+		/* an hour is written whole before the next begins */
+		if (s->dirty && (rc = write_hour(p, s)) != SQLITE_OK)
+			return rc;
+		pack_writer_reset(&s->roll);
+		s->roll_hour = hour;
+	}
+	s->acc[R_N] = s->acc_n;
+	if (pack_append(&s->roll, s->acc_min, s->acc) < 0)
+		return SQLITE_NOMEM;
+	if (!s->dirty)
+		s->dirty_from = s->acc_min;
+	s->dirty = 1;
+	s->acc_n = 0;
+	return SQLITE_OK;
+}
+
+static int add_rollup(struct store_pack *p, struct pseries *s, int64_t ts, double v)
+{
+	int64_t minute = floor_to(ts, MINUTE_MS);
+	int rc;
+
+	if (minute < s->rolled_until)
+		return SQLITE_OK; /* already in a stored rollup row */
+	if (s->acc_n && minute != s->acc_min && (rc = end_minute(p, s)) != SQLITE_OK)
+		return rc;
+	if (!s->acc_n) {
+		s->acc_min = minute;
+		s->acc[R_MIN] = s->acc[R_MAX] = v;
+		s->acc[R_SUM] = 0;
+	}
+	if (v < s->acc[R_MIN])
+		s->acc[R_MIN] = v;
+	if (v > s->acc[R_MAX])
+		s->acc[R_MAX] = v;
+	s->acc[R_SUM] += v;
+	s->acc[R_LAST] = v;
+	s->acc_n++;
+	return SQLITE_OK;
+}
+
+int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_ms)
+{
+	int has_rate = !!(r->flags & STAGE_HAS_RATE);
+	struct pseries *s;
+	int rc = series_get(p, r->id, !!(r->flags & STAGE_COUNTER), &s);
+
+	if (rc != SQLITE_OK || ts_ms <= s->last_ms)
+		return rc;
+	if (ts_ms > s->packed_until) {
+		/* a counter's first reading after a restart starts a block: a
+		 * block's rates come from its own samples */
+		if (s->counter && !has_rate && s->raw.n && (rc = close_block(p, s)) != SQLITE_OK)
+			return rc;
+		if (!s->raw.n) {
+			s->raw_start = ts_ms;
+			s->first_has_rate = has_rate;
+			s->first_rate = r->rate;
+		}
+		if (pack_append(&s->raw, ts_ms, &r->value) < 0)
+			return SQLITE_NOMEM;
+		s->raw_end = ts_ms;
+	}
+	if (!s->counter || has_rate) {
+		rc = add_rollup(p, s, ts_ms, s->counter ? r->rate : r->value);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	s->last_ms = ts_ms;
+	return SQLITE_OK;
+}
+
+static int block_due(const struct pseries *s, int quiet)
+{
+	return s->raw.n && (quiet || s->raw.n >= s->target || pack_bytes(&s->raw) >= BLOCK_BYTES ||
+			    s->raw_end - s->raw_start >= BLOCK_SPAN_MS);
+}
+
+/* Closes or writes what is due of s, within the budgets. */
+static int series_tick(struct store_pack *p, struct pseries *s, int64_t now_ms, unsigned *closes,
+		       unsigned *writes)
+{
+	int quiet = now_ms - s->last_ms >= QUIET_MS;
+	int rc = SQLITE_OK;
+
+	if (quiet && s->acc_n)
+		rc = end_minute(p, s);
+	if (rc == SQLITE_OK && *closes && block_due(s, quiet)) {
+		rc = close_block(p, s);
+		--*closes;
+	}
+	if (rc == SQLITE_OK && *writes && s->dirty) {
+		rc = write_hour(p, s);
+		--*writes;
+	}
+	/* a quiet series with everything stored needs no memory */
+	if (rc == SQLITE_OK && quiet && !s->raw.n && !s->dirty && !s->acc_n) {
+		p->s[s->id] = NULL;
+		series_free(s);
+	}
+	return rc;
+}
+
+int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget)
+{
+	unsigned closes = budget, writes = budget;
+	int rc = SQLITE_OK;
+
+	/* round robin from where the last tick stopped, so none waits long */
+	for (size_t k = 0; rc == SQLITE_OK && k < p->cap; k++) {
+		size_t i = (p->cursor + k) % p->cap;
+
+		if (p->s[i])
+			rc = series_tick(p, p->s[i], now_ms, &closes, &writes);
+		if (!closes && !writes) {
+			p->cursor = i + 1;
+			break;
+		}
+	}
+	return rc;
+}
+
+int64_t store_pack_frontier(const struct store_pack *p)
+{
+	int64_t f = INT64_MAX;
+
+	for (size_t i = 0; i < p->cap; i++) {
+		const struct pseries *s = p->s[i];
+
+		if (!s)
+			continue;
+		if (s->raw.n && s->raw_start < f)
+			f = s->raw_start;
+		if (s->dirty && s->dirty_from < f)
+			f = s->dirty_from;
+		if (s->acc_n && s->acc_min < f)
+			f = s->acc_min;
+	}
+	return f;
+}
+
+int store_pack_flush(struct store_pack *p)
+{
+	int rc = SQLITE_OK;
+
+	for (size_t i = 0; rc == SQLITE_OK && i < p->cap; i++) {
+		struct pseries *s = p->s[i];
+
+		if (!s)
+			continue;
+		if (s->acc_n)
+			rc = end_minute(p, s);
+		if (rc == SQLITE_OK && s->raw.n)
+			rc = close_block(p, s);
+		if (rc == SQLITE_OK && s->dirty)
+			rc = write_hour(p, s);
+	}
+	return rc;
+}

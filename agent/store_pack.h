@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_STORE_PACK_H
+#define FABMON_STORE_PACK_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "stage.h"
+
+/*
+ * The store's packing: each series' newest samples in an open block
+ * (agent/pack.h), closed into the blocks table when full; and its 1-minute
+ * rollups (samples, min, max, sum, last of the rate for a counter, of the
+ * value for a gauge) one packed row an hour in the rollups table.
+ *
+ * What is open lives in memory, and its samples stay in the stage table
+ * until a block or rollup row holds them: store_pack_frontier says which
+ * staged ticks may go. After a crash the store adds the staged ticks again
+ * and each series resumes from its newest block and rollup row.
+ *
+ * Every call that writes runs inside the store's transaction; the return
+ * values are SQLite result codes. After a rolled-back transaction,
+ * store_pack_forget drops what memory holds, and the store adds the staged
+ * ticks again.
+ */
+
+/* Samples in a block (the first block of a series closes earlier, so that
+ * the series of a tick do not all close at once). */
+#define PACK_BLOCK_ROWS 256
+
+struct store_pack;
+
+int store_pack_new(sqlite3 *db, struct store_pack **ret);
+void store_pack_free(struct store_pack *p);
+
+/* Adds a sample at ts_ms; one not newer than the series' newest is ignored
+ * (a staged tick that is already packed). */
+int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_ms);
+
+/*
+ * After a tick at now_ms: closes at most budget blocks (full, a span over an
+ * hour, or their series quiet for a minute) and writes at most budget
+ * rollup hours that have new minutes.
+ */
+int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget);
+
+/* Staged ticks before this time are all in blocks and rollup rows. */
+int64_t store_pack_frontier(const struct store_pack *p);
+
+/* Writes every open block and rollup minute (a clean close). */
+int store_pack_flush(struct store_pack *p);
+
+/* Forgets every series; each resumes from the database when added again. */
+void store_pack_forget(struct store_pack *p);
+
+#endif
