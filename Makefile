@@ -187,6 +187,10 @@ install: all
 	install -D -m 0644 packaging/fabmon.conf $(DESTDIR)/etc/fabmon/fabmon.conf
 	install -D -m 0644 packaging/fabmon.service $(DESTDIR)/lib/systemd/system/fabmon.service
 	install -d -m 0750 $(DESTDIR)/var/lib/fabmon
+	install -d $(DESTDIR)$(PREFIX)/share/fabmon/grafana $(DESTDIR)$(PREFIX)/share/fabmon/prometheus
+	install -m 0644 dashboards/grafana/*.json $(DESTDIR)$(PREFIX)/share/fabmon/grafana/
+	install -m 0644 dashboards/prometheus/*.rules.yml packaging/prometheus/* \
+		$(DESTDIR)$(PREFIX)/share/fabmon/prometheus/
 
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 

@@ -107,9 +107,7 @@ if [ "$(id -u)" = 0 ]; then
 	. tests/lab/lab.sh
 	lab_up 2
 	root=$WORK/sys
-	mkdir -p "$root/class"
-	cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$root/class/"
-	ln -s /sys/class/net "$root/class/net"
+	lab_sysfs "$root"
 	lab_agent 1 --db "$WORK/p.db" --interval 200ms --sysfs-root "$root" \
 		--ethtool-include 'peer_ifindex' --pcap-interfaces eth0
 	# a tbf for fabmon_qdisc_rate_bytes (1 Gbit/s: no bound on these few packets)

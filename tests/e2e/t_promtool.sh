@@ -16,10 +16,7 @@ need_root
 . tests/lab/lab.sh
 lab_up 2
 root=$WORK/sys
-mkdir -p "$root/class"
-cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$root/class/"
-# inside the namespace /sys is the namespace's own: its interfaces, real files
-ln -s /sys/class/net "$root/class/net"
+lab_sysfs "$root"
 lab_agent 1 --db "$WORK/p.db" --interval 500ms --sysfs-root "$root" \
 	--ethtool-include 'peer_ifindex'
 lab_exec 2 ping -c 2 -i 0.2 198.18.0.1 >/dev/null

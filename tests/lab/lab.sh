@@ -138,6 +138,17 @@ lab_agent() {
 	fail "agent in $(lab_ns "$LAB_AGENT_RANK") not ready"
 }
 
+# lab_sysfs ROOT: a --sysfs-root for an agent in a rank: writable copies of
+# the real RDMA counter files of $SHARED_FIXTURES (a test may advance them)
+# and the rank's own interfaces (inside a namespace /sys is the namespace's).
+lab_sysfs() {
+	mkdir -p "$1/class"
+	cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$1/class/" ||
+		fail "unable to copy the RDMA fixture into $1"
+	chmod -R u+w "$1"
+	ln -s /sys/class/net "$1/class/net"
+}
+
 # lab_scrape [PATH]: the lab agent's /metrics (or /PATH).
 lab_scrape() {
 	lab_exec "$LAB_AGENT_RANK" curl -sf "http://127.0.0.1:$LAB_PORT/${1:-metrics}"

@@ -28,10 +28,7 @@ lab_exec sw ip addr add 198.18.0.254/24 dev br0 || fail "unable to address the s
 LAB_PORT=9478
 for r in 1 2 3; do
 	root=$WORK/sys$r
-	mkdir -p "$root/class"
-	cp -R "$SHARED_FIXTURES/sysfs/class/infiniband" "$root/class/"
-	chmod -R u+w "$root"
-	ln -s /sys/class/net "$root/class/net"
+	lab_sysfs "$root"
 	# the last --listen wins: every address of the rank, so the bridge too
 	lab_agent $r --listen ":$LAB_PORT" --db "$WORK/a$r.db" --interval 200ms \
 		--sysfs-root "$root" --collectors netdev,ethtool,rdma,qdisc,bpf --collector-retry 1s
@@ -94,6 +91,7 @@ for _ in $(seq 40); do
 done
 api http://127.0.0.1:9090/-/ready >/dev/null || { cat "$WORK/prometheus.log"; fail "prometheus not ready"; }
 t0=$(ms)
+# (Prometheus's discovery hands the first targets over after 5 s)
 all_up() { [ "$(qv 'sum(up{job="fabmon"})')" = 3 ]; }
 until_true 15 all_up || { api http://127.0.0.1:9090/api/v1/targets | jq .; fail "targets not all up"; }
 echo "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }'): 3 agents up after $(($(ms) - t0)) ms"
