@@ -3,12 +3,26 @@
  * ingest: how fast the store appends ticks, through the same registry and
  * store_write_tick() the agent uses, with none of the collectors: a
  * synthetic host of S series (a mix of counters and gauges, the shape of
- * netdev's per-interface families) written for T ticks into a fresh file.
+ * netdev's per-interface families) written for T ticks, I ms apart, into a
+ * fresh file.
  *
- * Usage: ingest -d DB [-s SERIES] [-t TICKS]
+ * Two mixes of values:
+ *   noise    counters gain a random 0..10^6 on 3 ticks of 4, gauges are
+ *            random numbers, half of them fractional: no pattern at all,
+ *            the worst case for packing (the default);
+ *   typical  a host's shape: on half the interfaces (the busy NICs) bytes and
+ *            packets in and out follow a traffic level that swings +-30 %
+ *            over 10 minutes with 2 % noise per tick; on the others they
+ *            creep by a few hundred bytes a second; eight error and drop
+ *            counters a interface gain 1 once in 1000 ticks; of the gauges,
+ *            one is a queue length 0..20 (busy NICs), one a fraction with
+ *            three decimals, six hold still (MTU, speed, link state).
+ *
+ * Usage: ingest -d DB [-s SERIES] [-t TICKS] [-i MS] [-m noise|typical]
  * Prints its figures; exits 1 only if the store could not be used.
  */
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +46,8 @@ struct ingest_opts {
 	const char *db;
 	unsigned series;
 	unsigned ticks;
+	unsigned interval_ms;
+	int typical;
 };
 
 struct ingest_host {
@@ -41,6 +57,8 @@ struct ingest_host {
 	char (*ifnames)[16];
 	uint64_t *raw; /* counter readings, one per counter series */
 	uint64_t rng;
+	unsigned tick;
+	int typical;
 };
 
 /* xorshift64: reproducible across runs, so two runs store the same bytes. */
@@ -140,6 +158,41 @@ static void ingest_host_release(struct ingest_host *h)
  * a real host), gauges take random values, half of them fractional, so that
  * SQLite stores the mix of integer and 8-byte REAL values a host produces.
  */
+/* A uniform draw in [0, 1). */
+static double unit(uint64_t r)
+{
+	return (double)(r >> 11) / 9007199254740992.0;
+}
+
+/* The typical mix's reading of family f of interface i (see the top). */
+static void typical_sample(struct ingest_host *h, unsigned i, unsigned f, uint64_t r, uint64_t *raw,
+			   double *g)
+{
+	int busy = !(i & 1);
+	/* bytes a second: 1.25 GB/s on a busy NIC, swinging over 10 minutes */
+	double level = busy ? 1.25e9 * (1 + 0.3 * sin(h->tick * 2 * M_PI / 600)) : 400;
+
+	switch (f) {
+	case 0:
+	case 1: /* bytes */
+		*raw += (uint64_t)(level * (1 + 0.04 * (unit(r) - 0.5)));
+		break;
+	case 2:
+	case 3: /* packets of ~4 KiB */
+		*raw += (uint64_t)(level / 4096 * (1 + 0.04 * (unit(r) - 0.5)));
+		break;
+	default:
+		if (f < INGEST_COUNTERS) /* errors and drops */
+			*raw += r % 1000 == 0;
+		else if (f == INGEST_COUNTERS)
+			*g = busy ? (double)(r % 21) : 0; /* a queue */
+		else if (f == INGEST_COUNTERS + 1)
+			*g = (double)(r % 1000) / 1000.0; /* a fraction */
+		else
+			*g = 9000; /* MTU, speed, link state */
+	}
+}
+
 static void ingest_host_sample(struct ingest_host *h, struct sample_sink *out, unsigned series)
 {
 	unsigned emitted = 0;
@@ -149,27 +202,30 @@ static void ingest_host_sample(struct ingest_host *h, struct sample_sink *out, u
 
 		for (unsigned f = 0; f < INGEST_FAMILIES && emitted < series; f++, emitted++) {
 			uint64_t r = rng_next(&h->rng);
+			uint64_t dummy = 0,
+				 *raw = f < INGEST_COUNTERS
+						? &h->raw[(size_t)i * INGEST_COUNTERS + f]
+						: &dummy;
+			double v = (f & 1) ? (double)(r % 100000) : (double)(r % 1000000) / 1000.0;
 
-			if (f < INGEST_COUNTERS) {
-				uint64_t *raw = &h->raw[(size_t)i * INGEST_COUNTERS + f];
-
+			if (h->typical)
+				typical_sample(h, i, f, r, raw, &v);
+			else if (f < INGEST_COUNTERS)
 				*raw += (r & 3) ? r % 1000000 : 0;
+			if (f < INGEST_COUNTERS)
 				(void)sample_counter(out, &h->descs[f], &l, 1, *raw);
-			} else {
-				double v = (f & 1) ? (double)(r % 100000)
-						   : (double)(r % 1000000) / 1000.0;
-
+			else
 				(void)sample_gauge(out, &h->descs[f], &l, 1, v);
-			}
 		}
 	}
+	h->tick++;
 }
 
 static int parse_args(int argc, char **argv, struct ingest_opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, "d:s:t:i:m:")) != -1) {
 		switch (c) {
 		case 'd':
 			o->db = optarg;
@@ -180,22 +236,30 @@ static int parse_args(int argc, char **argv, struct ingest_opts *o)
 		case 't':
 			o->ticks = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'i':
+			o->interval_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'm':
+			if (strcmp(optarg, "typical") && strcmp(optarg, "noise"))
+				return -EINVAL;
+			o->typical = strcmp(optarg, "typical") == 0;
+			break;
 		default:
 			return -EINVAL;
 		}
 	}
-	return o->db && o->series > 0 && o->ticks > 0 ? 0 : -EINVAL;
+	return o->db && o->series > 0 && o->ticks > 0 && o->interval_ms > 0 ? 0 : -EINVAL;
 }
 
 int main(int argc, char **argv)
 {
-	struct ingest_opts o = { .series = 10000, .ticks = 200 };
+	struct ingest_opts o = { .series = 10000, .ticks = 200, .interval_ms = 1000 };
 	struct registry *reg = NULL;
 	struct store *st = NULL;
 	struct ingest_host host = { 0 };
 	double store_s = 0, reg_s = 0, t0, t1, t2, *tick_ms = NULL, *sorted = NULL;
 	uint64_t samples = 0;
-	int64_t now_ms = 1700000000000;
+	int64_t now_ms;
 	long long wchar0, wbytes0, wchar, wbytes;
 	char err[512], wal[4096];
 	off_t db_bytes, wal_bytes;
@@ -203,7 +267,8 @@ int main(int argc, char **argv)
 	int r, status = 1;
 
 	if (parse_args(argc, argv, &o) < 0) {
-		fprintf(stderr, "usage: ingest -d DB [-s SERIES] [-t TICKS]\n");
+		fprintf(stderr,
+			"usage: ingest -d DB [-s SERIES] [-t TICKS] [-i MS] [-m noise|typical]\n");
 		return 2;
 	}
 	snprintf(wal, sizeof(wal), "%s-wal", o.db);
@@ -216,6 +281,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ingest: out of memory\n");
 		goto out;
 	}
+	host.typical = o.typical;
+	/* the simulated span ends now, as an agent's history would */
+	now_ms = clock_wall_ms() - (int64_t)o.ticks * o.interval_ms;
 	r = store_open(o.db, STORE_READ_WRITE, &st, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "ingest: %s\n", err);
@@ -226,7 +294,7 @@ int main(int argc, char **argv)
 	for (t = 0; t < o.ticks; t++) {
 		/* a few ms of jitter, as the agent's wall clock has, so rates are
 		 * fractional and stored as 8-byte REALs */
-		now_ms += 1000 + (int64_t)(rng_next(&host.rng) % 7) - 3;
+		now_ms += o.interval_ms + (int64_t)(rng_next(&host.rng) % 7) - 3;
 		t0 = clock_mono_s();
 		registry_begin_tick(reg, now_ms);
 		ingest_host_sample(&host, registry_sink(reg, "bench"), o.series);
@@ -265,7 +333,7 @@ int main(int argc, char **argv)
 	       edge, mean(tick_ms, 0, edge), edge, mean(tick_ms, o.ticks - edge, o.ticks));
 	printf("registry + store: %.0f samples/s (registry %.2f s)\n",
 	       (double)samples / (store_s + reg_s), reg_s);
-	printf("on disk after checkpoint: db=%lld wal=%lld bytes -> %.1f bytes/sample\n",
+	printf("on disk, open, after checkpoint: db=%lld wal=%lld bytes -> %.2f bytes/sample\n",
 	       (long long)db_bytes, (long long)wal_bytes,
 	       (double)(db_bytes + wal_bytes) / (double)samples);
 	if (wchar >= 0)
@@ -273,7 +341,12 @@ int main(int argc, char **argv)
 		       "reached the disk\n",
 		       (double)wchar / 1e6, (double)wchar / (double)samples,
 		       (double)wchar / (double)(db_bytes + wal_bytes), (double)wbytes / 1e6);
-	printf("samples_per_s=%.0f bytes_per_sample=%.1f\n", (double)samples / store_s,
+	/* closed: what was still open is packed, the stage emptied */
+	store_close(st);
+	st = NULL;
+	printf("after close (all packed): db=%lld bytes -> %.2f bytes/sample\n",
+	       (long long)file_size(o.db), (double)file_size(o.db) / (double)samples);
+	printf("samples_per_s=%.0f bytes_per_sample=%.2f\n", (double)samples / store_s,
 	       (double)(db_bytes + wal_bytes) / (double)samples);
 	status = 0;
 out:

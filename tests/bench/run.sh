@@ -18,9 +18,9 @@
 #   8. fabmon replay on a generated capture of BENCH_REPLAY_PACKETS (default
 #      5 million data packets, with their ACKs and CNPs), one core, beside
 #      tshark -r and tcpdump -r reading the same file
-#   9. incident review: bytes a sample on disk after an hour of 1000 series
-#      at a 1 s tick (the ingest tool), fabmon history over that hour of one
-#      series at 1 s, fabmon events over 90 days of events
+#   9. incident review: bytes a sample on disk after a simulated day of 1000
+#      series at a 1 s tick (the ingest tool), history queries of one series
+#      (1 h at 1 s; 30 days at 1 min), fabmon events over 90 days of events
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -33,7 +33,8 @@
 # BENCH_FLOWS (default 10000), BENCH_FLOW_SECONDS (of 6, default 30),
 # BENCH_DETECT_REPEAT (runs of each scenario, default 3), BENCH_SCENARIOS
 # (of 7, only the scenarios whose file name holds it), BENCH_CLEAN_SECS
-# (the clean run, default 600), BENCH_REPLAY_PACKETS (of 8). 7 also takes LAB_BIN (loadgen's directory)
+# (the clean run, default 600), BENCH_REPLAY_PACKETS (of 8), BENCH_REVIEW_TICKS
+# (of 9, the simulated day, default 86400). 7 also takes LAB_BIN (loadgen's directory)
 # and SHARED_FIXTURES, as `make test` passes them.
 #
 # Traffic stays inside namespaces of our own: on loopback in
@@ -968,28 +969,57 @@ median_ms() {
 	done | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[3] / 1000 }'
 }
 
+# review_query LABEL DB METRIC SINCE_MS UNTIL_MS STEP_MS: the query alone
+# (tests/bench/query.c, history_run as the CLI and API run it), 20 runs;
+# prints its line and leaves the median in QUERY_MS.
+review_query() {
+	out=$("$BENCH_DIR/query" -d "$2" -m "$3" -l interface=eth0 -s "$4" -u "$5" -e "$6") ||
+		{ broken "query $1 failed"; QUERY_MS=; return 1; }
+	set -- "$1" $(echo "$out" | tr ' ' '\n' | sed 's/^[a-z0-9_]*=//')
+	printf "  %-46s %6s points, median %s ms, p90 %s ms\n" "$1" "$3" "$5" "$6"
+	QUERY_MS=$5
+}
+
 bench_review() {
 	header "9. incident review: storage per sample, fabmon history and fabmon events"
 	db=$WORK/review.db
-	"$BENCH_DIR/ingest" -d "$db" -s 1000 -t 3600 >"$WORK/review.ingest" 2>&1 ||
-		{ broken "ingest failed: $(tail -n 2 "$WORK/review.ingest")"; return 0; }
-	samples=$(sqlite3 "$db" 'SELECT count(*) FROM samples')
-	bytes=$(($(stat -c %s "$db") + $(stat -c %s "$db-wal" 2>/dev/null || echo 0)))
-	bps=$(awk -v b="$bytes" -v n="$samples" 'BEGIN { printf "%.1f", b / n }')
-	echo "  an hour of 1000 series at 1 s (tests/bench/ingest.c, the agent's store_write_tick):"
-	echo "  $samples samples in $((bytes >> 20)) MiB: $bps bytes a sample (raw rows: ts, series, value, rate)"
-	goal "<= 4 bytes a sample on disk" "$bps" "<=" 4 "$bps bytes"
-	set -- $(sqlite3 -separator ' ' "$db" \
-		"SELECT min(ts_ms) / 1000, max(ts_ms) / 1000 FROM ticks")
-	since=$1 until=$2
-	ms=$(median_ms "$FABMON" history --db "$db" --since "$since" --until "$until" --step 1s \
-		--label interface=eth0 fabmon_bench_c00_bytes_total) ||
+	ticks=${BENCH_REVIEW_TICKS:-86400}
+	echo "  a simulated day ($ticks ticks) of 1000 series at 1 s through the agent's store"
+	echo "  (tests/bench/ingest.c; -m typical: busy and idle NICs' counters, error counters,"
+	echo "  a queue, a fraction, constants; -m noise: random increments and gauges)"
+	for mix in noise typical; do
+		"$BENCH_DIR/ingest" -d "$db" -s 1000 -t "$ticks" -m $mix >"$WORK/review.$mix" 2>&1 ||
+			{ broken "ingest failed: $(tail -n 2 "$WORK/review.$mix")"; return 0; }
+		bps=$(sed -n 's/.*bytes_per_sample=\([0-9.]*\).*/\1/p' "$WORK/review.$mix")
+		line=$(grep '^on disk' "$WORK/review.$mix" | sed 's/^on disk, open, after checkpoint: //')
+		wr=$(grep '^written' "$WORK/review.$mix" | sed 's/ by write().*//; s/^written: //')
+		echo "  $mix: $line (the live file: blocks, rollups, stage); $wr written"
+		[ $mix = noise ] && rm -f "$db" "$db"-*
+	done
+	goal "<= 4 bytes a sample on disk (typical)" "$bps" "<=" 4 "$bps bytes"
+	set -- $(sqlite3 -separator ' ' "$db" "SELECT min(ts_ms), max(ts_ms) FROM ticks")
+	first=$1 last=$2
+	m=fabmon_bench_c00_bytes_total
+	review_query "1 h at 1 s, the newest (blocks and stage)" "$db" $m \
+		$((last - 3600000)) "$last" 1000 || return 0
+	goal "1 h of one series at 1 s < 5 ms" "$QUERY_MS" "<" 5 "$QUERY_MS ms"
+	review_query "1 h at 1 s, 12 h ago (blocks)" "$db" $m \
+		$((last - 13 * 3600000)) $((last - 12 * 3600000)) 1000
+	review_query "the day at 1 min (rollups)" "$db" $m "$first" "$last" 60000
+	ms=$(median_ms "$FABMON" history --db "$db" --since 1h --step 1s \
+		--label interface=eth0 $m) ||
 		{ broken "fabmon history failed: $(cat "$WORK/median.err")"; return 0; }
-	echo "  fabmon history, 1 h of one series at 1 s ($(((until - since) + 1)) points), whole command:" \
-		"median $ms ms of 5"
-	goal "1 h at 1 s < 5 ms" "$ms" "<" 5 "$ms ms"
-	echo "  30 days of one series at 1 min: not measured (1-minute rollups are not built;"
-	echo "  raw samples are kept 48 h)"
+	startup=$(median_ms "$FABMON" version)
+	echo "  whole command, fabmon history 1 h at 1 s: median $ms ms of 5 (the process alone,"
+	echo "  fabmon version: $startup ms)"
+	mdb=$WORK/month.db
+	"$BENCH_DIR/ingest" -d "$mdb" -s 1000 -t 43200 -i 60000 -m typical >"$WORK/review.month" 2>&1 ||
+		{ broken "ingest of 30 days failed: $(tail -n 2 "$WORK/review.month")"; return 0; }
+	set -- $(sqlite3 -separator ' ' "$mdb" "SELECT min(ts_ms), max(ts_ms) FROM ticks")
+	echo "  30 days of 1000 series at one sample a minute (ingest -i 60000):"
+	review_query "30 days at 1 min (rollups)" "$mdb" $m "$1" "$2" 60000 || return 0
+	goal "30 days of one series at 1 min < 20 ms" "$QUERY_MS" "<" 20 "$QUERY_MS ms"
+	rm -f "$mdb" "$mdb"-*
 	now=$(date +%s)000
 	sqlite3 "$db" "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n LIMIT 9000)
 		INSERT INTO events (kind, subject, start_ms, end_ms, peak_score, evidence)
@@ -1001,9 +1031,8 @@ bench_review() {
 		{ broken "fabmon events failed: $(cat "$WORK/median.err")"; return 0; }
 	json=$(median_ms "$FABMON" events --db "$db" --since 90d --json) ||
 		{ broken "fabmon events --json failed: $(cat "$WORK/median.err")"; return 0; }
-	startup=$(median_ms "$FABMON" version)
 	echo "  fabmon events --since 90d over 9000 events (100 a day), whole command, median of 5:"
-	echo "  table $ms ms, --json $json ms (the process alone, fabmon version: $startup ms)"
+	echo "  table $ms ms, --json $json ms"
 	goal "events over 90 days < 50 ms" "$ms" "<" 50 "$ms ms, the table"
 	rm -f "$db" "$db"-*
 }
