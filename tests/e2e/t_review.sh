@@ -46,6 +46,26 @@ TZ=Asia/Tokyo hist --label peer=198.18.0.6 --step 1s $ce | grep -q '2023-11-15 0
 	fail "table in local time: $(TZ=Asia/Tokyo hist --label peer=198.18.0.6 --step 1s $ce)"
 echo "history: CE rate towards 198.18.0.6 per second $pts; avg, max, min, last; filters, CSV, local time"
 
+# 1-minute rollups: three minutes of the same traffic; a step of whole
+# minutes reads the rollups (60 ticks a minute, each 25/s), another step the
+# packed samples, and both agree
+"$LAB_BIN/pcapgen" --output "$WORK/long.pcap" --packets 200000 --qps 4 --time-step 1000 \
+	--ce-every 10 --ce-qp 3 >/dev/null || fail "pcapgen (200 s)"
+"$FABMON" replay --db "$WORK/long.db" "$WORK/long.pcap" >/dev/null 2>&1 || fail "replay (200 s)"
+# 22:14:00 and 22:15:00 UTC, the two whole minutes of the capture
+M="--db $WORK/long.db --since 1700000040 --until 1700000159 --label peer=198.18.0.6"
+# shellcheck disable=SC2086
+for agg in avg:25 max:25 min:25 last:25 count:60; do
+	got=$("$FABMON" history $M --step 1m --agg "${agg%:*}" --json $ce | jq -c '[.points[][1]]')
+	[ "$got" = "[${agg#*:},${agg#*:}]" ] || fail "rollups, --agg ${agg%:*}: $got"
+	# 30 s steps are not whole minutes: the packed samples
+	raw=$("$FABMON" history $M --step 30s --agg "${agg%:*}" --json $ce |
+		jq -c 'if .agg == "count" then [[.points[][1]] | add / 2] else [.points[][1]] | unique end')
+	[ "$raw" = "[${agg#*:}]" ] || fail "raw samples, --agg ${agg%:*}: $raw, rollups $got"
+done
+[ "$(sqlite3 "$WORK/long.db" 'SELECT count(*) > 0 FROM rollups')" = 1 ] || fail "no rollup rows"
+echo "rollups: two whole minutes of 60 ticks at 25/s, avg max min last count, the same from raw samples"
+
 # history's errors: unknown metric, too many series, bad step or agg: exit 2
 for args in "no_such_metric" "--step 0s $ce" "--step x $ce" \
 	"--agg median $ce" "--label peer $ce" "--since 1700000000 --until 1700001000 --step 1ms $ce"; do
