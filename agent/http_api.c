@@ -25,6 +25,8 @@
 #define HTTP_API_EVENTS_MAX 10000
 /* series one query_range answer may hold, before its points are counted */
 #define HTTP_API_SERIES_MAX 1000
+/* An event's samples are shown from this long before it to this long after. */
+#define EVENT_AROUND_MS 60000
 #define HTTP_API_RANGE_DEFAULT_MS (3600 * 1000LL)
 #define HTTP_API_DEFAULT_WINDOW_MS (24 * 3600 * 1000LL)
 #define HTTP_API_PATHS                                                                             \
@@ -91,6 +93,9 @@ struct collect {
 	json_t *list;
 	int64_t now_ms;
 	int truncated;
+	/* the last event's subject and times, for the samples around it */
+	char subject[256];
+	int64_t start_ms, end_ms;
 };
 
 static int collect_row(const struct event_row *r, void *arg)
@@ -101,14 +106,19 @@ static int collect_row(const struct event_row *r, void *arg)
 		col->truncated = 1;
 		return 1;
 	}
+	snprintf(col->subject, sizeof(col->subject), "%s", r->subject ? r->subject : "");
+	col->start_ms = r->start_ms;
+	col->end_ms = r->end_ms ? r->end_ms : col->now_ms;
 	return json_array_append_new(col->list, event_row_json(r, col->now_ms)) ? -ENOMEM : 0;
 }
 
-/* Runs q against the database and replies; id > 0 asks for one event. */
+/* Runs q against the database and replies; id > 0 asks for one event, and
+ * its subject's samples from a minute before it to a minute after. */
 static enum MHD_Result answer(struct MHD_Connection *c, const char *db_path,
-			      const struct events_query *q)
+			      const struct events_query *q, unsigned max_points)
 {
-	struct collect col = { json_array(), clock_wall_ms(), 0 };
+	struct collect col = { json_array(), clock_wall_ms(), 0, "", 0, 0 };
+	json_t *samples = NULL;
 	struct store *st = NULL;
 	char err[512];
 	json_t *o;
@@ -121,6 +131,9 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *db_path,
 		return reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, err);
 	}
 	r = query_events(store_db(st), q, collect_row, &col);
+	if (!r && q->id > 0 && json_array_size(col.list))
+		samples = history_around(store_db(st), col.subject, col.start_ms - EVENT_AROUND_MS,
+					 col.end_ms + EVENT_AROUND_MS, max_points);
 	store_close(st);
 	if (r < 0 && r != -ENOMEM) {
 		json_decref(col.list);
@@ -131,6 +144,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *db_path,
 		json_decref(col.list);
 		if (!o)
 			return reply_error(c, MHD_HTTP_NOT_FOUND, NULL, "no such event");
+		(void)json_object_set_new(o, "samples", samples ? samples : json_array());
 		return reply_json(c, MHD_HTTP_OK,
 				  json_pack("{s:s,s:o}", "status", "ok", "data", o));
 	}
@@ -155,7 +169,8 @@ static int time_param(struct MHD_Connection *c, const char *name, int64_t def, i
 	return -1;
 }
 
-static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, const char *db_path)
+static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, const char *db_path,
+				    unsigned max_points)
 {
 	static const char *const list_params[] = { "start", "end", "kind", "subject", NULL };
 	static const char *const none[] = { NULL };
@@ -177,7 +192,7 @@ static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, 
 	if (p.unknown)
 		return reply_error(c, MHD_HTTP_BAD_REQUEST, p.unknown, "unknown parameter");
 	if (q.id > 0)
-		return answer(c, db_path, &q);
+		return answer(c, db_path, &q, max_points);
 	if (time_param(c, "start", now - HTTP_API_DEFAULT_WINDOW_MS, now, &q.since_ms) < 0 ||
 	    time_param(c, "end", now, now, &q.until_ms) < 0)
 		return MHD_YES;
@@ -189,7 +204,7 @@ static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, 
 				   "not one of hotspot, incast, stall, pfc_storm, "
 				   "straggler, slow_handoff");
 	q.subject = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "subject");
-	return answer(c, db_path, &q);
+	return answer(c, db_path, &q, max_points);
 }
 
 /* The label=K=V filters of a request, into q's buffers. */
@@ -386,7 +401,7 @@ enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const 
 	static const char events[] = "/api/v1/events";
 
 	if (strncmp(url, events, sizeof(events) - 1) == 0)
-		return serve_events(c, url + sizeof(events) - 1, db_path);
+		return serve_events(c, url + sizeof(events) - 1, db_path, max_points);
 	if (strcmp(url, "/api/v1/series") == 0)
 		return serve_series(c, db_path);
 	if (strcmp(url, "/api/v1/query_range") == 0)

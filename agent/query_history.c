@@ -421,3 +421,74 @@ json_t *history_series_json(const struct history_query *q, const struct history_
 		      "step_seconds", q->step_ms / 1000.0, "points", points);
 	return o;
 }
+
+struct around {
+	char names[HISTORY_AROUND_SERIES][128];
+	int n, metrics;
+};
+
+/* Counts the series and their distinct metrics (listed in name order). */
+static int around_add(int64_t id, const char *name, const char *labels, const char *type, void *arg)
+{
+	struct around *a = arg;
+
+	(void)id;
+	(void)labels;
+	(void)type;
+	if (a->n == HISTORY_AROUND_SERIES)
+		return 1;
+	a->n++;
+	if (!a->metrics || strcmp(a->names[a->metrics - 1], name) != 0)
+		snprintf(a->names[a->metrics++], sizeof(a->names[0]), "%s", name);
+	return 0;
+}
+
+json_t *history_around(sqlite3 *db, const char *subject, int64_t since_ms, int64_t until_ms,
+		       size_t max_points)
+{
+	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN], kv[HISTORY_LABEL_LEN];
+	struct history_query q = { .since_ms = since_ms, .until_ms = until_ms };
+	struct around *a = calloc(1, sizeof(*a));
+	json_t *out = json_array();
+	const char *p = subject;
+
+	if (!a || !out)
+		goto fail;
+	/* "peer=198.18.0.6", "interface=eth0", "device=mlx5_0,port=1" */
+	while (*p && q.nlabels < HISTORY_LABELS_MAX) {
+		size_t len = strcspn(p, ",");
+
+		snprintf(kv, sizeof(kv), "%.*s", (int)len, p);
+		if (history_label_filter(kv, buf[q.nlabels], sizeof(buf[0])) < 0)
+			goto done; /* not labels: no samples to show */
+		q.labels[q.nlabels] = buf[q.nlabels];
+		q.nlabels++;
+		p += len + (p[len] == ',');
+	}
+	if (!q.nlabels || history_list_series(db, NULL, q.labels, q.nlabels, around_add, a) < 0 ||
+	    !a->n)
+		goto done;
+	/* every series' points together within max_points, at least a second
+	 * a step */
+	q.step_ms = (until_ms - since_ms) / (int64_t)(max_points / (size_t)a->n + 1) + 1;
+	if (q.step_ms < 1000)
+		q.step_ms = 1000;
+	for (int m = 0; m < a->metrics; m++) {
+		struct history_result res;
+
+		q.metric = a->names[m];
+		if (history_run(db, &q, HISTORY_AROUND_SERIES, &res) < 0)
+			continue;
+		for (int i = 0; i < res.n; i++)
+			(void)json_array_append_new(
+				out, history_series_json(&q, &res.series[i], res.steps));
+		history_result_free(&res);
+	}
+done:
+	free(a);
+	return out;
+fail:
+	free(a);
+	json_decref(out);
+	return NULL;
+}

@@ -103,4 +103,18 @@ int history_list_series(sqlite3 *db, const char *metric, const char *const *labe
 				  const char *type, void *arg),
 			void *arg);
 
+/* Series history_around shows at most. */
+#define HISTORY_AROUND_SERIES 32
+
+/*
+ * The stored samples of an event's subject ("peer=ADDR", "interface=IF",
+ * "device=D,port=P": the series that carry those labels, at most
+ * HISTORY_AROUND_SERIES) over [since_ms, until_ms], one value a step, the
+ * step long enough that all the points stay within max_points: a JSON
+ * array of history_series_json objects, empty when the subject is not
+ * labels or nothing is stored. NULL only when out of memory.
+ */
+json_t *history_around(sqlite3 *db, const char *subject, int64_t since_ms, int64_t until_ms,
+		       size_t max_points);
+
 #endif

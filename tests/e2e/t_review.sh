@@ -110,6 +110,14 @@ want=$("$FABMON" history --db "$WORK/api.db" --since $t0 --until $((t0 + 10)) --
 [ "$(jq -c '.data[0]' "$WORK/api.json")" = "$want" ] &&
 	[ "$(jq -c '[.data[0].points[1:-1][][1]] | unique' "$WORK/api.json")" = "[25]" ] ||
 	fail "query_range: $(cat "$WORK/api.json"), fabmon history: $want"
+# the event with its subject's samples from a minute before to a minute
+# after, within the answer's 100 values: CE towards the receiver at 25/s
+[ "$(api events/1)" = 200 ] || fail "GET events/1: $(cat "$WORK/api.json")"
+ce_pts=$(jq -c '[.data.samples[] | select(.metric == "fabmon_roce_ecn_ce_packets_total")
+	| .points[][1]] | unique' "$WORK/api.json")
+n_pts=$(jq '[.data.samples[].points[]] | length' "$WORK/api.json")
+[ "$(jq -r .data.subject "$WORK/api.json")" = peer=198.18.0.6 ] && [ "$ce_pts" = "[25]" ] &&
+	[ "$n_pts" -le 100 ] || fail "GET events/1 samples: CE $ce_pts, $n_pts points"
 for q in "query_range?start=1700000000&step=1s metric" \
 	"query_range?metric=$ce&start=1700000000&end=1700000010 step" \
 	"query_range?metric=$ce&start=1700000000&end=1700000010&step=10ms step" \
@@ -125,7 +133,7 @@ for q in "query_range?start=1700000000&step=1s metric" \
 	[ "$code" = 400 ] && [ "$(jq -r .parameter "$WORK/api.json")" = "$2" ] ||
 		fail "GET $1: $code $(cat "$WORK/api.json"), want 400 naming $2"
 done
-echo "HTTP: /api/v1/series and /api/v1/query_range answer as fabmon history; 400s name the parameter"
+echo "HTTP: /api/v1/series and /api/v1/query_range answer as fabmon history; /api/v1/events/1 carries its samples ($n_pts points); 400s name the parameter"
 
 # 2. top: the incast receiver first, no link
 top=$("$FABMON" top $W --json)
