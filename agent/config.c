@@ -15,6 +15,7 @@ enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 static int check_listen(const char *value);
 static int check_collectors(const char *value);
 static int check_regex(const char *value);
+static int check_nonempty(const char *value);
 
 /* The one table of settings: file key, kind, where it lives, the form. */
 struct key_def {
@@ -43,9 +44,9 @@ struct key_def {
 
 static const struct key_def config_keys[] = {
 	STR("listen", listen, "ADDR:PORT, e.g. 127.0.0.1:9478, [::1]:9478 or :9478", check_listen),
-	STR("db", db_path, "a file path", NULL),
+	STR("db", db_path, "a file path", check_nonempty),
 	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
-	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", NULL),
+	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", check_nonempty),
 	STR("collectors", collectors,
 	    "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf, pcap", check_collectors),
 	STR("interfaces", interfaces,
@@ -161,7 +162,8 @@ int config_parse_duration(const char *text, int64_t *ret_ms)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(text, &end);
-	if (errno)
+	/* decimal only: strtod would also take "0x10" and "1e3" */
+	if (errno || strspn(text, "0123456789.") != (size_t)(end - text))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (strcmp(end, units[i].suffix) == 0) {
@@ -249,7 +251,9 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	}
 	}
 bad:
-	snprintf(err, err_len, "bad value '%s' for '%s': expected %s", value, key, k->form);
+	/* a long value is cut, so that the key and the form still show */
+	snprintf(err, err_len, "bad value '%.64s%s' for '%s': expected %s", value,
+		 strlen(value) > 64 ? "..." : "", key, k->form);
 	return -EINVAL;
 }
 
@@ -274,10 +278,43 @@ static int load_handler(void *user, const char *section, const char *name, const
 	return config_set(ctx->cfg, name, value, ctx->msg, sizeof(ctx->msg)) == 0;
 }
 
+/*
+ * What inih cannot tell: a NUL byte (binary garbage would pass as empty
+ * lines) and a line longer than its buffer (INI_MAX_LINE, 200 in Debian's
+ * build: the rest would be parsed as a line of its own). Returns the
+ * number of the first such line and what is wrong with it, or 0.
+ */
+static int config_text_check(const char *text, size_t len, const char **ret_why)
+{
+	int line = 1;
+
+	for (size_t i = 0, start = 0; i < len; i++) {
+		if (text[i] == '\0') {
+			*ret_why = "a NUL byte: expected a text file";
+			return line;
+		}
+		if (text[i] != '\n' && i - start >= INI_MAX_LINE - 2) {
+			*ret_why = "line too long: expected at most 198 characters a line";
+			return line;
+		}
+		if (text[i] == '\n') {
+			line++;
+			start = i + 1;
+		}
+	}
+	return 0;
+}
+
+/* A config file is small: past this it is not one. */
+#define CONFIG_FILE_MAX (1 << 20)
+
 int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 {
 	struct load_ctx ctx = { .cfg = cfg };
 	FILE *f = fopen(path, "r");
+	const char *why = NULL;
+	char *text = NULL;
+	size_t len = 0;
 	int line;
 
 	if (!f) {
@@ -286,12 +323,24 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 		snprintf(err, err_len, "unable to open '%s': %s", path, strerror(-r));
 		return r;
 	}
-	line = ini_parse_file(f, load_handler, &ctx);
+	text = malloc(CONFIG_FILE_MAX + 1);
+	if (text)
+		len = fread(text, 1, CONFIG_FILE_MAX + 1, f);
+	line = !text || ferror(f) || len > CONFIG_FILE_MAX ? -1 : 0;
 	fclose(f);
+	if (line == 0)
+		line = config_text_check(text, len, &why);
+	if (line == 0) {
+		text[len] = '\0';
+		line = ini_parse_string(text, load_handler, &ctx);
+	}
+	free(text);
 	if (line == 0)
 		return 0;
 	if (line < 0)
-		snprintf(err, err_len, "%s: unable to read", path);
+		snprintf(err, err_len, "%s: unable to read (not a file of at most 1 MiB)", path);
+	else if (why)
+		snprintf(err, err_len, "%s:%d: %s", path, line, why);
 	else if (ctx.msg[0])
 		snprintf(err, err_len, "%s:%d: %s", path, line, ctx.msg);
 	else
@@ -318,6 +367,11 @@ static int check_collectors(const char *value)
 		if (!collector_find(n))
 			return -EINVAL;
 	return 0;
+}
+
+static int check_nonempty(const char *value)
+{
+	return value[0] ? 0 : -EINVAL;
 }
 
 static int check_regex(const char *value)
