@@ -284,8 +284,10 @@ static int add_rollup(struct store_pack *p, struct pseries *s, int64_t ts, doubl
 	int64_t minute = floor_to(ts, MINUTE_MS);
 	int rc;
 
-	if (minute < s->rolled_until)
-		return SQLITE_OK; /* already in a stored rollup row */
+	/* already in a stored rollup row, or the clock stepped back: the
+	 * minutes it repeats are not counted twice */
+	if (minute < s->rolled_until || (s->acc_n && minute < s->acc_min))
+		return SQLITE_OK;
 	if (s->acc_n && minute != s->acc_min && (rc = end_minute(p, s)) != SQLITE_OK)
 		return rc;
 	if (!s->acc_n) {
@@ -309,13 +311,18 @@ int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_m
 	struct pseries *s;
 	int rc = series_get(p, r->id, !!(r->flags & STAGE_COUNTER), &s);
 
-	if (rc != SQLITE_OK || ts_ms <= s->last_ms)
+	if (rc != SQLITE_OK || ts_ms == s->last_ms)
 		return rc;
-	if (ts_ms > s->packed_until) {
-		/* a counter's first reading after a restart starts a block: a
-		 * block's rates come from its own samples */
-		if (s->counter && !has_rate && s->raw.n && (rc = close_block(p, s)) != SQLITE_OK)
+	if (ts_ms > s->packed_until || ts_ms < s->last_ms) {
+		/* a block starts at a counter's first reading after a restart
+		 * (a block's rates come from its own samples), and where the
+		 * clock stepped back (a block's times only go forward) */
+		if (((s->counter && !has_rate) || ts_ms < s->last_ms) && s->raw.n &&
+		    (rc = close_block(p, s)) != SQLITE_OK)
 			return rc;
+		/* what follows a step back is newer than what is packed */
+		if (ts_ms < s->last_ms)
+			s->packed_until = INT64_MIN;
 		if (!s->raw.n) {
 			s->raw_start = ts_ms;
 			s->first_has_rate = has_rate;

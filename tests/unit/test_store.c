@@ -402,6 +402,32 @@ START_TEST(test_crash_replay)
 }
 END_TEST
 
+/* The wall clock steps back 1.5 s: every sample is kept, the blocks' times
+ * still only go forward. While staged, the samples of the repeated 1.5 s
+ * are not read (staged samples up to a series' newest packed one count as
+ * packed); once packed they are. */
+START_TEST(test_clock_back)
+{
+	static const int64_t at[] = { 1000, 2000, 3000, 4000, 5000, 3500, 4500, 6000, 6000 };
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(100, 600000);
+	struct store *st;
+	char err[256];
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		tick(st, reg, at[i], 10 * i);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 10000), 6);
+	store_close(st);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 10000), 8);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM blocks WHERE series_id = "
+				 "(SELECT id FROM series WHERE name = 'fabmon_g')"),
+			 2);
+	registry_free(reg);
+	rm_db(path);
+}
+END_TEST
+
 /* Events that ended before the bound go, a bounded number a call, oldest
  * first; an open event stays whatever its age, and so does a recent one. */
 START_TEST(test_prune_events)
@@ -447,6 +473,7 @@ Suite *store_suite(void)
 		{ "prune", test_prune, 0 },
 		{ "a simulated day", test_day, 0 },
 		{ "crash replay", test_crash_replay, 0 },
+		{ "clock steps back", test_clock_back, 0 },
 		{ "prune events", test_prune_events, 0 },
 	};
 
