@@ -11,9 +11,12 @@ DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlit
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
 	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables chromium \
-	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev
+	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev \
+	libcap-ng-dev dpkg-dev lintian systemd python3-yaml adduser \
+	libyaml-dev libgnutls28-dev libcrypt-dev openssl apache2-utils wrk
 
-PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson
+PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson libcap-ng \
+	yaml-0.1 gnutls libxcrypt
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
@@ -38,7 +41,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all help deps run test unit-test bench fuzz install format format-check clean
+.PHONY: all help deps run test unit-test bench fuzz install deb format format-check clean
 
 LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o $(BUILD)/web/page.o
@@ -71,6 +74,7 @@ help:
 	@echo '  make bench         deps + build + benchmarks that print figures (not asserted)'
 	@echo '  make fuzz          deps + libFuzzer on the packet parse and the capture reader, FUZZ_SECS each'
 	@echo '  make install       install the binary, config and unit under $$(DESTDIR)$$(PREFIX)'
+	@echo '  make deb           build $(BUILD)/fabmon_VERSION-1_ARCH.deb (dpkg-deb; no debhelper)'
 	@echo '  make format        reformat the C sources with .clang-format'
 	@echo '  make format-check  fail if clang-format would change a C source'
 	@echo '  make clean         remove $(BUILD)/'
@@ -182,15 +186,28 @@ fuzz: deps
 	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
 	$(Q)FUZZ_BIN=$(CURDIR)/$(BUILD)/fuzz FUZZ_SECS=$(FUZZ_SECS) sh tests/fuzz/run.sh
 
+# The unit names /usr/bin/fabmon (the package's); here it runs $(PREFIX)'s.
+# An edited config is kept, as dpkg keeps a conffile. Into the live system
+# (no DESTDIR), the package's postinst makes the unit's user "fabmon".
 install: all
 	install -D -m 0755 $(BUILD)/fabmon $(DESTDIR)$(PREFIX)/bin/fabmon
-	install -D -m 0644 packaging/fabmon.conf $(DESTDIR)/etc/fabmon/fabmon.conf
-	install -D -m 0644 packaging/fabmon.service $(DESTDIR)/lib/systemd/system/fabmon.service
+	[ -e $(DESTDIR)/etc/fabmon/fabmon.conf ] || \
+		install -D -m 0644 packaging/fabmon.conf $(DESTDIR)/etc/fabmon/fabmon.conf
+	sed 's#^ExecStart=/usr/bin/fabmon #ExecStart=$(PREFIX)/bin/fabmon #' \
+		packaging/fabmon.service >$(BUILD)/fabmon.service
+	install -D -m 0644 $(BUILD)/fabmon.service $(DESTDIR)/lib/systemd/system/fabmon.service
+	install -D -m 0644 packaging/fabmon.1 $(DESTDIR)$(PREFIX)/share/man/man1/fabmon.1
 	install -d -m 0750 $(DESTDIR)/var/lib/fabmon
 	install -d $(DESTDIR)$(PREFIX)/share/fabmon/grafana $(DESTDIR)$(PREFIX)/share/fabmon/prometheus
 	install -m 0644 dashboards/grafana/*.json $(DESTDIR)$(PREFIX)/share/fabmon/grafana/
 	install -m 0644 dashboards/prometheus/*.rules.yml packaging/prometheus/* \
 		$(DESTDIR)$(PREFIX)/share/fabmon/prometheus/
+	[ -n "$(DESTDIR)" ] || sh packaging/deb/postinst configure
+
+# Version from the binary (fabmon version); packaging/deb/build.sh says how.
+deb: all
+	$(call msg,DEB,$(BUILD)/fabmon_$(VERSION)-1_$(shell dpkg --print-architecture).deb)
+	$(Q)sh packaging/deb/build.sh $(BUILD)/fabmon $(BUILD) >/dev/null
 
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 

@@ -15,6 +15,7 @@
 #include "exposition.h"
 #include "http.h"
 #include "log.h"
+#include "privilege.h"
 #include "registry.h"
 #include "store.h"
 
@@ -269,10 +270,11 @@ static void agent_reload(struct agent *a)
 		return;
 	}
 	if (strcmp(cfg.listen, a->cfg.listen) != 0 || strcmp(cfg.db_path, a->cfg.db_path) != 0 ||
-	    cfg.max_series != a->cfg.max_series)
-		log_warnx("reload: listen, db and max_series take effect at the next restart");
+	    cfg.max_series != a->cfg.max_series || strcmp(cfg.user, a->cfg.user) != 0)
+		log_warnx("reload: listen, db, max_series, user take effect at the next restart");
 	snprintf(cfg.listen, sizeof(cfg.listen), "%s", a->cfg.listen);
 	snprintf(cfg.db_path, sizeof(cfg.db_path), "%s", a->cfg.db_path);
+	snprintf(cfg.user, sizeof(cfg.user), "%s", a->cfg.user);
 	cfg.max_series = a->cfg.max_series;
 	collector_set_release(&a->set);
 	a->cfg = cfg;
@@ -304,6 +306,60 @@ static int agent_wait(const sigset_t *set, double deadline_s)
 	return sig < 0 ? 0 : sig;
 }
 
+/*
+ * Resolves the configured user before anything is opened. Returns 1 if the
+ * agent is to switch to it once set up (a root start), 0 if it runs as it
+ * is (no user, or already that user), or -errno after logging why.
+ */
+static int agent_user(const struct config *cfg, struct privilege_user *ret_user)
+{
+	int r;
+
+	if (!cfg->user[0])
+		return 0;
+	r = privilege_lookup(cfg->user, ret_user);
+	if (r < 0) {
+		log_error(r == -ENOENT ? 0 : r, "user '%s' (user): %s", cfg->user,
+			  r == -ENOENT ? "no such user" : "unable to look it up");
+		return r;
+	}
+	if (ret_user->uid == geteuid())
+		return 0;
+	if (geteuid() != 0) {
+		log_error(0, "user '%s' (user): switching users needs root (running as uid %u)",
+			  cfg->user, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 1;
+}
+
+/*
+ * Becomes the configured user once the probes, the sockets and the database
+ * are open: the database files go to the user first, so that it writes them
+ * on. Said once. Returns 0 or -errno after logging why.
+ */
+static int agent_drop(struct agent *a, const struct privilege_user *user)
+{
+	char files[3][PATH_MAX + 8], err[PATH_MAX + 256], caps[256];
+	const char *paths[3] = { files[0], files[1], files[2] };
+	int r;
+
+	snprintf(files[0], sizeof(files[0]), "%s", a->cfg.db_path);
+	snprintf(files[1], sizeof(files[1]), "%s-wal", a->cfg.db_path);
+	snprintf(files[2], sizeof(files[2]), "%s-shm", a->cfg.db_path);
+	r = privilege_chown(user, paths, 3, err, sizeof(err));
+	if (r == 0)
+		r = privilege_drop(user, a->cfg.collectors, err, sizeof(err));
+	if (r < 0) {
+		log_error(r, "%s", err);
+		return r;
+	}
+	privilege_describe(caps, sizeof(caps));
+	log_info("running as user '%s' (uid %u, gid %u), capabilities: %s", user->name,
+		 (unsigned)user->uid, (unsigned)user->gid, caps);
+	return 0;
+}
+
 static void agent_release(struct agent *a)
 {
 	collector_set_release(&a->set);
@@ -318,6 +374,8 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 {
 	struct agent a = { .cfg = *cfg, .src = src, .store_ok = 1 };
 	struct http_options hopt;
+	struct privilege_user user;
+	int drop;
 	double next;
 	char err[1024];
 	sigset_t set;
@@ -342,6 +400,9 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		log_error(-ENOMEM, "unable to allocate the registry");
 		goto out;
 	}
+	drop = agent_user(&a.cfg, &user);
+	if (drop < 0)
+		goto out;
 	r = store_open(a.cfg.db_path, STORE_READ_WRITE, &a.store, err, sizeof(err));
 	if (r < 0) {
 		log_error(0, "%s", err);
@@ -363,6 +424,9 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	}
 	(void)collector_set_init(&a.set, &a.cfg, 0);
 	agent_log_collectors(&a.set);
+	/* what needs root is open: the probes, the sockets, the database */
+	if (drop && agent_drop(&a, &user) < 0)
+		goto out;
 	log_info("listening on %s (port %u), database '%s', every %lldms", a.cfg.listen,
 		 http_port(a.http), a.cfg.db_path, (long long)a.cfg.interval_ms);
 

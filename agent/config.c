@@ -15,6 +15,7 @@ enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 static int check_listen(const char *value);
 static int check_collectors(const char *value);
 static int check_regex(const char *value);
+static int check_user(const char *value);
 static int check_nonempty(const char *value);
 
 /* The one table of settings: file key, kind, where it lives, the form. */
@@ -88,6 +89,7 @@ static const struct key_def config_keys[] = {
 	STR("bpf_netns", bpf_netns,
 	    "a comma-separated list of network namespace files, e.g. /run/netns/job1", NULL),
 	DUR("bpf_flow_idle", bpf_flow_idle_ms, 1000, 86400000, "a duration from 1s to 1d, e.g. 2m"),
+	STR("user", user, "a user name or uid (letters, digits, '.', '_', '-')", check_user),
 };
 
 void config_defaults(struct config *cfg)
@@ -381,6 +383,17 @@ static int check_regex(const char *value)
 	if (regcomp(&rx, value, REG_EXTENDED | REG_NOSUB))
 		return -EINVAL;
 	regfree(&rx);
+	return 0;
+}
+
+/* A user name as useradd(8) takes it, or a uid: no path or shell characters. */
+static int check_user(const char *value)
+{
+	if (value[0] == '-')
+		return -EINVAL;
+	for (const char *p = value; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return -EINVAL;
 	return 0;
 }
 

@@ -66,6 +66,9 @@ static const char agent_usage[] =
 	"  --http-connection-limit N, --http-per-ip-limit N, --http-timeout SECONDS\n"
 	"                         HTTP bounds (defaults 64, 16, 10)\n"
 	"  --api-max-points N     values one /api/v1/query_range answer may hold (11000)\n"
+	"  --user NAME            started as root, run as this user once the probes, sockets\n"
+	"                         and database are open, keeping only the capabilities the\n"
+	"                         collectors need (default: stay as started)\n"
 	"  --check-config         check the configuration, print 'configuration OK', exit\n"
 	"  -v, --verbose          debug logging\n"
 	"  -h, --help             this help\n"
@@ -134,6 +137,7 @@ static const struct option config_options[] = {
 	{ "http-per-ip-limit", required_argument, NULL, 0 },
 	{ "http-timeout", required_argument, NULL, 0 },
 	{ "api-max-points", required_argument, NULL, 0 },
+	{ "user", required_argument, NULL, 0 },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },

@@ -29,5 +29,6 @@ Suite *kmap_suite(void);
 Suite *detect_roce_suite(void);
 Suite *timefmt_suite(void);
 Suite *pack_suite(void);
+Suite *privilege_suite(void);
 
 #endif
