@@ -69,24 +69,210 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, co
 	return reply_json(c, status, o);
 }
 
-/* The parameters a request may carry; the first unknown one, if any. */
-struct params {
-	const char *const *known;
-	const char *unknown;
-};
-
-static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const char *key,
-				   const char *value)
+/* The first value of key (NULL for "?key" without "="), as
+ * MHD_lookup_connection_value gives it; def if absent. */
+static const char *arg_value(const struct http_api_args *args, const char *key, int *present)
 {
-	struct params *p = cls;
+	for (size_t i = 0; i < args->n; i++)
+		if (strcmp(args->arg[i].key, key) == 0) {
+			if (present)
+				*present = 1;
+			return args->arg[i].value;
+		}
+	if (present)
+		*present = 0;
+	return NULL;
+}
 
+static int parse_error(struct http_api_error *e, const char *param, const char *why)
+{
+	e->param = param;
+	e->why = why;
+	return -EINVAL;
+}
+
+/* The first parameter that is not one of known, or NULL. */
+static const char *unknown_param(const struct http_api_args *args, const char *const *known)
+{
+	for (size_t i = 0; i < args->n; i++) {
+		const char *const *k = known;
+
+		while (*k && strcmp(*k, args->arg[i].key) != 0)
+			k++;
+		if (!*k)
+			return args->arg[i].key;
+	}
+	return NULL;
+}
+
+static int only_params(const struct http_api_args *args, const char *const *known,
+		       struct http_api_error *e)
+{
+	const char *u = unknown_param(args, known);
+
+	return u ? parse_error(e, u, "unknown parameter") : 0;
+}
+
+/* A time parameter, or def if absent (or without a value). */
+static int time_param(const struct http_api_args *args, const char *name, int64_t def, int64_t now,
+		      int64_t *ret, struct http_api_error *e)
+{
+	const char *v = arg_value(args, name, NULL);
+
+	*ret = def;
+	if (!v || time_parse(v, now, ret) == 0)
+		return 0;
+	return parse_error(e, name, "not a time: RFC 3339, Unix seconds, or now-15m");
+}
+
+/* The label=K=V filters, into q and buf. */
+static int labels_param(const struct http_api_args *args, struct history_query *q,
+			char (*buf)[HISTORY_LABEL_LEN], struct http_api_error *e)
+{
+	for (size_t i = 0; i < args->n; i++) {
+		const char *v = args->arg[i].value;
+
+		if (strcmp(args->arg[i].key, "label") != 0)
+			continue;
+		if (!v || q->nlabels == HISTORY_LABELS_MAX ||
+		    history_label_filter(v, buf[q->nlabels], HISTORY_LABEL_LEN) < 0)
+			return parse_error(e, "label", "not KEY=VALUE (16 at most)");
+		q->labels[q->nlabels] = buf[q->nlabels];
+		q->nlabels++;
+	}
+	return 0;
+}
+
+int http_api_parse_events(const char *rest, const struct http_api_args *args, int64_t now,
+			  struct events_query *q, struct http_api_error *e)
+{
+	static const char *const list_params[] = { "start", "end", "kind", "subject", NULL };
+	static const char *const none[] = { NULL };
+	char *end;
+
+	*q = (struct events_query){ 0 };
+	if (*rest == '/') {
+		q->id = strtoll(rest + 1, &end, 10);
+		if (*end || end == rest + 1 || q->id <= 0)
+			return parse_error(e, "id", "not an event id (a positive integer)");
+		return only_params(args, none, e);
+	}
+	if (*rest) {
+		e->param = NULL;
+		e->why = HTTP_API_PATHS;
+		return -ENOENT;
+	}
+	if (only_params(args, list_params, e) < 0 ||
+	    time_param(args, "start", now - HTTP_API_DEFAULT_WINDOW_MS, now, &q->since_ms, e) < 0 ||
+	    time_param(args, "end", now, now, &q->until_ms, e) < 0)
+		return -EINVAL;
+	if (q->until_ms < q->since_ms)
+		return parse_error(e, "end", "end is before start");
+	q->kind = arg_value(args, "kind", NULL);
+	if (q->kind && event_kind_parse(q->kind) < 0)
+		return parse_error(e, "kind",
+				   "not one of hotspot, incast, stall, pfc_storm, straggler, "
+				   "slow_handoff");
+	q->subject = arg_value(args, "subject", NULL);
+	return 0;
+}
+
+int http_api_parse_series(const struct http_api_args *args, struct history_query *q,
+			  char (*buf)[HISTORY_LABEL_LEN], struct http_api_error *e)
+{
+	static const char *const known[] = { "match", "label", NULL };
+
+	*q = (struct history_query){ 0 };
+	if (only_params(args, known, e) < 0 || labels_param(args, q, buf, e) < 0)
+		return -EINVAL;
+	q->metric = arg_value(args, "match", NULL);
+	return 0;
+}
+
+int http_api_parse_range(const struct http_api_args *args, int64_t now, unsigned max_points,
+			 struct history_query *q, char (*buf)[HISTORY_LABEL_LEN],
+			 struct http_api_error *e)
+{
+	static const char *const known[] = {
+		"metric", "label", "start", "end", "step", "agg", NULL
+	};
+	const char *step = arg_value(args, "step", NULL);
+	const char *agg = arg_value(args, "agg", NULL);
+
+	*q = (struct history_query){ 0 };
+	q->metric = arg_value(args, "metric", NULL);
+	if (only_params(args, known, e) < 0 || labels_param(args, q, buf, e) < 0)
+		return -EINVAL;
+	if (!q->metric || !*q->metric)
+		return parse_error(e, "metric", "a metric name is needed");
+	if (time_param(args, "start", now - HTTP_API_RANGE_DEFAULT_MS, now, &q->since_ms, e) < 0 ||
+	    time_param(args, "end", now, now, &q->until_ms, e) < 0)
+		return -EINVAL;
+	if (q->until_ms < q->since_ms)
+		return parse_error(e, "end", "end is before start");
+	if (!step || config_parse_duration(step, &q->step_ms) < 0 || q->step_ms < 1)
+		return parse_error(e, "step", "a duration is needed: 10s, 1m");
+	if (agg && history_agg_parse(agg) < 0)
+		return parse_error(e, "agg", "not avg, max, min, last or count");
+	q->agg = agg ? (enum history_agg)history_agg_parse(agg) : HISTORY_AVG;
+	if (history_steps(q) > max_points)
+		return parse_error(e, "step",
+				   "too many points: take a longer step or a shorter window");
+	return 0;
+}
+
+int http_api_args_add(struct http_api_args *args, const char *key, const char *value)
+{
+	if (args->n == args->cap) {
+		size_t cap = args->cap ? args->cap * 2 : 16;
+		struct http_api_arg *n = realloc(args->arg, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		args->arg = n;
+		args->cap = cap;
+	}
+	args->arg[args->n].key = key;
+	args->arg[args->n].value = value;
+	args->n++;
+	return 0;
+}
+
+void http_api_args_release(struct http_api_args *args)
+{
+	free(args->arg);
+	*args = (struct http_api_args){ 0 };
+}
+
+static enum MHD_Result take_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
 	(void)kind;
-	(void)value;
-	for (const char *const *k = p->known; *k; k++)
-		if (strcmp(*k, key) == 0)
-			return MHD_YES;
-	p->unknown = key;
-	return MHD_NO;
+	return http_api_args_add(cls, key, value) == 0 ? MHD_YES : MHD_NO;
+}
+
+/* The request's query parameters in order, as MHD decoded them; borrowed
+ * from the connection. Returns 0 or -ENOMEM. */
+static int request_args(struct MHD_Connection *c, struct http_api_args *args)
+{
+	size_t want = (size_t)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+
+	*args = (struct http_api_args){ 0 };
+	return (size_t)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_arg, args) ==
+				       want &&
+			       args->n == want
+		       ? 0
+		       : -ENOMEM;
+}
+
+/* Replies to a request whose parameters did not parse. */
+static enum MHD_Result reply_parse_error(struct MHD_Connection *c, int r,
+					 const struct http_api_error *e)
+{
+	if (r == -ENOMEM)
+		return reply_json(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
+	return reply_error(c, r == -ENOENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_BAD_REQUEST, e->param,
+			   e->why);
 }
 
 struct collect {
@@ -153,84 +339,20 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *db_path,
 				    col.truncated));
 }
 
-/* A time parameter, or def if absent; 0 or -1 after replying 400. */
-static int time_param(struct MHD_Connection *c, const char *name, int64_t def, int64_t now,
-		      int64_t *ret)
-{
-	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
-
-	*ret = def;
-	if (!v)
-		return 0;
-	if (time_parse(v, now, ret) == 0)
-		return 0;
-	reply_error(c, MHD_HTTP_BAD_REQUEST, name,
-		    "not a time: RFC 3339, Unix seconds, or now-15m");
-	return -1;
-}
-
 static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, const char *db_path,
 				    unsigned max_points)
 {
-	static const char *const list_params[] = { "start", "end", "kind", "subject", NULL };
-	static const char *const none[] = { NULL };
-	struct events_query q = { 0 };
-	struct params p = { list_params, NULL };
-	int64_t now = clock_wall_ms();
-	char *end;
+	struct http_api_args args;
+	struct http_api_error e;
+	struct events_query q;
+	enum MHD_Result ret;
+	int r = request_args(c, &args);
 
-	if (*rest == '/') {
-		q.id = strtoll(rest + 1, &end, 10);
-		if (*end || end == rest + 1 || q.id <= 0)
-			return reply_error(c, MHD_HTTP_BAD_REQUEST, "id",
-					   "not an event id (a positive integer)");
-		p.known = none;
-	} else if (*rest) {
-		return reply_error(c, MHD_HTTP_NOT_FOUND, NULL, HTTP_API_PATHS);
-	}
-	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_param, &p);
-	if (p.unknown)
-		return reply_error(c, MHD_HTTP_BAD_REQUEST, p.unknown, "unknown parameter");
-	if (q.id > 0)
-		return answer(c, db_path, &q, max_points);
-	if (time_param(c, "start", now - HTTP_API_DEFAULT_WINDOW_MS, now, &q.since_ms) < 0 ||
-	    time_param(c, "end", now, now, &q.until_ms) < 0)
-		return MHD_YES;
-	if (q.until_ms < q.since_ms)
-		return reply_error(c, MHD_HTTP_BAD_REQUEST, "end", "end is before start");
-	q.kind = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "kind");
-	if (q.kind && event_kind_parse(q.kind) < 0)
-		return reply_error(c, MHD_HTTP_BAD_REQUEST, "kind",
-				   "not one of hotspot, incast, stall, pfc_storm, "
-				   "straggler, slow_handoff");
-	q.subject = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "subject");
-	return answer(c, db_path, &q, max_points);
-}
-
-/* The label=K=V filters of a request, into q's buffers. */
-struct label_args {
-	struct history_query *q;
-	char (*buf)[HISTORY_LABEL_LEN];
-	const char *bad; /* a value that is not KEY=VALUE, or one too many */
-};
-
-static enum MHD_Result take_label(void *cls, enum MHD_ValueKind kind, const char *key,
-				  const char *value)
-{
-	struct label_args *la = cls;
-	struct history_query *q = la->q;
-
-	(void)kind;
-	if (strcmp(key, "label") != 0)
-		return MHD_YES;
-	if (!value || q->nlabels == HISTORY_LABELS_MAX ||
-	    history_label_filter(value, la->buf[q->nlabels], HISTORY_LABEL_LEN) < 0) {
-		la->bad = value ? value : "";
-		return MHD_NO;
-	}
-	q->labels[q->nlabels] = la->buf[q->nlabels];
-	q->nlabels++;
-	return MHD_YES;
+	if (r == 0)
+		r = http_api_parse_events(rest, &args, clock_wall_ms(), &q, &e);
+	ret = r < 0 ? reply_parse_error(c, r, &e) : answer(c, db_path, &q, max_points);
+	http_api_args_release(&args);
+	return ret;
 }
 
 struct series_list {
@@ -266,115 +388,66 @@ static struct store *open_db(struct MHD_Connection *c, const char *db_path)
 	return st;
 }
 
-/* Checks that the request has only these parameters; replies 400 if not. */
-static int only_params(struct MHD_Connection *c, const char *const *known)
-{
-	struct params p = { known, NULL };
-
-	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_param, &p);
-	if (!p.unknown)
-		return 0;
-	reply_error(c, MHD_HTTP_BAD_REQUEST, p.unknown, "unknown parameter");
-	return -1;
-}
-
-/* The label filters into q; replies 400 if one is bad. */
-static int labels_param(struct MHD_Connection *c, struct history_query *q,
-			char (*buf)[HISTORY_LABEL_LEN])
-{
-	struct label_args la = { q, buf, NULL };
-
-	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_label, &la);
-	if (!la.bad)
-		return 0;
-	reply_error(c, MHD_HTTP_BAD_REQUEST, "label", "not KEY=VALUE (16 at most)");
-	return -1;
-}
-
 static enum MHD_Result serve_series(struct MHD_Connection *c, const char *db_path)
 {
-	static const char *const known[] = { "match", "label", NULL };
 	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* per request: two server threads */
-	struct history_query q = { 0 };
-	struct series_list sl = { json_array(), 0 };
+	struct series_list sl = { NULL, 0 };
+	struct http_api_args args;
+	struct http_api_error e;
+	struct history_query q;
+	enum MHD_Result ret;
 	struct store *st;
-	int r;
+	int r = request_args(c, &args);
 
-	if (only_params(c, known) < 0 || labels_param(c, &q, buf) < 0 ||
-	    !(st = open_db(c, db_path))) {
-		json_decref(sl.list);
-		return MHD_YES;
+	if (r == 0)
+		r = http_api_parse_series(&args, &q, buf, &e);
+	if (r < 0) {
+		ret = reply_parse_error(c, r, &e);
+		goto out;
 	}
-	r = sl.list ? history_list_series(
-			      store_db(st),
-			      MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "match"),
-			      q.labels, q.nlabels, list_one, &sl)
+	ret = MHD_YES;
+	if (!(st = open_db(c, db_path)))
+		goto out;
+	sl.list = json_array();
+	r = sl.list ? history_list_series(store_db(st), q.metric, q.labels, q.nlabels, list_one,
+					  &sl)
 		    : -ENOMEM;
 	store_close(st);
 	if (r < 0) {
 		json_decref(sl.list);
-		return reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+		ret = reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+		goto out;
 	}
-	return reply_json(c, MHD_HTTP_OK,
-			  json_pack("{s:s,s:o,s:b}", "status", "ok", "data", sl.list, "truncated",
-				    sl.truncated));
-}
-
-/* The query_range parameters into q; replies 400 and returns -1 if bad. */
-static int range_params(struct MHD_Connection *c, struct history_query *q, unsigned max_points,
-			char (*buf)[HISTORY_LABEL_LEN])
-{
-	static const char *const known[] = {
-		"metric", "label", "start", "end", "step", "agg", NULL
-	};
-	const char *step = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "step");
-	const char *agg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "agg");
-	int64_t now = clock_wall_ms();
-
-	q->metric = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "metric");
-	if (only_params(c, known) < 0 || labels_param(c, q, buf) < 0)
-		return -1;
-	if (!q->metric || !*q->metric) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "metric", "a metric name is needed");
-		return -1;
-	}
-	if (time_param(c, "start", now - HTTP_API_RANGE_DEFAULT_MS, now, &q->since_ms) < 0 ||
-	    time_param(c, "end", now, now, &q->until_ms) < 0)
-		return -1;
-	if (q->until_ms < q->since_ms) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "end", "end is before start");
-		return -1;
-	}
-	if (!step || config_parse_duration(step, &q->step_ms) < 0 || q->step_ms < 1) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "step", "a duration is needed: 10s, 1m");
-		return -1;
-	}
-	if (agg && history_agg_parse(agg) < 0) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "agg", "not avg, max, min, last or count");
-		return -1;
-	}
-	q->agg = agg ? (enum history_agg)history_agg_parse(agg) : HISTORY_AVG;
-	if (history_steps(q) > max_points) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "step",
-			    "too many points: take a longer step or a shorter window");
-		return -1;
-	}
-	return 0;
+	ret = reply_json(c, MHD_HTTP_OK,
+			 json_pack("{s:s,s:o,s:b}", "status", "ok", "data", sl.list, "truncated",
+				   sl.truncated));
+out:
+	http_api_args_release(&args);
+	return ret;
 }
 
 static enum MHD_Result serve_range(struct MHD_Connection *c, const char *db_path,
 				   unsigned max_points)
 {
 	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* per request: two server threads */
-	struct history_query q = { 0 };
+	struct http_api_args args;
+	struct http_api_error e;
+	struct history_query q;
 	struct history_result res;
 	struct store *st;
 	json_t *list;
-	int r;
+	int r = request_args(c, &args);
 
-	if (range_params(c, &q, max_points, buf) < 0 || !(st = open_db(c, db_path)))
-		return MHD_YES;
+	if (r == 0)
+		r = http_api_parse_range(&args, clock_wall_ms(), max_points, &q, buf, &e);
+	if (r < 0 || !(st = open_db(c, db_path))) {
+		enum MHD_Result ret = r < 0 ? reply_parse_error(c, r, &e) : MHD_YES;
+
+		http_api_args_release(&args);
+		return ret;
+	}
 	r = history_run(store_db(st), &q, HTTP_API_SERIES_MAX, &res);
+	http_api_args_release(&args);
 	store_close(st);
 	if (r == -ENOENT)
 		return reply_error(c, MHD_HTTP_BAD_REQUEST, "metric", "no such metric");

@@ -3,6 +3,11 @@
 #define FABMON_HTTP_API_H
 
 #include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query_events.h"
+#include "query_history.h"
 
 /*
  * Answers GET url under /api/v1/ from the database at db_path, opened
@@ -22,5 +27,51 @@
  */
 enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const char *db_path,
 			       unsigned max_points);
+
+/*
+ * The parsing of a request's query parameters, apart from the connection
+ * (so that it can be fuzzed): the parameters in request order, as MHD
+ * decoded them (value NULL for "?key" without "="); strings are borrowed.
+ */
+struct http_api_arg {
+	const char *key, *value;
+};
+
+struct http_api_args {
+	struct http_api_arg *arg;
+	size_t n, cap;
+};
+
+/* Appends a parameter. Returns 0 or -ENOMEM. */
+int http_api_args_add(struct http_api_args *args, const char *key, const char *value);
+
+/* Frees the list (not the strings). */
+void http_api_args_release(struct http_api_args *args);
+
+/* Why a request's parameters were refused: the parameter (NULL if none is
+ * to blame) and a static message. */
+struct http_api_error {
+	const char *param;
+	const char *why;
+};
+
+/*
+ * /api/v1/events (rest "") or /api/v1/events/ID (rest "/ID") into q, at
+ * time now_ms. Returns 0, -EINVAL (a 400: unknown parameter, bad time, end
+ * before start, unknown kind, bad id) or -ENOENT (a 404: another path), with
+ * e set.
+ */
+int http_api_parse_events(const char *rest, const struct http_api_args *args, int64_t now_ms,
+			  struct events_query *q, struct http_api_error *e);
+
+/* /api/v1/series into q (labels held in buf). Returns 0 or -EINVAL with e. */
+int http_api_parse_series(const struct http_api_args *args, struct history_query *q,
+			  char (*buf)[HISTORY_LABEL_LEN], struct http_api_error *e);
+
+/* /api/v1/query_range into q (labels held in buf): at most max_points steps.
+ * Returns 0 or -EINVAL with e. */
+int http_api_parse_range(const struct http_api_args *args, int64_t now_ms, unsigned max_points,
+			 struct history_query *q, char (*buf)[HISTORY_LABEL_LEN],
+			 struct http_api_error *e);
 
 #endif
