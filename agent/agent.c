@@ -18,6 +18,7 @@
 #include "privilege.h"
 #include "registry.h"
 #include "store.h"
+#include "web_config.h"
 
 /* Retention deletes at most this many old rows of each kind per tick (1000
  * series close about 4 blocks a tick), so catching up after downtime is
@@ -35,6 +36,7 @@ struct agent {
 	struct registry *reg;
 	struct store *store;
 	struct http *http;
+	struct web_config *web; /* NULL: none; held as long as http */
 	struct events *events;
 	struct event_verdict verdicts[EVENTS_TRACKED];
 	struct strbuf text;
@@ -276,6 +278,13 @@ static void agent_reload(struct agent *a)
 	snprintf(cfg.db_path, sizeof(cfg.db_path), "%s", a->cfg.db_path);
 	snprintf(cfg.user, sizeof(cfg.user), "%s", a->cfg.user);
 	cfg.max_series = a->cfg.max_series;
+	/* read at start only: its key is often root's alone, and the agent
+	 * may run as its own user by now */
+	if (cfg.web_config_file[0] || a->cfg.web_config_file[0])
+		log_warnx("reload: the web config ('%s') is read at start only: restart to apply "
+			  "changes to it",
+			  a->cfg.web_config_file[0] ? a->cfg.web_config_file : cfg.web_config_file);
+	snprintf(cfg.web_config_file, sizeof(cfg.web_config_file), "%s", a->cfg.web_config_file);
 	collector_set_release(&a->set);
 	a->cfg = cfg;
 	(void)collector_set_init(&a->set, &a->cfg, 0);
@@ -364,6 +373,7 @@ static void agent_release(struct agent *a)
 {
 	collector_set_release(&a->set);
 	http_stop(a->http);
+	web_config_free(a->web);
 	store_close(a->store);
 	registry_free(a->reg);
 	events_free(a->events);
@@ -408,6 +418,13 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		log_error(0, "%s", err);
 		goto out;
 	}
+	if (a.cfg.web_config_file[0]) {
+		r = web_config_load(a.cfg.web_config_file, &a.web, err, sizeof(err));
+		if (r < 0) {
+			log_error(0, "%s", err);
+			goto out;
+		}
+	}
 	hopt = (struct http_options){
 		.listen = a.cfg.listen,
 		.connection_limit = a.cfg.http_connection_limit,
@@ -416,6 +433,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		.stale_ms = 10 * a.cfg.interval_ms > 30000 ? 10 * a.cfg.interval_ms : 30000,
 		.db_path = a.cfg.db_path,
 		.api_max_points = a.cfg.api_max_points,
+		.web = a.web,
 	};
 	r = http_start(&hopt, &a.http, err, sizeof(err));
 	if (r < 0) {

@@ -83,6 +83,8 @@ static const struct key_def config_keys[] = {
 	     "an integer from 1 to 10000"),
 	UINT("http_per_ip_limit", http_per_ip_limit, 1, 10000, "an integer from 1 to 10000"),
 	UINT("http_timeout", http_timeout_s, 1, 3600, "a number of seconds from 1 to 3600"),
+	STR("web_config_file", web_config_file,
+	    "a YAML file with tls_server_config and basic_auth_users", NULL),
 	UINT("api_max_points", api_max_points, 100, 10000000, "an integer from 100 to 10000000"),
 	UINT("bpf_max_flows", bpf_max_flows, 64, 4194304, "an integer from 64 to 4194304"),
 	UINT("bpf_top_peers", bpf_top_peers, 1, 1000, "an integer from 1 to 1000"),

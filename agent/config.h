@@ -48,6 +48,7 @@ struct config {
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;
+	char web_config_file[PATH_MAX]; /* TLS and basic auth (web_config.h); "" = none */
 	unsigned api_max_points; /* values one /api/v1/query_range answer may hold */
 	unsigned bpf_max_flows; /* entries of the probes' flow, QP and TCP maps */
 	unsigned bpf_top_peers; /* per-peer series kept; the rest go to peer="other" */

@@ -8,13 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "clock.h"
 #include "config.h"
 #include "http.h"
 #include "http_api.h"
+#include "http_auth.h"
+#include "web_config.h"
 #include "web_page.h"
+
+/* What one connection may hold of its request line and headers: a longer
+ * URL is answered 414 and longer headers 431 by libmicrohttpd itself. 32 KiB
+ * is its default, written out because the answers depend on it. */
+#define HTTP_CONNECTION_MEMORY (32 * 1024)
 
 /* A published /metrics body, shared by the scrapes that are sending it. */
 struct snapshot {
@@ -32,6 +40,7 @@ struct http {
 	unsigned port;
 	char *db_path; /* NULL: no API */
 	unsigned api_max_points;
+	struct http_auth *auth; /* NULL: no web config */
 };
 
 static void snapshot_unref(void *cls)
@@ -87,7 +96,10 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(c, status, r);
+	if (status == MHD_HTTP_UNAUTHORIZED) /* with WWW-Authenticate: Basic realm= */
+		ret = MHD_queue_basic_auth_fail_response(c, "fabmon", r);
+	else
+		ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
@@ -158,14 +170,18 @@ static enum MHD_Result serve_page(struct http *h, struct MHD_Connection *c)
 	return ret;
 }
 
+/* /healthz and /readyz answer without a password: they tell only whether
+ * the agent ticks, and a kubelet or load balancer probe cannot easily hold
+ * one. Everything else needs one when basic_auth_users are configured. */
 static const struct route {
 	const char *path;
 	enum MHD_Result (*serve)(struct http *h, struct MHD_Connection *c);
+	int open;
 } routes[] = {
-	{ "/", serve_page },
-	{ "/metrics", serve_metrics },
-	{ "/healthz", serve_healthz },
-	{ "/readyz", serve_readyz },
+	{ "/", serve_page, 0 },
+	{ "/metrics", serve_metrics, 0 },
+	{ "/healthz", serve_healthz, 1 },
+	{ "/readyz", serve_readyz, 1 },
 };
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -173,17 +189,29 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      size_t *upload_size, void **req)
 {
 	struct http *h = cls;
+	const struct route *route = NULL;
+	enum http_auth_verdict verdict;
 
 	(void)version;
 	(void)upload;
 	(void)req;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(url, routes[i].path) == 0)
+			route = &routes[i];
+	verdict = http_auth_request(h->auth, c, !route || !route->open);
+	if (verdict != HTTP_AUTH_OK) {
+		*upload_size = 0; /* discard any body, as for 405 */
+		return verdict == HTTP_AUTH_BAD_CERT
+			       ? reply_text(c, MHD_HTTP_FORBIDDEN,
+					    "client certificate not verified\n")
+			       : reply_text(c, MHD_HTTP_UNAUTHORIZED, "unauthorized\n");
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		*upload_size = 0; /* discard any body; we answer 405 regardless */
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	}
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(url, routes[i].path) == 0)
-			return routes[i].serve(h, c);
+	if (route)
+		return route->serve(h, c);
 	if (h->db_path && strncmp(url, "/api/v1/", 8) == 0)
 		return http_api_serve(c, url, h->db_path, h->api_max_points);
 	return reply_text(c, MHD_HTTP_NOT_FOUND,
@@ -197,12 +225,67 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			      enum MHD_ConnectionNotificationCode code)
+{
+	struct http *h = cls;
+
+	(void)socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		http_auth_tls_start(h->auth, c);
+}
+
+/*
+ * Each connection is a descriptor: lets the soft limit (1024 under most
+ * shells and systemd) cover the connection limit, up to the hard limit.
+ */
+static void raise_nofile(unsigned connections)
+{
+	rlim_t want = (rlim_t)connections + 256; /* the database, probes, captures */
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* Fills opts (room for 16) with the daemon's options; sa may be NULL. */
+static void daemon_options(const struct http_options *opt, struct http *h,
+			   const struct sockaddr *sa, struct MHD_OptionItem *opts)
+{
+	const struct web_config *web = opt->web;
+	size_t n = 0;
+
+#define OPT(o, v, p) (opts[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (void *)(p) })
+	OPT(MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL);
+	OPT(MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit, NULL);
+	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->per_ip_limit, NULL);
+	OPT(MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, NULL);
+	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY, NULL);
+	OPT(MHD_OPTION_THREAD_POOL_SIZE, 2, NULL);
+	if (sa)
+		OPT(MHD_OPTION_SOCK_ADDR, 0, sa);
+	if (web && web->tls) {
+		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, web->cert_pem);
+		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem);
+		OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, web_config_priorities(web));
+		if (web->client_ca_pem)
+			OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, web->client_ca_pem);
+		if (web->client_auth != WEB_CLIENT_AUTH_NONE)
+			OPT(MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h);
+	}
+	OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+}
+
 int http_start(const struct http_options *opt, struct http **ret, char *err, size_t err_len)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST };
 	struct addrinfo *ai = NULL;
 	const union MHD_DaemonInfo *info;
+	struct MHD_OptionItem opts[16];
 	char host[256];
 	unsigned port;
 	struct http *h;
@@ -223,6 +306,21 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
+	if (opt->web) {
+		if (opt->web->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			r = -EOPNOTSUPP;
+			snprintf(err, err_len, "this libmicrohttpd was built without TLS");
+			goto fail;
+		}
+		if (opt->web->tls)
+			flags |= MHD_USE_TLS;
+		h->auth = http_auth_new(opt->web);
+		if (!h->auth) {
+			r = -ENOMEM;
+			snprintf(err, err_len, "out of memory");
+			goto fail;
+		}
+	}
 	if (host[0]) {
 		r = getaddrinfo(host, NULL, &hints, &ai);
 		if (r) {
@@ -240,22 +338,15 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 	} else {
 		flags |= MHD_USE_DUAL_STACK;
 	}
-	h->daemon = MHD_start_daemon(
-		flags, (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-		NULL, MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->per_ip_limit,
-		MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, MHD_OPTION_THREAD_POOL_SIZE, 2u,
-		ai ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, ai ? ai->ai_addr : NULL,
-		MHD_OPTION_END);
+	raise_nofile(opt->connection_limit);
+	daemon_options(opt, h, ai ? ai->ai_addr : NULL, opts);
+	h->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_ARRAY,
+				     opts, MHD_OPTION_END);
 	if (!h->daemon && !host[0]) {
 		/* no IPv6 on this host: all IPv4 addresses */
 		flags &= ~(unsigned)MHD_USE_DUAL_STACK;
 		h->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, h,
-					     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-					     MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
-					     MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->per_ip_limit,
-					     MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s,
-					     MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_END);
+					     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	}
 	if (!h->daemon) {
 		r = errno ? -errno : -EADDRINUSE;
@@ -282,6 +373,7 @@ void http_stop(struct http *h)
 		MHD_stop_daemon(h->daemon);
 	snapshot_unref(h->current);
 	pthread_mutex_destroy(&h->lock);
+	http_auth_free(h->auth);
 	free(h->db_path);
 	free(h);
 }

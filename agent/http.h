@@ -10,10 +10,13 @@
  * serves the last published snapshot of /metrics, so a scrape never waits
  * for a collector, plus /healthz and /readyz, and the JSON API under
  * /api/v1/ (http_api.h). GET and HEAD only (405 otherwise), 404 for unknown
- * paths.
+ * paths. With a web config (web_config.h) it serves HTTPS only, checks
+ * client certificates as the config says, and asks every path but /healthz
+ * and /readyz for basic authentication (http_auth.h).
  */
 
 struct http;
+struct web_config;
 
 struct http_options {
 	const char *listen; /* "ADDR:PORT", "[V6]:PORT" or ":PORT" */
@@ -23,9 +26,11 @@ struct http_options {
 	int64_t stale_ms; /* /healthz fails if no tick was published for this long */
 	const char *db_path; /* the database /api/v1/ reads (read-only); NULL: no API */
 	unsigned api_max_points; /* bound on one query_range answer */
+	const struct web_config *web; /* TLS and users; NULL: plain HTTP, open */
 };
 
-/* Starts serving. Returns 0 and sets *ret, or -errno with a message in err. */
+/* Starts serving. Returns 0 and sets *ret, or -errno with a message in err.
+ * opt->web must outlive the server: libmicrohttpd keeps pointers into it. */
 int http_start(const struct http_options *opt, struct http **ret, char *err, size_t err_len);
 
 /* Stops the server and frees the last snapshot. Accepts NULL. */

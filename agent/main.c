@@ -13,6 +13,7 @@
 #include "doctor.h"
 #include "log.h"
 #include "replay.h"
+#include "web_config.h"
 
 /* Exit statuses (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
 #define EXIT_USAGE 2
@@ -65,6 +66,8 @@ static const char agent_usage[] =
 	"                         (/run/netns/NAME, /proc/PID/ns/net; default: all)\n"
 	"  --http-connection-limit N, --http-per-ip-limit N, --http-timeout SECONDS\n"
 	"                         HTTP bounds (defaults 64, 16, 10)\n"
+	"  --web-config-file FILE  TLS and basic auth, in exporter-toolkit's YAML form\n"
+	"                         (default none: plain HTTP, no authentication)\n"
 	"  --api-max-points N     values one /api/v1/query_range answer may hold (11000)\n"
 	"  --user NAME            started as root, run as this user once the probes, sockets\n"
 	"                         and database are open, keeping only the capabilities the\n"
@@ -136,6 +139,7 @@ static const struct option config_options[] = {
 	{ "http-connection-limit", required_argument, NULL, 0 },
 	{ "http-per-ip-limit", required_argument, NULL, 0 },
 	{ "http-timeout", required_argument, NULL, 0 },
+	{ "web-config-file", required_argument, NULL, 0 },
 	{ "api-max-points", required_argument, NULL, 0 },
 	{ "user", required_argument, NULL, 0 },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
@@ -225,6 +229,8 @@ static int cmd_agent_or_doctor(int argc, char **argv, int doctor)
 		return r == 1 ? EXIT_SUCCESS : r;
 	}
 	r = config_build(&src, &cfg, err, sizeof(err));
+	if (r == 0 && !doctor)
+		r = web_config_check(cfg.web_config_file, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "fabmon: %s\n", err);
 		r = EXIT_USAGE;

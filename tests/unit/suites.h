@@ -29,6 +29,7 @@ Suite *kmap_suite(void);
 Suite *detect_roce_suite(void);
 Suite *timefmt_suite(void);
 Suite *pack_suite(void);
+Suite *web_config_suite(void);
 Suite *privilege_suite(void);
 
 #endif
