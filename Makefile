@@ -59,6 +59,11 @@ LAB_BINS := $(LAB_SRCS:tests/lab/%.c=$(BUILD)/lab/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB  := collector/packet.c collector/capture.c collector/kmap.c collector/lldp.c
+# The agent's parsers' harnesses (config file, sysfs values, API query
+# parameters, packed samples) link the whole library, built the same way.
+FUZZ_AGENT := $(addprefix $(BUILD)/fuzz/,fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack)
+FUZZ_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_SAN  := -g -O1 -fno-sanitize-recover=all
 FUZZ_SECS ?= 300
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
@@ -72,7 +77,7 @@ help:
 	@echo '  make run           deps + build + run the agent here: ./var/fabmon.db, 127.0.0.1:9478'
 	@echo '  make test          deps + build + every test (unit, metrics lint, HTTP, store, lab)'
 	@echo '  make bench         deps + build + benchmarks that print figures (not asserted)'
-	@echo '  make fuzz          deps + libFuzzer on the packet parse and the capture reader, FUZZ_SECS each'
+	@echo '  make fuzz          deps + libFuzzer on the packet, capture, config, sysfs, API query and pack parsers, FUZZ_SECS each'
 	@echo '  make install       install the binary, config and unit under $$(DESTDIR)$$(PREFIX)'
 	@echo '  make deb           build $(BUILD)/fabmon_VERSION-1_ARCH.deb (dpkg-deb; no debhelper)'
 	@echo '  make format        reformat the C sources with .clang-format'
@@ -156,6 +161,21 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard collector/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $(WARN) -o $@ $< $(FUZZ_LIB) -lpcap
+
+$(BUILD)/fuzz/obj/%.o: %.c | $(BPF_SKELS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(PKG_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link,address,undefined \
+		$(WARN) -Wno-gnu-variable-sized-type-not-at-end -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/libfabmon.a: $(FUZZ_OBJS) $(BUILD)/schema/schema.o $(BUILD)/web/page.o
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_AGENT): $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libfabmon.a
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(CPPFLAGS) $(PKG_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer,address,undefined $(WARN) \
+		-o $@ $< $(BUILD)/fuzz/libfabmon.a $(LDLIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS)
 	$(call msg,CC,$@)

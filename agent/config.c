@@ -140,7 +140,10 @@ void config_defaults(struct config *cfg)
 	/* a hand-off that takes three times as long as it did keeps a decode
 	 * host waiting long past its jitter (the lab's spread is ~10 %) */
 	cfg->handoff_slow_percent = 300;
-	cfg->http_connection_limit = 64;
+	/* an idle connection costs ~5 KiB (t_http_abuse.sh): hundreds of
+	 * slow clients, at most http_per_ip_limit from each address, leave
+	 * room for the scrapers */
+	cfg->http_connection_limit = 1024;
 	cfg->http_per_ip_limit = 16;
 	cfg->http_timeout_s = 10;
 	/* Prometheus's own query_range bound: a graph has no use for more */
@@ -327,9 +330,18 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 		snprintf(err, err_len, "unable to open '%s': %s", path, strerror(-r));
 		return r;
 	}
-	text = malloc(CONFIG_FILE_MAX + 1);
-	if (text)
-		len = fread(text, 1, CONFIG_FILE_MAX + 1, f);
+	/* the whole file (a pipe too), in a buffer that grows to the bound */
+	for (size_t cap = 4096, n = 1; n && len <= CONFIG_FILE_MAX; cap *= 2) {
+		char *grown = realloc(text, cap + 1);
+
+		if (!grown) {
+			free(text);
+			text = NULL;
+			break;
+		}
+		text = grown;
+		len += n = fread(text + len, 1, cap - len, f);
+	}
 	line = !text || ferror(f) || len > CONFIG_FILE_MAX ? -1 : 0;
 	fclose(f);
 	if (line == 0)

@@ -42,7 +42,8 @@ static int parse_unix(const char *text, int64_t *ret_ms)
 			return -EINVAL;
 	errno = 0;
 	s = strtod(text, &end);
-	if (errno || *end || end == text)
+	/* past ~285,000 years the milliseconds leave int64_t (undefined) */
+	if (errno || *end || end == text || s > 9e12)
 		return -EINVAL;
 	*ret_ms = (int64_t)(s * 1000.0 + 0.5);
 	return 0;

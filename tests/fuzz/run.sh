@@ -4,12 +4,15 @@
 # from its committed seeds (tests/fuzz/corpus/NAME) and keeping what it
 # finds in $FUZZ_BIN/corpus/NAME; a crash leaves its input in
 # $FUZZ_BIN/NAME-crash-*.
+# Arguments name the harnesses to run (fuzz_config ...); none runs them all.
 # Exits non-zero if any harness failed. Run from the repository root.
 set -u
 status=0
-for bin in "$FUZZ_BIN"/fuzz_*; do
-	[ -x "$bin" ] || continue
-	name=$(basename "$bin")
+names=$*
+[ -n "$names" ] || names=$(cd "$FUZZ_BIN" && ls fuzz_* | grep -v '\.log$\|-crash-\|-leak-\|-timeout-\|-oom-')
+for name in $names; do
+	bin=$FUZZ_BIN/$name
+	[ -x "$bin" ] || { echo "$name: not built in $FUZZ_BIN"; status=1; continue; }
 	mkdir -p "$FUZZ_BIN/corpus/$name"
 	echo "== $name, ${FUZZ_SECS}s"
 	log="$FUZZ_BIN/$name.log"

@@ -1,0 +1,14 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# make test's bounded fuzz run of the agent's parsers, each for
+# FUZZ_PARSER_SECS (default 10) from the seeds in tests/fuzz/corpus/NAME,
+# under AddressSanitizer and UBSan: the config file (fuzz_config), sysfs
+# values (fuzz_sysfs), the JSON API's query parameters (fuzz_http_query) and
+# the packed-sample codec, arbitrary blocks and a bit-exact round trip
+# (fuzz_pack). `make fuzz` runs them longer.
+. tests/lib.sh
+names="fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack"
+for n in $names; do
+	[ -x "${FUZZ_BIN:-}/$n" ] || skip "no $n in '${FUZZ_BIN:-}' (built by make test with clang)"
+done
+FUZZ_SECS=${FUZZ_PARSER_SECS:-10} sh tests/fuzz/run.sh $names
