@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -31,6 +33,7 @@ struct store {
 	size_t nrecs, recs_cap;
 	uint8_t *blob;
 	size_t blob_cap;
+	int lock_fd; /* the writer's flock on the file, -1 for a reader */
 };
 
 unsigned store_schema_version(void)
@@ -291,6 +294,31 @@ static int store_pack_legacy(struct store *st)
 	return rc;
 }
 
+/*
+ * One writer a file: a second agent, or `replay --db`, on it would pack the
+ * same series from two memories. flock(2) does not touch SQLite's POSIX
+ * locks; the descriptor stays open until after sqlite3_close, as closing any
+ * descriptor of the file drops the process's POSIX locks
+ * (https://www.sqlite.org/howtocorrupt.html, 2.2.1).
+ */
+static int store_lock(struct store *st, const char *path, char *err, size_t err_len)
+{
+	st->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (st->lock_fd < 0 || flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		if (e == EWOULDBLOCK)
+			snprintf(err, err_len,
+				 "'%s' is being written by another fabmon (an agent or replay "
+				 "--db): a database has one writer",
+				 path);
+		else
+			snprintf(err, err_len, "unable to lock '%s': %s", path, strerror(e));
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	return 0;
+}
+
 int store_open(const char *path, enum store_mode mode, struct store **ret, char *err,
 	       size_t err_len)
 {
@@ -302,6 +330,7 @@ int store_open(const char *path, enum store_mode mode, struct store **ret, char 
 
 	if (!st)
 		return -ENOMEM;
+	st->lock_fd = -1;
 	if (mode == STORE_READ_ONLY && access(path, F_OK) < 0) {
 		r = -errno;
 		snprintf(err, err_len, "unable to open database '%s': %s", path, strerror(errno));
@@ -318,6 +347,8 @@ int store_open(const char *path, enum store_mode mode, struct store **ret, char 
 	(void)sqlite3_busy_timeout(st->db, 5000);
 	r = store_check(st->db, path, &version, err, err_len);
 	if (r < 0)
+		goto fail;
+	if (mode == STORE_READ_WRITE && (r = store_lock(st, path, err, err_len)) < 0)
 		goto fail;
 	if (mode == STORE_READ_WRITE) {
 		/* WAL lets the CLI read while the agent writes; NORMAL loses at most
@@ -434,6 +465,8 @@ void store_close(struct store *st)
 	store_pack_free(st->pack);
 	store_finalize(st);
 	(void)sqlite3_close(st->db);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
 	free(st->recs);
 	free(st->blob);
 	free(st);

@@ -24,7 +24,7 @@ enum store_mode { STORE_READ_WRITE, STORE_READ_ONLY };
 /*
  * Opens (read-write: creating and migrating) the database at path. Returns 0
  * and sets *ret, or -errno with a message in err: -ENOENT (read-only and
- * absent), -EPROTONOSUPPORT (schema newer than this program), -EMEDIUMTYPE
+ * absent), -EBUSY (read-write, and another process writes it), -EPROTONOSUPPORT (schema newer than this program), -EMEDIUMTYPE
  * (not a fabmon database), -EACCES/-EROFS/-ENOSPC/-EIO (cannot be opened or
  * written).
  */

@@ -13,6 +13,11 @@
  * for 40 minutes). */
 #define BLOCK_BYTES 3000
 #define BLOCK_SPAN_MS HOUR_MS
+/* The stage holds every series' open block: past this many bytes of it,
+ * blocks get shorter (down to BLOCK_ROWS_MIN), so a host with 100000 series
+ * does not stage 256 ticks of them (0.5 GiB). */
+#define STAGE_BYTES (32 << 20)
+#define BLOCK_ROWS_MIN 32
 /* A series not seen for this long closes what it has open. */
 #define QUIET_MS MINUTE_MS
 
@@ -44,7 +49,7 @@ struct store_pack {
 	sqlite3 *db;
 	sqlite3_stmt *block_insert, *block_last, *roll_upsert, *roll_last;
 	struct pseries **s; /* by series id */
-	size_t cap;
+	size_t cap, live;
 	size_t cursor; /* where the budgeted work resumes */
 };
 
@@ -91,6 +96,16 @@ int store_pack_new(sqlite3 *db, struct store_pack **ret)
 	return SQLITE_OK;
 }
 
+/* Samples a block of this store's series takes. */
+static unsigned block_rows(const struct store_pack *p)
+{
+	size_t rows = STAGE_BYTES / (STAGE_REC_BYTES * (p->live ? p->live : 1));
+
+	if (rows > PACK_BLOCK_ROWS)
+		return PACK_BLOCK_ROWS;
+	return rows < BLOCK_ROWS_MIN ? BLOCK_ROWS_MIN : (unsigned)rows;
+}
+
 static void series_free(struct pseries *s)
 {
 	if (!s)
@@ -100,12 +115,20 @@ static void series_free(struct pseries *s)
 	free(s);
 }
 
+/* Frees the state of series id. */
+static void series_drop(struct store_pack *p, int64_t id)
+{
+	if (!p->s[id])
+		return;
+	series_free(p->s[id]);
+	p->s[id] = NULL;
+	p->live--;
+}
+
 void store_pack_forget(struct store_pack *p)
 {
-	for (size_t i = 0; i < p->cap; i++) {
-		series_free(p->s[i]);
-		p->s[i] = NULL;
-	}
+	for (size_t i = 0; i < p->cap; i++)
+		series_drop(p, (int64_t)i);
 }
 
 void store_pack_free(struct store_pack *p)
@@ -196,9 +219,9 @@ static int series_get(struct store_pack *p, int64_t id, int counter, struct pser
 	s->last_ms = s->packed_until = s->rolled_until = s->roll_hour = INT64_MIN;
 	pack_writer_init(&s->raw, 1);
 	pack_writer_init(&s->roll, R_COLS);
-	/* the first block ends somewhere in its first PACK_BLOCK_ROWS, by id */
-	s->target = PACK_BLOCK_ROWS / 2 +
-		    (unsigned)((uint64_t)id * 2654435761u % (PACK_BLOCK_ROWS / 2));
+	/* the first block ends somewhere in the second half of its rows, by id */
+	s->target =
+		block_rows(p) / 2 + (unsigned)((uint64_t)id * 2654435761u % (block_rows(p) / 2));
 	sqlite3_bind_int64(p->block_last, 1, id);
 	rc = sqlite3_step(p->block_last);
 	if (rc == SQLITE_ROW && sqlite3_column_type(p->block_last, 0) != SQLITE_NULL)
@@ -210,6 +233,7 @@ static int series_get(struct store_pack *p, int64_t id, int counter, struct pser
 		return rc;
 	}
 	p->s[id] = s;
+	p->live++;
 	*ret = s;
 	return SQLITE_OK;
 }
@@ -233,7 +257,7 @@ static int close_block(struct store_pack *p, struct pseries *s)
 	if (rc != SQLITE_OK)
 		return rc;
 	s->packed_until = s->raw_end;
-	s->target = PACK_BLOCK_ROWS;
+	s->target = block_rows(p);
 	pack_writer_reset(&s->raw);
 	return SQLITE_OK;
 }
@@ -365,28 +389,48 @@ static int series_tick(struct store_pack *p, struct pseries *s, int64_t now_ms, 
 		--*writes;
 	}
 	/* a quiet series with everything stored needs no memory */
-	if (rc == SQLITE_OK && quiet && !s->raw.n && !s->dirty && !s->acc_n) {
-		p->s[s->id] = NULL;
-		series_free(s);
-	}
+	if (rc == SQLITE_OK && quiet && !s->raw.n && !s->dirty && !s->acc_n)
+		series_drop(p, s->id);
 	return rc;
+}
+
+/* Blocks due and rollup hours with new minutes: the backlog of a tick. */
+static void backlog(const struct store_pack *p, int64_t now_ms, unsigned *due, unsigned *dirty)
+{
+	*due = *dirty = 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		const struct pseries *s = p->s[i];
+
+		if (!s)
+			continue;
+		*due += block_due(s, now_ms - s->last_ms >= QUIET_MS);
+		*dirty += s->dirty;
+	}
 }
 
 int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget)
 {
-	unsigned closes = budget, writes = budget;
+	unsigned closes, writes;
 	int rc = SQLITE_OK;
 
-	/* round robin from where the last tick stopped, so none waits long */
-	for (size_t k = 0; rc == SQLITE_OK && k < p->cap; k++) {
+	/* at least budget, and an eighth of the backlog: with many series
+	 * (10000 close 40 blocks a tick, and write as many rollup hours a
+	 * minute as there are) the work keeps up, spread over ticks */
+	backlog(p, now_ms, &closes, &writes);
+	closes = closes / 8 > budget ? closes / 8 : budget;
+	writes = writes / 8 > budget ? writes / 8 : budget;
+
+	/* round robin: the next tick starts where this one ran out of a
+	 * budget, so none waits long */
+	for (size_t k = 0, out = 0; rc == SQLITE_OK && k < p->cap; k++) {
 		size_t i = (p->cursor + k) % p->cap;
 
 		if (p->s[i])
 			rc = series_tick(p, p->s[i], now_ms, &closes, &writes);
-		if (!closes && !writes) {
+		if ((!closes || !writes) && !out++)
 			p->cursor = i + 1;
+		if (!closes && !writes)
 			break;
-		}
 	}
 	return rc;
 }

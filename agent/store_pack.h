@@ -25,7 +25,8 @@
  */
 
 /* Samples in a block (the first block of a series closes earlier, so that
- * the series of a tick do not all close at once). */
+ * the series of a tick do not all close at once; past 6000 series blocks
+ * are shorter, so that the stage stays within 32 MiB). */
 #define PACK_BLOCK_ROWS 256
 
 struct store_pack;
@@ -40,9 +41,10 @@ void store_pack_free(struct store_pack *p);
 int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_ms);
 
 /*
- * After a tick at now_ms: closes at most budget blocks (full, a span over an
- * hour, or their series quiet for a minute) and writes at most budget
- * rollup hours that have new minutes.
+ * After a tick at now_ms: closes blocks that are due (full, a span over an
+ * hour, or their series quiet for a minute) and writes rollup hours that
+ * have new minutes, of each at most budget or an eighth of what is due,
+ * whichever is more, so that many series keep up.
  */
 int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget);
 
