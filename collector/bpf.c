@@ -529,8 +529,12 @@ static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 			const struct fm_if_val *v =
 				(const void *)((const char *)map_val(r, i) + (size_t)c * slot);
 
-			for (size_t f = 0; f < sizeof(sum) / sizeof(uint64_t); f++)
-				((uint64_t *)&sum)[f] += ((const uint64_t *)v)[f];
+			/* through the fields' own type (__u64 is unsigned long
+			 * long, uint64_t unsigned long): with uint64_t the
+			 * compiler may assume sum.flows_new unchanged (strict
+			 * aliasing) and read it as 0 */
+			for (size_t f = 0; f < sizeof(sum) / sizeof(__u64); f++)
+				((__u64 *)&sum)[f] += ((const __u64 *)v)[f];
 		}
 		st->flows.made += sum.flows_new;
 		st->qps.made += sum.qps_new;
@@ -543,10 +547,9 @@ static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 						       .help = if_counters[f].help,
 						       .type = METRIC_COUNTER };
 
-			(void)sample_counter(
-				out, &d, l, 2,
-				*(const uint64_t *)(const void *)((const char *)&sum +
-								  if_counters[f].offset));
+			(void)sample_counter(out, &d, l, 2,
+					     *(const __u64 *)(const void *)((const char *)&sum +
+									    if_counters[f].offset));
 		}
 	}
 }
