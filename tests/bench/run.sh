@@ -21,6 +21,10 @@
 #   9. incident review: bytes a sample on disk after a simulated day of 1000
 #      series at a 1 s tick (the ingest tool), history queries of one series
 #      (1 h at 1 s; 30 days at 1 min), fabmon events over 90 days of events
+#  11. robustness, the long runs of tests/robustness/: interface churn at 10
+#      a second for BENCH_CHURN_SECS (default 60), kill -9 while writing
+#      BENCH_KILL9_RUNS times (default 100), a flow explosion of
+#      BENCH_FLOOD_FLOWS distinct flows (default 4 million)
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -1070,11 +1074,31 @@ bench_replay() {
 	rm -f "$file"
 }
 
+# 11: the robustness tests run longer; their last lines are the figures
+bench_robustness() {
+	header "11. robustness: interface churn ${BENCH_CHURN_SECS:-60} s, kill -9 x${BENCH_KILL9_RUNS:-100}, ${BENCH_FLOOD_FLOWS:-4000000} flows"
+	for run in "iface_churn CHURN_SECS=${BENCH_CHURN_SECS:-60}" \
+		"kill9 KILL9_RUNS=${BENCH_KILL9_RUNS:-100}" \
+		"flow_explosion FLOOD_FLOWS=${BENCH_FLOOD_FLOWS:-4000000}"; do
+		set -- $run
+		name=$1
+		shift
+		t0=$(date +%s)
+		if env "$@" LAB_BIN="${LAB_BIN:-$PWD/build/lab}" bash "tests/robustness/t_$name.sh" \
+			>"$WORK/rb_$name.log" 2>&1; then
+			echo "  t_$name.sh ($*, $(($(date +%s) - t0)) s):"
+			grep -v '^fabmon: \|^tests/' "$WORK/rb_$name.log" | tail -n 3 | sed 's/^/    /'
+		else
+			broken "t_$name.sh ($*): $(tail -n 1 "$WORK/rb_$name.log")"
+		fi
+	done
+}
+
 on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect replay review; do
+for b in scrape ingest rss probe_cost throughput flows detect replay review robustness; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo
