@@ -11,7 +11,7 @@ DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlit
 	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
 	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables chromium \
-	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev \
+	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev e2fsprogs \
 	libcap-ng-dev dpkg-dev lintian systemd python3-yaml adduser \
 	libyaml-dev libgnutls28-dev libcrypt-dev openssl apache2-utils wrk
 
