@@ -188,13 +188,30 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **req)
 {
+	static char seen; /* *req once the headers have been seen */
 	struct http *h = cls;
 	const struct route *route = NULL;
 	enum http_auth_verdict verdict;
+	int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+		  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 
 	(void)version;
 	(void)upload;
-	(void)req;
+	/*
+	 * libmicrohttpd 0.9.75 closes the connection after an answer queued at
+	 * the first call, when the headers alone are in (keepalive_possible()'s
+	 * TODO): a GET is answered at the next call, once the request is
+	 * complete, so that scrapers keep their connection (and TLS session).
+	 * Anything else is refused at once, its body unread, and closed.
+	 */
+	if (get && !*req) {
+		*req = &seen;
+		return MHD_YES;
+	}
+	if (get && *upload_size) {
+		*upload_size = 0; /* a GET's body means nothing here */
+		return MHD_YES;
+	}
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(url, routes[i].path) == 0)
 			route = &routes[i];
@@ -206,7 +223,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 					    "client certificate not verified\n")
 			       : reply_text(c, MHD_HTTP_UNAUTHORIZED, "unauthorized\n");
 	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+	if (!get) {
 		*upload_size = 0; /* discard any body; we answer 405 regardless */
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	}
@@ -218,9 +235,38 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			  "not found: try /, /metrics, /healthz, /readyz, /api/v1/events\n");
 }
 
+/*
+ * libmicrohttpd says something for every malformed, oversized or abandoned
+ * request: at most HTTP_LOG_BURST lines a minute, so that a client cannot
+ * flood the journal.
+ */
+#define HTTP_LOG_BURST 20
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t window_ms;
+	static unsigned lines, dropped;
+	int64_t now = clock_mono_ms();
+	unsigned said_dropped = 0;
+	int say;
+
 	(void)cls;
+	pthread_mutex_lock(&lock);
+	if (now - window_ms >= 60000) {
+		said_dropped = dropped;
+		window_ms = now;
+		lines = dropped = 0;
+	}
+	say = lines++ < HTTP_LOG_BURST;
+	if (!say)
+		dropped++;
+	pthread_mutex_unlock(&lock);
+	if (said_dropped)
+		fprintf(stderr, "fabmon: http: %u messages left out in the last minute\n",
+			said_dropped);
+	if (!say)
+		return;
 	fprintf(stderr, "fabmon: http: ");
 	vfprintf(stderr, fmt, ap);
 }

@@ -65,7 +65,7 @@ static const char agent_usage[] =
 	"  --bpf-netns FILE,...   TCP probes count only these network namespaces\n"
 	"                         (/run/netns/NAME, /proc/PID/ns/net; default: all)\n"
 	"  --http-connection-limit N, --http-per-ip-limit N, --http-timeout SECONDS\n"
-	"                         HTTP bounds (defaults 64, 16, 10)\n"
+	"                         HTTP bounds (defaults 1024, 16, 10)\n"
 	"  --web-config-file FILE  TLS and basic auth, in exporter-toolkit's YAML form\n"
 	"                         (default none: plain HTTP, no authentication)\n"
 	"  --api-max-points N     values one /api/v1/query_range answer may hold (11000)\n"
