@@ -440,6 +440,14 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		log_error(0, "%s", err);
 		goto out;
 	}
+	if (a.web && a.web->tls)
+		log_info("web config '%s': HTTPS, TLS 1.%d to 1.%d, client certificates: %s, "
+			 "basic auth: %zu user(s)",
+			 a.cfg.web_config_file, a.web->min_version - 10, a.web->max_version - 10,
+			 web_client_auth_name(a.web->client_auth), a.web->nusers);
+	else if (a.web)
+		log_info("web config '%s': plain HTTP, basic auth: %zu user(s)",
+			 a.cfg.web_config_file, a.web->nusers);
 	(void)collector_set_init(&a.set, &a.cfg, 0);
 	agent_log_collectors(&a.set);
 	/* what needs root is open: the probes, the sockets, the database */
