@@ -21,6 +21,9 @@
 #   9. incident review: bytes a sample on disk after a simulated day of 1000
 #      series at a 1 s tick (the ingest tool), history queries of one series
 #      (1 h at 1 s; 30 days at 1 min), fabmon events over 90 days of events
+#  10. /metrics under load: wrk paced to ~BENCH_HTTP_RATE (default 1000)
+#      requests/s for BENCH_HTTP_SECS (default 60), 64 interfaces: requests,
+#      errors, non-2xx answers, latency, RSS every 10 s
 #  11. robustness, the long runs of tests/robustness/: interface churn at 10
 #      a second for BENCH_CHURN_SECS (default 60), kill -9 while writing
 #      BENCH_KILL9_RUNS times (default 100), a flow explosion of
@@ -65,6 +68,8 @@ FLOW_SECONDS=${BENCH_FLOW_SECONDS:-30}
 DETECT_REPEAT=${BENCH_DETECT_REPEAT:-3}
 CLEAN_SECS=${BENCH_CLEAN_SECS:-600}
 REPLAY_PACKETS=${BENCH_REPLAY_PACKETS:-5000000}
+HTTP_RATE=${BENCH_HTTP_RATE:-1000}
+HTTP_SECS=${BENCH_HTTP_SECS:-60}
 LAB_BIN=${LAB_BIN:-$PWD/build/lab}
 SHARED_FIXTURES=${SHARED_FIXTURES:-$PWD/../shared/fixtures}
 NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
@@ -363,18 +368,24 @@ status_kb() {
 	awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"
 }
 
+# agent_64 DB: an agent at a 1 s tick in a fresh namespace of 64
+# interfaces, past its first ticks (which intern every series and create
+# the file); sets pid and series.
+agent_64() {
+	ns_up 64 || { broken "unable to make namespace $NS"; return 1; }
+	serve agent "$FABMON" agent --listen "127.0.0.1:$FABMON_PORT" --db "$WORK/$1" \
+		--interval 1s
+	wait_http $FABMON_PORT /readyz agent || return 1
+	pid=$SERVER_PID
+	sleep 3
+	series=$(count_series $FABMON_PORT)
+}
+
 bench_rss() {
 	header "3. agent RSS and CPU: 1 s tick, 64 interfaces, ${RSS_SECONDS} s"
 	need_ns "RSS and CPU" || return 0
-	ns_up 64 || { broken "unable to make namespace $NS"; return 0; }
+	agent_64 rss.db || return 0
 	echo "  namespace $NS: $NS_IFACES interfaces + lo ($NS_KIND); nothing scrapes during the run"
-	serve agent "$FABMON" agent --listen "127.0.0.1:$FABMON_PORT" --db "$WORK/rss.db" \
-		--interval 1s
-	wait_http $FABMON_PORT /readyz agent || return 0
-	pid=$SERVER_PID
-	# past the first ticks, which intern every series and create the file
-	sleep 3
-	series=$(count_series $FABMON_PORT)
 	hz=$(getconf CLK_TCK)
 	c0=$(cpu_ticks "$pid") t0=$(date +%s.%N)
 	rss0=$(status_kb "$pid" VmRSS)
@@ -1074,6 +1085,77 @@ bench_replay() {
 	rm -f "$file"
 }
 
+bench_http() {
+	header "10. /metrics under load: wrk at ~$HTTP_RATE requests/s for $HTTP_SECS s, 64 interfaces"
+	need_ns "HTTP load" || return 0
+	command -v wrk >/dev/null 2>&1 ||
+		{ echo "  SKIP: 'wrk' not found: HTTP load not measured (make deps)"; return 0; }
+	agent_64 http.db || return 0
+	# Debian's wrk (4.x) has no rate option: each connection waits after
+	# each answer (wrk's Lua delay()), 12 connections 11 ms each, a little
+	# over the rate, which the answers' own time and wrk's timer bring down
+	conns=12
+	printf 'function delay()\n\treturn %d\nend\n' $(((conns - 1) * 1000 / HTTP_RATE)) \
+		>"$WORK/pace.lua"
+	hz=$(getconf CLK_TCK)
+	# the first concurrent scrapes grow malloc's per-thread arenas once:
+	# RSS is taken from after that
+	ip netns exec "$NS" timeout 30 wrk -t 2 -c $conns -d 5s -s "$WORK/pace.lua" \
+		"http://127.0.0.1:$FABMON_PORT/metrics" >/dev/null 2>&1
+	# the tick path grows by itself (samples staged until their blocks
+	# fill, block 3): half as long without load first, to tell the two
+	# apart (servers live SERVER_BOUND_S at most)
+	idle=$((HTTP_SECS / 2))
+	rss_idle=$(status_kb "$pid" VmRSS)
+	sleep "$idle"
+	c0=$(cpu_ticks "$pid")
+	rss0=$(status_kb "$pid" VmRSS)
+	(
+		for _ in $(seq $((HTTP_SECS / 10))); do
+			sleep 10
+			status_kb "$pid" VmRSS
+		done
+	) >"$WORK/http.rss" &
+	sampler=$!
+	ip netns exec "$NS" timeout $((HTTP_SECS + 30)) wrk -t 2 -c $conns -d "${HTTP_SECS}s" \
+		--latency -s "$WORK/pace.lua" "http://127.0.0.1:$FABMON_PORT/metrics" \
+		>"$WORK/wrk.out" 2>&1 || broken "wrk failed: $(tail -n 3 "$WORK/wrk.out")"
+	wait $sampler
+	c1=$(cpu_ticks "$pid")
+	rss1=$(status_kb "$pid" VmRSS) hwm=$(status_kb "$pid" VmHWM)
+	stop_servers
+	ns_down
+	[ -n "$rss1" ] || { broken "agent (pid $pid) went away during the run"; return 0; }
+	awk -v s="$series" -v secs="$HTTP_SECS" -v c="$conns" '
+		/requests in/ { n = $1 }
+		/^Requests\/sec:/ { rate = $2 }
+		/Non-2xx or 3xx responses:/ { non2xx = $NF }
+		/Socket errors:/ { gsub(",", ""); errs = $4 + $6 + $8 + $10 }
+		$1 == "50%" { p50 = $2 } $1 == "99%" { p99 = $2 }
+		$1 == "Latency" && !max { max = $4 }
+		END {
+			printf "  %d series, %d connections for %d s: %d requests, %.0f/s\n", s, c, secs, n, rate
+			printf "  latency p50 %s, p99 %s, max %s; socket errors %d, non-2xx %d\n", \
+				p50, p99, max, errs, non2xx
+			print n, rate, errs + non2xx > "/dev/stderr"
+		}' "$WORK/wrk.out" 2>"$WORK/http.fig"
+	read -r reqs rate bad <"$WORK/http.fig"
+	echo "  VmRSS (MiB) after a 5 s warm-up: $((rss_idle / 1024)), $idle s later without load" \
+		"$((rss0 / 1024)) ($((rss0 - rss_idle)) KiB more); then under load, every 10 s:" \
+		"$(cat <(echo "$rss0") "$WORK/http.rss" <(echo "$rss1") |
+			awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $1 / 1024 }'); VmHWM" \
+		"$(awk -v h="$hwm" 'BEGIN { printf "%.1f", h / 1024 }') MiB"
+	echo "  agent CPU $(awk -v c="$((c1 - c0))" -v hz="$hz" -v t="$HTTP_SECS" \
+		'BEGIN { printf "%.1f", c / hz / t * 100 }') % of one core"
+	goal "~$HTTP_RATE requests/s offered" "$rate" ">=" "$((HTTP_RATE * 9 / 10))" "$rate/s"
+	goal "zero errors and non-2xx answers" "${bad:-1}" "<=" 0 "${bad:-?} of $reqs"
+	# KiB a minute, under load and idle
+	load_rate=$(((rss1 - rss0) * 60 / HTTP_SECS)) idle_rate=$(((rss0 - rss_idle) * 60 / idle))
+	goal "RSS growth under load <= idle + 1 MiB/min" \
+		"$((load_rate - idle_rate))" "<" 1024 \
+		"$load_rate KiB/min under load, $idle_rate idle"
+}
+
 # 11: the robustness tests run longer; their last lines are the figures
 bench_robustness() {
 	header "11. robustness: interface churn ${BENCH_CHURN_SECS:-60} s, kill -9 x${BENCH_KILL9_RUNS:-100}, ${BENCH_FLOOD_FLOWS:-4000000} flows"
@@ -1098,7 +1180,7 @@ on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect replay review robustness; do
+for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo
