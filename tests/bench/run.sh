@@ -85,8 +85,9 @@ STREAM_PORT=5201
 FLOW_PORT=9000
 # Spreads the scrapes over several agent ticks (see scrape.c).
 SCRAPE_GAP_MS=10
-# Upper bound on any one server's life, should the trap itself be killed.
-SERVER_BOUND_S=150
+# Upper bound on any one server's life, should the trap itself be killed
+# (past the longest run a server serves).
+SERVER_BOUND_S=$((RSS_SECONDS > 90 ? RSS_SECONDS + 60 : 150))
 BROKEN=0
 
 # Everything the servers leave in the namespace dies with it; killing our
