@@ -64,6 +64,38 @@ static const struct known known[] = {
 	{ "rx_symbol_err_phy", "fabmon_ethtool_rx_phy_errors_total", "error=symbol" },
 };
 
+/*
+ * Every typed family as the collector exports it (interface, then the
+ * class's labels), one reading each: the golden file is the catalogue's
+ * record of the families a real NIC's counters make, which this machine's
+ * interfaces cannot show (tests/e2e/t_dashboards.sh reads it).
+ */
+START_TEST(test_typed_golden)
+{
+	struct registry *reg = registry_new(100, 60000);
+	char *text;
+
+	registry_begin_tick(reg, 1700000000000);
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct label labels[1 + ETHTOOL_CLASS_LABELS] = { { "interface", "eth0" } };
+		struct ethtool_class c;
+		size_t n = 1;
+
+		ck_assert_int_eq(ethtool_classify(known[i].stat, &c), 1);
+		for (size_t j = 0; j < c.n_labels; j++)
+			labels[n++] = c.labels[j];
+		ck_assert_int_eq(
+			sample_counter(registry_sink(reg, "ethtool"), c.desc, labels, n, 1000 + i),
+			0);
+	}
+	registry_end_tick(reg);
+	text = testutil_render(reg);
+	testutil_check_golden(text, "ethtool_typed.prom");
+	free(text);
+	registry_free(reg);
+}
+END_TEST
+
 /* Formats a class's labels as key=value,... (keys only with values NULL). */
 static void class_format(const struct ethtool_class *c, int values, char *buf, size_t len)
 {
@@ -410,6 +442,7 @@ Suite *ethtool_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "classify_known", test_classify_known, 0 },
+		{ "typed golden", test_typed_golden, 0 },
 		{ "classify_duration_scale", test_classify_duration_scale, 0 },
 		{ "classify_unknown", test_classify_unknown, 0 },
 		{ "classify_trailing_spaces", test_classify_trailing_spaces, 0 },

@@ -91,6 +91,9 @@ START_TEST(test_blip_and_totals)
 	registry_begin_tick(reg, 1500);
 	events_emit(ev, registry_sink(reg, "agent"));
 	text = testutil_render(reg);
+	/* the event families as exported while one is open (the catalogue
+	 * tests/e2e/t_dashboards.sh reads) */
+	testutil_check_golden(text, "events_open.prom");
 	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 1);
 	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"pfc_storm\"}"), 0);
 	ck_assert_double_eq(
