@@ -13,6 +13,7 @@
 #include "schema.h"
 #include "stage.h"
 #include "store.h"
+#include "store_checkpoint.h"
 #include "store_pack.h"
 
 /* Per tick: blocks closed and rollup hours written at most (a tick's share
@@ -34,6 +35,7 @@ struct store {
 	uint8_t *blob;
 	size_t blob_cap;
 	int lock_fd; /* the writer's flock on the file, -1 for a reader */
+	struct store_checkpointer *ckpt;
 };
 
 unsigned store_schema_version(void)
@@ -386,6 +388,10 @@ int store_open(const char *path, enum store_mode mode, struct store **ret, char 
 		r = fail(st->db, rc, err, err_len, path);
 		goto fail;
 	}
+	/* without it, SQLite's automatic checkpoints stay on: slower ticks
+	 * now and then, nothing worse */
+	if (mode == STORE_READ_WRITE)
+		(void)store_checkpointer_start(st->db, path, &st->ckpt);
 	*ret = st;
 	return 0;
 fail:
@@ -462,6 +468,7 @@ void store_close(struct store *st)
 		return;
 	if (st->pack)
 		store_pack_close(st);
+	store_checkpointer_stop(st->ckpt);
 	store_pack_free(st->pack);
 	store_finalize(st);
 	(void)sqlite3_close(st->db);
