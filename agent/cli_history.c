@@ -92,8 +92,7 @@ static int parse_args(int argc, char **argv, struct history_args *a)
 			r = history_agg_parse(optarg);
 			if (r < 0)
 				return cli_usage_error(
-					"history",
-					"--agg: '%s' is not avg, max, min, last or count", optarg);
+					"history", "--agg: '%s' is not " HISTORY_AGG_LIST, optarg);
 			q->agg = (enum history_agg)r;
 			break;
 		case 'h':

@@ -213,7 +213,7 @@ int http_api_parse_range(const struct http_api_args *args, int64_t now, unsigned
 	if (!step || config_parse_duration(step, &q->step_ms) < 0 || q->step_ms < 1)
 		return parse_error(e, "step", "a duration is needed: 10s, 1m");
 	if (agg && history_agg_parse(agg) < 0)
-		return parse_error(e, "agg", "not avg, max, min, last or count");
+		return parse_error(e, "agg", "not " HISTORY_AGG_LIST);
 	q->agg = agg ? (enum history_agg)history_agg_parse(agg) : HISTORY_AVG;
 	if (history_steps(q) > max_points)
 		return parse_error(e, "step",

@@ -34,6 +34,9 @@ enum history_agg {
 /* "avg", "max", "min", "last", "count". */
 extern const char *const history_agg_names[HISTORY_AGGS];
 
+/* What an error lists: the names above. */
+#define HISTORY_AGG_LIST "avg, max, min, last or count"
+
 /* The aggregation named name, or -1. */
 int history_agg_parse(const char *name);
 

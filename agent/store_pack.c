@@ -50,6 +50,10 @@ struct store_pack {
 	sqlite3_stmt *block_insert, *block_last, *roll_upsert, *roll_last;
 	struct pseries **s; /* by series id */
 	size_t cap, live;
+	/* from the last tick's pass: blocks that were due, rollup hours with
+	 * new minutes, and the frontier after its work */
+	unsigned due, dirty;
+	int64_t frontier;
 	size_t cursor; /* where the budgeted work resumes */
 };
 
@@ -68,6 +72,7 @@ int store_pack_new(sqlite3 *db, struct store_pack **ret)
 	if (!p)
 		return SQLITE_NOMEM;
 	p->db = db;
+	p->frontier = INT64_MIN;
 	rc = sqlite3_prepare_v3(
 		db,
 		"INSERT INTO blocks (series_id, start_ms, end_ms, n, first_rate, data) "
@@ -129,6 +134,8 @@ void store_pack_forget(struct store_pack *p)
 {
 	for (size_t i = 0; i < p->cap; i++)
 		series_drop(p, (int64_t)i);
+	p->due = p->dirty = 0;
+	p->frontier = INT64_MIN;
 }
 
 void store_pack_free(struct store_pack *p)
@@ -371,16 +378,34 @@ static int block_due(const struct pseries *s, int quiet)
 			    s->raw_end - s->raw_start >= BLOCK_SPAN_MS);
 }
 
-/* Closes or writes what is due of s, within the budgets. */
+/* The earliest staged time s still needs: its open block, and the minutes
+ * no rollup row holds yet. */
+static int64_t series_frontier(const struct pseries *s)
+{
+	int64_t f = INT64_MAX;
+
+	if (s->raw.n)
+		f = s->raw_start;
+	if (s->dirty && s->dirty_from < f)
+		f = s->dirty_from;
+	if (s->acc_n && s->acc_min < f)
+		f = s->acc_min;
+	return f;
+}
+
+/* Closes or writes what is due of s, within the budgets; counts its
+ * backlog and frontier into p for the next tick and the stage. */
 static int series_tick(struct store_pack *p, struct pseries *s, int64_t now_ms, unsigned *closes,
 		       unsigned *writes)
 {
 	int quiet = now_ms - s->last_ms >= QUIET_MS;
-	int rc = SQLITE_OK;
+	int rc = SQLITE_OK, due = block_due(s, quiet);
 
+	p->due += (unsigned)due;
+	p->dirty += (unsigned)s->dirty;
 	if (quiet && s->acc_n)
 		rc = end_minute(p, s);
-	if (rc == SQLITE_OK && *closes && block_due(s, quiet)) {
+	if (rc == SQLITE_OK && *closes && due) {
 		rc = close_block(p, s);
 		--*closes;
 	}
@@ -388,40 +413,29 @@ static int series_tick(struct store_pack *p, struct pseries *s, int64_t now_ms, 
 		rc = write_hour(p, s);
 		--*writes;
 	}
+	if (rc != SQLITE_OK)
+		return rc;
+	if (series_frontier(s) < p->frontier)
+		p->frontier = series_frontier(s);
 	/* a quiet series with everything stored needs no memory */
-	if (rc == SQLITE_OK && quiet && !s->raw.n && !s->dirty && !s->acc_n)
+	if (quiet && !s->raw.n && !s->dirty && !s->acc_n)
 		series_drop(p, s->id);
-	return rc;
-}
-
-/* Blocks due and rollup hours with new minutes: the backlog of a tick. */
-static void backlog(const struct store_pack *p, int64_t now_ms, unsigned *due, unsigned *dirty)
-{
-	*due = *dirty = 0;
-	for (size_t i = 0; i < p->cap; i++) {
-		const struct pseries *s = p->s[i];
-
-		if (!s)
-			continue;
-		*due += block_due(s, now_ms - s->last_ms >= QUIET_MS);
-		*dirty += s->dirty;
-	}
+	return SQLITE_OK;
 }
 
 int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget)
 {
-	unsigned closes, writes;
+	/* at least budget, and an eighth of the last tick's backlog: with
+	 * many series (10000 close 40 blocks a tick, and write as many rollup
+	 * hours a minute as there are) the work keeps up, spread over ticks */
+	unsigned closes = p->due / 8 > budget ? p->due / 8 : budget;
+	unsigned writes = p->dirty / 8 > budget ? p->dirty / 8 : budget;
 	int rc = SQLITE_OK;
 
-	/* at least budget, and an eighth of the backlog: with many series
-	 * (10000 close 40 blocks a tick, and write as many rollup hours a
-	 * minute as there are) the work keeps up, spread over ticks */
-	backlog(p, now_ms, &closes, &writes);
-	closes = closes / 8 > budget ? closes / 8 : budget;
-	writes = writes / 8 > budget ? writes / 8 : budget;
-
-	/* round robin: the next tick starts where this one ran out of a
-	 * budget, so none waits long */
+	p->due = p->dirty = 0;
+	p->frontier = INT64_MAX;
+	/* one pass over every series, round robin: the next tick starts where
+	 * this one ran out of a budget, so none waits long */
 	for (size_t k = 0, out = 0; rc == SQLITE_OK && k < p->cap; k++) {
 		size_t i = (p->cursor + k) % p->cap;
 
@@ -429,29 +443,13 @@ int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget)
 			rc = series_tick(p, p->s[i], now_ms, &closes, &writes);
 		if ((!closes || !writes) && !out++)
 			p->cursor = i + 1;
-		if (!closes && !writes)
-			break;
 	}
 	return rc;
 }
 
 int64_t store_pack_frontier(const struct store_pack *p)
 {
-	int64_t f = INT64_MAX;
-
-	for (size_t i = 0; i < p->cap; i++) {
-		const struct pseries *s = p->s[i];
-
-		if (!s)
-			continue;
-		if (s->raw.n && s->raw_start < f)
-			f = s->raw_start;
-		if (s->dirty && s->dirty_from < f)
-			f = s->dirty_from;
-		if (s->acc_n && s->acc_min < f)
-			f = s->acc_min;
-	}
-	return f;
+	return p->frontier;
 }
 
 int store_pack_flush(struct store_pack *p)

@@ -43,12 +43,13 @@ int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_m
 /*
  * After a tick at now_ms: closes blocks that are due (full, a span over an
  * hour, or their series quiet for a minute) and writes rollup hours that
- * have new minutes, of each at most budget or an eighth of what is due,
- * whichever is more, so that many series keep up.
+ * have new minutes, of each at most budget or an eighth of what was due at
+ * the last tick, whichever is more, so that many series keep up.
  */
 int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget);
 
-/* Staged ticks before this time are all in blocks and rollup rows. */
+/* Staged ticks before this time are all in blocks and rollup rows (as the
+ * last store_pack_tick left them; before any, none). */
 int64_t store_pack_frontier(const struct store_pack *p);
 
 /* Writes every open block and rollup minute (a clean close). */
