@@ -130,6 +130,10 @@ static int gather_stall(struct series *s, void *arg)
 		in->sender_stall_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_delivery_rate_bytes_per_second") == 0)
 		path->rate = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_retransmits_total") == 0 && s->has_rate)
+		path->retransmits = s->rate;
+	else if (strcmp(s->name, "fabmon_tcp_acked_bytes_total") == 0 && s->has_rate)
+		path->acked = s->rate;
 	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
 		path->fanout = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_transfer_bytes_total") == 0 && s->has_rate)

@@ -46,6 +46,10 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS ||
 		    (in[i].rate <= 0 && in[i].goodput <= 0))
 			continue;
+		if (in[i].acked > 0 || in[i].retransmits > 0) {
+			p->loss = in[i].acked > 0 ? in[i].retransmits / in[i].acked : INFINITY;
+			p->loss_ms = now_ms;
+		}
 		if (in[i].goodput > 0)
 			window_add(&p->goodput, in[i].goodput);
 		if (in[i].rate > 0)
@@ -109,6 +113,31 @@ static double path_share(const struct path_history *h, size_t i, int goodput, co
 	return mid > 0 ? window_quantile(w, 0, k, q) / mid : NAN;
 }
 
+/*
+ * Whether peer i's path is losing this tick (header): loss[] holds each
+ * active peer's last, NAN where it has none. The others' may be older than
+ * this tick: an all-to-all waiting on one receiver moves nothing else.
+ * *ret_ratio: its loss over the others' median (INFINITY when that is 0).
+ */
+static int path_lossy(const struct path_history *h, size_t i, const double *loss, double bound,
+		      int64_t now_ms, double *ret_ratio)
+{
+	static double others[PATH_PEERS];
+	size_t m = 0;
+	double mid;
+
+	if (h->peers[i].loss_ms != now_ms || loss[i] < PATH_LOSS_FLOOR)
+		return 0;
+	for (size_t j = 0; j < h->n; j++)
+		if (j != i && !isnan(loss[j]))
+			others[m++] = loss[j];
+	if (m < 2)
+		return 0;
+	mid = quantile_of(others, (unsigned)m, 0.5);
+	*ret_ratio = mid > 0 ? loss[i] / mid : INFINITY;
+	return loss[i] * bound >= mid;
+}
+
 size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
@@ -117,7 +146,8 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * quartile of its delivery rate (a straggler's measure), the median of
 	 * its transfer goodput and of its delivery rate (an incast's).
 	 */
-	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS];
+	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS],
+		loss[PATH_PEERS];
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
@@ -133,19 +163,28 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			active ? window_quantile(r, 0, r->count, PATH_STRAGGLER_QUANTILE) : NAN;
 		rate_mid[i] = active ? window_median(r, 0, r->count) : NAN;
 		goodput_mid[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
+		loss[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
 	}
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
-		const struct path_peer *p = &h->peers[i];
-		int incast = p->fanout >= 2;
+		struct path_peer *p = &h->peers[i];
+		int incast = p->fanout >= 2, lossy = 0;
 		double bound = incast ? cfg->incast_fraction : cfg->straggler_fraction;
-		double share, mid = 0, rate_share, rate_mid_others = 0;
+		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0;
+		const char *measure = incast ? "goodput_share" : "delivery_rate_share";
 		size_t m = 0, m2 = 0;
 		struct event_verdict *v;
 
 		if (!path_active(p, cfg->window_ms, now_ms))
 			continue;
 		if (incast) {
+			/* this tick's own rate sample, if it brought one */
+			double now_share = p->last_ms == now_ms
+						   ? path_share(h, i, 0, rate_mid, 1, 0.5,
+								&rate_mid_others, &m2)
+						   : NAN;
+
+			lossy = path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
 			share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid,
 					   &m);
 			rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
@@ -153,21 +192,37 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			/* both must agree: the rate estimate jumps past any link
 			 * when ACKs come compressed; goodput to a peer mixes its
 			 * senders, one of which may wait on a congested ACK path */
-			if (isnan(rate_share) || rate_share >= bound)
-				continue;
+			if (isnan(rate_share) || rate_share >= bound || isnan(share) ||
+			    share >= bound) {
+				/* a losing path's run goes on while it stays slow */
+				if (lossy && !isnan(now_share)) {
+					share = now_share;
+					measure = "delivery_rate_share_now";
+				} else if (lossy) {
+					share = isnan(rate_share) ? bound : rate_share;
+					measure = "delivery_rate_share";
+				} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
+					share = rate_share;
+					measure = "delivery_rate_share";
+				} else {
+					continue;
+				}
+				mid = rate_mid_others;
+				m = m2;
+			}
 		} else {
 			share = path_share(h, i, 0, rate_q3, PATH_SAMPLES, PATH_STRAGGLER_QUANTILE,
 					   &mid, &m);
+			if (isnan(share) || share >= bound)
+				continue;
 		}
-		if (isnan(share) || share >= bound)
-			continue;
 		/* a ring runs at the speed of its slowest link, and that link's
 		 * queue delays the ACKs of the next one too: only the slowest
 		 * ring peer is the straggler */
 		if (incast) {
 			who[nincast] = i;
 			v = &incasts[nincast++];
-			over[i] = 1;
+			over[i] = 1 + lossy;
 		} else {
 			v = &slowest;
 			if (slow && bound / share <= v->score)
@@ -177,26 +232,27 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
-		snprintf(
-			v->evidence, sizeof(v->evidence),
-			"{\"%s\":%.3f,\"others_median_bytes_per_second\":%.0f,\"sender_fanout\":%.0f,"
-			"\"peers\":%zu}",
-			incast ? "goodput_share" : "delivery_rate_share", share, mid, p->fanout,
-			m + 1);
+		snprintf(v->evidence, sizeof(v->evidence),
+			 "{\"%s\":%.3f,\"others_median_bytes_per_second\":%.0f,"
+			 "\"loss_over_others\":%.3g,\"sender_fanout\":%.0f,\"peers\":%zu}",
+			 measure, share, mid, fmin(loss_ratio, 1e9), p->fanout, m + 1);
 	}
 	if (slow)
 		over[slow - h->peers] = 1;
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
 
-		if (!over[i])
+		if (!over[i]) {
 			p->over_ticks = 0;
-		else if (p->over_ms != now_ms)
+			p->lossy_run = 0;
+		} else if (p->over_ms != now_ms) {
 			p->over_ticks++;
+		}
+		p->lossy_run |= over[i] == 2;
 		p->over_ms = now_ms;
 	}
 	for (size_t j = 0; j < nincast && k < max; j++)
-		if (h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS)
+		if (h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS || h->peers[who[j]].lossy_run)
 			out[k++] = incasts[j];
 	if (slow && slow->over_ticks >= PATH_STRAGGLER_TICKS && k < max)
 		out[k++] = slowest;

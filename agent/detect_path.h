@@ -26,6 +26,8 @@ struct path_input {
 	double fanout; /* most peers one of its senders delivered to this tick */
 	double goodput; /* bytes/s of the bulk transfers completed this tick; 0 if none */
 	int stalled; /* the peer is over the stall detector's bound this tick */
+	double retransmits; /* segments retransmitted towards it, per second */
+	double acked; /* bytes it acknowledged, per second */
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
@@ -43,6 +45,16 @@ struct path_input {
  * or two (its senders wait on the hot one), the receiver itself stays.
  */
 #define PATH_INCAST_TICKS 3
+/*
+ * Unless the path to it loses data too: a neighbour's senders wait, they do
+ * not retransmit. Loss is retransmitted segments per acknowledged byte,
+ * counted from one segment per hundred of 1500 bytes; under that, a tick's
+ * few retransmits on a fast path are noise.
+ */
+#define PATH_LOSS_FLOOR (1.0 / 150000.0)
+/* A losing path's run goes on while its delivery rate stays under this
+ * share of the others' */
+#define PATH_LOSS_RATE_SHARE 0.5
 #define PATH_PEERS 1024
 
 struct path_peer {
@@ -53,8 +65,11 @@ struct path_peer {
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
 	int64_t stalled_ms; /* last tick stalled */
+	double loss; /* retransmits per acknowledged byte at loss_ms */
+	int64_t loss_ms; /* the last tick that acknowledged or retransmitted */
 	unsigned over_ticks; /* consecutive ticks judged an incast, or the ring's slowest */
 	int64_t over_ms; /* the last of them */
+	int lossy_run; /* an incast run that saw the path losing: named at once */
 };
 
 struct path_history {
@@ -88,7 +103,14 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    the others' medians of the same, for PATH_INCAST_TICKS ticks in a row.
  *    Either measure alone misleads: an all-to-all's short bursts make the
  *    rate estimate jump past any link (ACKs come compressed), and goodput to
- *    one peer mixes all its senders;
+ *    one peer mixes all its senders. A path that loses data this tick (its
+ *    loss at least PATH_LOSS_FLOOR and 1 / incast_fraction times the median
+ *    of the others' latest, at least two of them) is judged an incast at
+ *    once, and its run of ticks is named from its first: an overloaded
+ *    receiver's queue drops what its senders push, while a neighbour that
+ *    only waits on it loses nothing. Such a run goes on while the median of
+ *    its last 3 rate samples stays under PATH_LOSS_RATE_SHARE of the
+ *    others' (TCP soon fits the queue and stops losing);
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles, and

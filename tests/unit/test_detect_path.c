@@ -26,8 +26,13 @@ static int64_t feed(struct path_history *h, int64_t start_ms, unsigned ticks, co
 
 	for (unsigned t = 0; t < ticks; t++, now += 100) {
 		for (unsigned i = 0; i < 4; i++)
-			in[i] = (struct path_input){ peers[i], rate[i], fanout[i],
-						     rate[i] > 0 ? rate[i] : 0, rate[i] < 0 };
+			in[i] = (struct path_input){ .peer = peers[i],
+						     .rate = rate[i],
+						     .fanout = fanout[i],
+						     .goodput = rate[i] > 0 ? rate[i] : 0,
+						     .stalled = rate[i]<0, .acked = rate[i]> 0
+									? rate[i]
+									: 0 };
 		path_history_update(h, in, 4, cfg.window_ms, now);
 		(void)detect_path(h, &cfg, now, verdicts, 4);
 	}
@@ -222,11 +227,77 @@ START_TEST(test_incast_both_agree)
 
 			now += 100;
 			for (unsigned i = 0; i < 4; i++)
-				in[i] = (struct path_input){ peers[i], rates[c][i], 3,
-							     goodputs[c][i], 0 };
+				in[i] = (struct path_input){ .peer = peers[i],
+							     .rate = rates[c][i],
+							     .fanout = 3,
+							     .goodput = goodputs[c][i] };
 			path_history_update(h, in, 4, cfg.window_ms, now);
 			ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
 		}
+	}
+}
+END_TEST
+
+/*
+ * One all-to-all tick: peer i delivers rate[i] and acknowledges as much,
+ * with retx[i] retransmits a second; goodput stays at the clean level (no
+ * transfer has completed yet). Returns the verdicts.
+ */
+static size_t lossy_tick(struct path_history *h, int64_t now, const double *rate,
+			 const double *retx, struct event_verdict *out)
+{
+	struct path_input in[4];
+
+	for (unsigned i = 0; i < 4; i++)
+		in[i] = (struct path_input){ .peer = peers[i],
+					     .rate = rate[i],
+					     .fanout = 3,
+					     .goodput = 50e6,
+					     .retransmits = retx[i],
+					     .acked = rate[i] };
+	path_history_update(h, in, 4, cfg.window_ms, now);
+	return detect_path(h, &cfg, now, out, 4);
+}
+
+/* A receiver whose queue drops what its senders push is named from the
+ * first tick it loses, and stays named while it is slow; a peer as slow that
+ * loses nothing (a neighbour waiting on it), a few retransmits, and losses
+ * like the others' are not. A loss burst at speed is named for its tick
+ * only (an event takes event_open_ticks in a row). Figures from the lab's t_incast, first tick after the
+ * fault: 990 retransmits a second towards the receiver at 15 of 55 MB/s. */
+START_TEST(test_incast_lossy)
+{
+	const double clean[4] = { 50e6, 40e6, 60e6, 55e6 }, few[4] = { 10, 20, 40, 10 };
+	const struct {
+		double rate[4], retx[4];
+		size_t named, next; /* this tick; the next, slow as this one, losing no more */
+	} cases[] = {
+		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 990, 10 }, 1, 1 },
+		{ { 55e6, 50e6, 15e6, 60e6 }, { 0, 0, 0, 0 }, 0, 0 }, /* slow, no loss */
+		{ { 55e6, 50e6, 45e6, 60e6 }, { 10, 10, 990, 10 }, 1, 0 }, /* loss at speed */
+		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 40, 10 }, 0, 0 }, /* under the floor */
+		{ { 55e6, 50e6, 15e6, 60e6 },
+		  { 2000, 2000, 990, 2000 },
+		  0,
+		  0 }, /* all lose alike */
+	};
+	struct event_verdict out[4];
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct path_history *h = history();
+		int64_t now = 0;
+
+		for (unsigned t = 0; t < 10; t++, now += 100)
+			ck_assert_uint_eq(lossy_tick(h, now, clean, few, out), 0);
+		ck_assert_uint_eq(lossy_tick(h, now, cases[c].rate, cases[c].retx, out),
+				  cases[c].named);
+		if (cases[c].named) {
+			ck_assert(out[0].kind == EVENT_INCAST);
+			ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+			ck_assert_ptr_nonnull(
+				strstr(out[0].evidence, "\"delivery_rate_share_now\""));
+		}
+		ck_assert_uint_eq(lossy_tick(h, now + 100, cases[c].rate, few, out), cases[c].next);
 	}
 }
 END_TEST
@@ -239,6 +310,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_incast);
 	tcase_add_test(tc, test_incast_tail_fanout);
 	tcase_add_test(tc, test_incast_both_agree);
+	tcase_add_test(tc, test_incast_lossy);
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);
 	tcase_add_test(tc, test_straggler_table);
