@@ -11,7 +11,8 @@
  * Events: what the detectors found, with hysteresis. A detector reports, each
  * tick, the subjects over its threshold (verdicts); an event opens after
  * open_ticks ticks over in a row and closes after close_ticks ticks under,
- * so a blip raises nothing and a flapping subject stays one event.
+ * so a blip raises nothing and a flapping subject stays one event. A stall
+ * opens on its first tick over: its verdict has waited stall_after already.
  */
 
 enum event_kind {

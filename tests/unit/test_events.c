@@ -12,7 +12,7 @@
 
 static struct event_verdict verdict(const char *subject, double score)
 {
-	struct event_verdict v = { .kind = EVENT_STALL, .score = score };
+	struct event_verdict v = { .kind = EVENT_HOTSPOT, .score = score };
 
 	snprintf(v.subject, sizeof(v.subject), "%s", subject);
 	snprintf(v.evidence, sizeof(v.evidence), "{\"score\":%.1f}", score);
@@ -94,10 +94,10 @@ START_TEST(test_blip_and_totals)
 	/* the event families as exported while one is open (the catalogue
 	 * tests/e2e/t_dashboards.sh reads) */
 	testutil_check_golden(text, "events_open.prom");
-	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 1);
+	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"hotspot\"}"), 1);
 	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"pfc_storm\"}"), 0);
 	ck_assert_double_eq(
-		testutil_value(text, "fabmon_event_active{kind=\"stall\",subject=\"peer=b\"}"), 1);
+		testutil_value(text, "fabmon_event_active{kind=\"hotspot\",subject=\"peer=b\"}"), 1);
 	free(text);
 	tick(ev, "peer=b", 0, 1600); /* closes */
 	tick(ev, "peer=b", 5, 1700);
@@ -105,9 +105,40 @@ START_TEST(test_blip_and_totals)
 	registry_begin_tick(reg, 1800);
 	events_emit(ev, registry_sink(reg, "agent"));
 	text = testutil_render(reg);
-	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 2);
-	/* open 1500-1600 and from 1800: 100 ms of stall so far */
-	ck_assert_double_eq_tol(testutil_value(text, "fabmon_stall_seconds_total"), 0.1, 1e-9);
+	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"hotspot\"}"), 2);
+	ck_assert_double_eq(testutil_value(text, "fabmon_stall_seconds_total"), 0);
+	free(text);
+	registry_free(reg);
+	events_free(ev);
+}
+END_TEST
+
+/* A stall's verdict has waited stall_after already: its event opens on the
+ * first tick over, whatever event_open_ticks says, and the time it stays
+ * open is stall time. */
+START_TEST(test_stall_opens_at_once)
+{
+	struct events *ev = events_new(3, 1);
+	struct registry *reg = registry_new(100, 60000);
+	struct event_verdict v = verdict("peer=c", 2);
+	struct seen s = { 0 };
+	char *text;
+
+	v.kind = EVENT_STALL;
+	events_tick(ev, &v, 1, 1000);
+	events_foreach_changed(ev, count, &s);
+	ck_assert_uint_eq(s.opened, 1);
+	ck_assert_int_eq(s.last.start_ms, 1000);
+	events_tick(ev, &v, 1, 1100);
+	events_tick(ev, &v, 1, 1250);
+	events_tick(ev, NULL, 0, 1300); /* closes */
+	events_tick(ev, NULL, 0, 1400);
+	registry_begin_tick(reg, 1400);
+	events_emit(ev, registry_sink(reg, "agent"));
+	text = testutil_render(reg);
+	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 1);
+	/* open from 1000 through the tick at 1300 that closed it */
+	ck_assert_double_eq_tol(testutil_value(text, "fabmon_stall_seconds_total"), 0.3, 1e-9);
 	free(text);
 	registry_free(reg);
 	events_free(ev);
@@ -198,6 +229,7 @@ Suite *events_suite(void)
 	const struct testutil_case cases[] = {
 		{ "hysteresis", test_hysteresis, 0 },
 		{ "blip_and_totals", test_blip_and_totals, 0 },
+		{ "stall_opens_at_once", test_stall_opens_at_once, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
