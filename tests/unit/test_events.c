@@ -97,7 +97,8 @@ START_TEST(test_blip_and_totals)
 	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"hotspot\"}"), 1);
 	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"pfc_storm\"}"), 0);
 	ck_assert_double_eq(
-		testutil_value(text, "fabmon_event_active{kind=\"hotspot\",subject=\"peer=b\"}"), 1);
+		testutil_value(text, "fabmon_event_active{kind=\"hotspot\",subject=\"peer=b\"}"),
+		1);
 	free(text);
 	tick(ev, "peer=b", 0, 1600); /* closes */
 	tick(ev, "peer=b", 5, 1700);
