@@ -142,6 +142,10 @@ static int gather_stall(struct series *s, void *arg)
 		ho->transfers = s->rate;
 	else if (strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_sum") == 0 && s->has_rate)
 		ho->seconds = s->rate;
+	else if (strcmp(s->name, "fabmon_tcp_transfer_open_seconds") == 0)
+		ho->open_s = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_transfer_open_bytes") == 0)
+		ho->open_bytes = s->value;
 	return 0;
 }
 
@@ -348,7 +352,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 		sg.path[i].stalled = sg.handoff[i].stalled =
 			sg.in[i].ack_stall_s >= cfg->stall_after_s;
 		/* transfer bytes and seconds, both per second of the tick */
-		sg.path[i].goodput =
+		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;
 	}
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));

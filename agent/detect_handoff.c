@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,20 +33,32 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 	for (size_t i = 0; i < n; i++) {
 		struct handoff_peer *p;
 
-		if ((in[i].transfers <= 0 && !in[i].stalled) || !(p = handoff_find(h, in[i].peer)))
+		if ((in[i].transfers <= 0 && !in[i].stalled && in[i].open_s <= 0) ||
+		    !(p = handoff_find(h, in[i].peer)))
 			continue;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
-		if (in[i].transfers <= 0 || now_ms - p->stalled_ms <= STALL_AFTERMATH_MS)
+		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS)
+			continue;
+		if (in[i].open_s > 0) {
+			p->open_s = in[i].open_s;
+			p->open_bytes = in[i].open_bytes;
+			p->open_ms = now_ms;
+		}
+		if (in[i].transfers <= 0)
 			continue;
 		/* both are per second over the same tick: their ratio is the mean */
 		window_add(&p->seconds, in[i].seconds / in[i].transfers);
+		window_add(&p->goodput, in[i].goodput);
 		p->last_ms = now_ms;
 		if (p->seconds.count > HANDOFF_RECENT) {
 			double left = window_median(&p->seconds, HANDOFF_RECENT, 1);
 
-			if (!handoff_slow(p, left, ratio))
+			if (!handoff_slow(p, left, ratio)) {
 				window_add(&p->baseline, left);
+				window_add(&p->baseline_goodput,
+					   window_median(&p->goodput, HANDOFF_RECENT, 1));
+			}
 		}
 	}
 	for (size_t i = 0; i < h->n; i++)
@@ -71,16 +84,34 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		    p->baseline.count < HANDOFF_BASELINE_MIN)
 			continue;
 		recent = window_median(&p->seconds, 0, HANDOFF_RECENT);
-		if (!handoff_slow(p, recent, ratio))
-			continue;
 		baseline = window_median(&p->baseline, 0, p->baseline.count);
-		v = &out[k++];
+		if (handoff_slow(p, recent, ratio)) {
+			v = &out[k++];
+			v->score = recent / baseline / ratio;
+			snprintf(v->evidence, sizeof(v->evidence),
+				 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
+				 "\"ratio\":%.2f}",
+				 recent, baseline, recent / baseline);
+		} else if (p->open_ms == now_ms && p->open_s >= baseline) {
+			/* the bytes the baseline's goodput would have moved by now,
+			 * over those this transfer did */
+			double behind =
+				window_median(&p->baseline_goodput, 0, p->baseline_goodput.count) *
+				p->open_s / fmax(p->open_bytes, 1);
+
+			if (behind < ratio)
+				continue;
+			v = &out[k++];
+			v->score = behind / ratio;
+			snprintf(v->evidence, sizeof(v->evidence),
+				 "{\"open_transfer_seconds\":%.4f,\"open_transfer_bytes\":%.0f,"
+				 "\"baseline_seconds\":%.4f,\"ratio\":%.2f}",
+				 p->open_s, p->open_bytes, baseline, behind);
+		} else {
+			continue;
+		}
 		v->kind = EVENT_SLOW_HANDOFF;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
-		v->score = recent / baseline / ratio;
-		snprintf(v->evidence, sizeof(v->evidence),
-			 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,\"ratio\":%.2f}",
-			 recent, baseline, recent / baseline);
 	}
 	return k;
 }

@@ -22,6 +22,9 @@ struct handoff_input {
 	double transfers; /* bulk transfers completed, per second (0: none this tick) */
 	double seconds; /* their durations summed, per second */
 	int stalled; /* the peer is over the stall detector's bound this tick */
+	double goodput; /* their bytes over their durations (0: none this tick) */
+	double open_s; /* how long its longest transfer still in progress has run (0: none) */
+	double open_bytes; /* and how many bytes of it were acknowledged */
 };
 
 #define HANDOFF_PEERS 1024
@@ -32,8 +35,12 @@ struct handoff_input {
 struct handoff_peer {
 	char peer[48];
 	struct window seconds; /* mean transfer duration of each tick with transfers */
+	struct window goodput; /* and their bytes per second */
 	/* the samples that left the newest HANDOFF_RECENT without being slow */
 	struct window baseline;
+	struct window baseline_goodput; /* the goodput of each */
+	double open_s, open_bytes; /* the transfer under way at open_ms */
+	int64_t open_ms;
 	int64_t last_ms; /* last sample */
 	int64_t stalled_ms; /* last tick stalled */
 };
@@ -58,7 +65,12 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 /*
  * A slow hand-off: the median of a peer's newest HANDOFF_RECENT samples is at
  * least ratio times the median of its baseline, which holds at least
- * HANDOFF_BASELINE_MIN samples. Peers are
+ * HANDOFF_BASELINE_MIN samples; or, before it completes, a transfer under
+ * way this tick has run at least the baseline's median duration and moved
+ * at most 1 / ratio of what the baseline's median goodput moves in that
+ * time (it cannot end within ratio times its baseline then, unless it was
+ * shorter than those; a new connection's slow start is within its
+ * baseline's duration). Peers are
  * judged until window_ms after their last sample (a slow transfer completes
  * ticks apart, and the verdict holds between), and only while fewer than three peers
  * are being compared by detect_path (active_paths): with siblings to compare,

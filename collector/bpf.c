@@ -69,6 +69,8 @@ struct tcp_gauges {
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
 	double delivery_rate; /* bytes/s: the best among connections that delivered this tick */
 	uint64_t fanout; /* most peers one local sender to this peer delivered to this tick */
+	double xfer_open_s; /* the longest-running transfer still in progress: how long */
+	uint64_t xfer_open_bytes; /* and what of it was acknowledged so far */
 };
 
 /* A local sending endpoint (a rank: its namespace and address), and one of
@@ -312,6 +314,13 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->srtt_max_s = v->srtt_us / 1e6;
 		if (v->unsent && v->snd_wnd == 0)
 			g->zero_window++;
+		/* a hand-off still under way: how far it got, so that a slow one
+		 * is seen before it ends */
+		if (v->xfer_start_ns && now_ns > (int64_t)v->xfer_start_ns &&
+		    (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9 > g->xfer_open_s) {
+			g->xfer_open_s = (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9;
+			g->xfer_open_bytes = v->bytes_acked - v->xfer_acked0;
+		}
 		/* a barrier or a request is not a path's measure: bulk only */
 		if (d[TCP_ACKED_BYTES] >= TCP_BULK_ACKED) {
 			tcp_note_pair(st, k);
@@ -402,6 +411,70 @@ static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
 	(void)sample_counter(out, &count, l, n, totals[TCP_XFERS]);
 }
 
+/* The per-peer gauges of struct tcp_gauges, in the order tcp_gauge_values()
+ * gives their values. */
+static const struct metric_desc tcp_gauge_descs[] = {
+	{ .name = "fabmon_tcp_srtt_seconds",
+	  .help = "Largest smoothed RTT among the connections sending bulk data to the peer (4 "
+		  "KiB in flight, or 64 KiB acknowledged so far); 0 while none is "
+		  "(tcp:tcp_probe).",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_in_flight_bytes",
+	  .help = "Bytes sent to the peer and not yet acknowledged (snd_nxt - snd_una), summed.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_connections",
+	  .help = "TCP connections to the peer seen by the probes and not idle.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_zero_window_connections",
+	  .help = "Connections to the peer with data queued and the peer's receive window closed "
+		  "(the receiving application stopped reading).",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_ack_stall_seconds",
+	  .help = "Longest time a connection to the peer has had data outstanding (in flight or "
+		  "queued behind a closed window) without ack progress; 0 when all are "
+		  "progressing or idle.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_sender_ack_stall_seconds",
+	  .help = "When the peer's address is also a local sender (a rank or pod in another "
+		  "network namespace of this host): the longest its own connections have had data "
+		  "outstanding without ack progress; 0 otherwise.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_delivery_rate_bytes_per_second",
+	  .help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), best "
+		  "among the connections that delivered data to the peer this tick: what the path "
+		  "gives a sender; 0 when none delivered.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_sender_fanout_peers",
+	  .help = "Most peers that one local sender (namespace and address) of data to this peer "
+		  "delivered to in the same tick: 1 in a ring, N-1 in an all-to-all; 0 when none "
+		  "delivered.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_transfer_open_seconds",
+	  .help = "How long the longest bulk transfer to the peer still in progress has run (data "
+		  "pending since the connection was last idle); 0 when none is.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_transfer_open_bytes",
+	  .help = "Bytes of that transfer acknowledged so far.",
+	  .type = METRIC_GAUGE },
+};
+
+#define TCP_GAUGES (sizeof(tcp_gauge_descs) / sizeof(tcp_gauge_descs[0]))
+
+static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
+{
+	_Static_assert(TCP_GAUGES == 10, "a value for each of tcp_gauge_descs");
+	v[0] = g->srtt_max_s;
+	v[1] = (double)g->in_flight;
+	v[2] = (double)g->connections;
+	v[3] = (double)g->zero_window;
+	v[4] = g->stall_max_s;
+	v[5] = g->sender_stall_max_s;
+	v[6] = g->delivery_rate;
+	v[7] = (double)g->fanout;
+	v[8] = g->xfer_open_s;
+	v[9] = (double)g->xfer_open_bytes;
+}
+
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)
 {
 	const struct emit_ctx *ctx = arg;
@@ -416,70 +489,12 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 	emit_transfers(ctx->out, l, n, totals);
 	if (!other) {
 		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id);
-		static const struct metric_desc srtt = {
-			.name = "fabmon_tcp_srtt_seconds",
-			.help = "Largest smoothed RTT among the connections sending bulk data to the peer "
-				"(4 KiB in flight, or 64 KiB acknowledged so far); 0 while none is "
-				"(tcp:tcp_probe).",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc inflight = {
-			.name = "fabmon_tcp_in_flight_bytes",
-			.help = "Bytes sent to the peer and not yet acknowledged (snd_nxt - snd_una), summed.",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc conns = {
-			.name = "fabmon_tcp_connections",
-			.help = "TCP connections to the peer seen by the probes and not idle.",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc zwin = {
-			.name = "fabmon_tcp_zero_window_connections",
-			.help = "Connections to the peer with data queued and the peer's receive "
-				"window closed (the receiving application stopped reading).",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc stall = {
-			.name = "fabmon_tcp_ack_stall_seconds",
-			.help = "Longest time a connection to the peer has had data outstanding (in "
-				"flight or queued behind a closed window) without ack progress; 0 when "
-				"all are progressing or idle.",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc sender_stall = {
-			.name = "fabmon_tcp_sender_ack_stall_seconds",
-			.help = "When the peer's address is also a local sender (a rank or pod in "
-				"another network namespace of this host): the longest its own "
-				"connections have had data outstanding without ack progress; 0 "
-				"otherwise.",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc rate = {
-			.name = "fabmon_tcp_delivery_rate_bytes_per_second",
-			.help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), "
-				"best among the connections that delivered data to the peer this "
-				"tick: what the path gives a sender; 0 when none delivered.",
-			.type = METRIC_GAUGE
-		};
-		static const struct metric_desc fanout = {
-			.name = "fabmon_tcp_sender_fanout_peers",
-			.help = "Most peers that one local sender (namespace and address) of data to "
-				"this peer delivered to in the same tick: 1 in a ring, N-1 in an "
-				"all-to-all; 0 when none delivered.",
-			.type = METRIC_GAUGE
-		};
 		struct tcp_gauges none = { 0 };
+		double v[TCP_GAUGES];
 
-		if (!g)
-			g = &none;
-		(void)sample_gauge(ctx->out, &srtt, l, n, g->srtt_max_s);
-		(void)sample_gauge(ctx->out, &inflight, l, n, (double)g->in_flight);
-		(void)sample_gauge(ctx->out, &conns, l, n, (double)g->connections);
-		(void)sample_gauge(ctx->out, &zwin, l, n, (double)g->zero_window);
-		(void)sample_gauge(ctx->out, &stall, l, n, g->stall_max_s);
-		(void)sample_gauge(ctx->out, &sender_stall, l, n, g->sender_stall_max_s);
-		(void)sample_gauge(ctx->out, &rate, l, n, g->delivery_rate);
-		(void)sample_gauge(ctx->out, &fanout, l, n, (double)g->fanout);
+		tcp_gauge_values(g ? g : &none, v);
+		for (size_t i = 0; i < TCP_GAUGES; i++)
+			(void)sample_gauge(ctx->out, &tcp_gauge_descs[i], l, n, v[i]);
 	}
 }
 

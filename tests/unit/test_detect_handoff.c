@@ -7,6 +7,7 @@
 
 #define WINDOW_MS 10000
 #define RATIO 3.0
+#define HANDOFF_BYTES 4194304.0 /* each transfer's */
 
 static struct handoff_history *history(void)
 {
@@ -21,8 +22,11 @@ static struct handoff_history *history(void)
 static int64_t tick(struct handoff_history *h, int64_t now, double seconds, int stalled)
 {
 	/* per second over a 100 ms tick: one transfer is 10/s */
-	const struct handoff_input in = { "198.18.0.2", seconds > 0 ? 10 : 0, seconds * 10,
-					  stalled };
+	const struct handoff_input in = { .peer = "198.18.0.2",
+					  .transfers = seconds > 0 ? 10 : 0,
+					  .seconds = seconds * 10,
+					  .stalled = stalled,
+					  .goodput = seconds > 0 ? HANDOFF_BYTES / seconds : 0 };
 
 	now += 100;
 	handoff_history_update(h, &in, 1, RATIO, WINDOW_MS, now);
@@ -61,6 +65,59 @@ START_TEST(test_slow)
 	now = tick(h, now, 0.09, 0);
 	now = tick(h, now, 0.09, 0);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
+}
+END_TEST
+
+/* One tick with a transfer under way for open_s that has moved bytes so far,
+ * none completing; stalled or not. Returns the tick's time. */
+static int64_t tick_open(struct handoff_history *h, int64_t now, double open_s, double bytes,
+			 int stalled)
+{
+	const struct handoff_input in = {
+		.peer = "198.18.0.2", .stalled = stalled, .open_s = open_s, .open_bytes = bytes
+	};
+
+	now += 100;
+	handoff_history_update(h, &in, 1, RATIO, WINDOW_MS, now);
+	return now;
+}
+
+/* A slow hand-off is named while it is under way: 4 MiB hand-offs took 90 ms
+ * (46.6 MB/s); one that has run 150 ms and moved 1.2 MB is behind by 5.8, one
+ * that moved 4 MB by 150 ms is not, and one that has run less than the
+ * baseline's 90 ms is not judged (slow start); nor one on a stalled peer. */
+START_TEST(test_slow_open)
+{
+	const struct {
+		double open_s, bytes;
+		int stalled;
+		size_t named;
+	} cases[] = {
+		{ 0.15, 1.2e6, 0, 1 },
+		{ 0.15, 4e6, 0, 0 },
+		{ 0.05, 0.1e6, 0, 0 },
+		{ 0.15, 1.2e6, 1, 0 },
+	};
+	struct event_verdict out[2];
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct handoff_history *h = history();
+		int64_t now = 0;
+
+		for (int i = 0; i < 10; i++)
+			now = tick(h, now, 0.09, 0);
+		now = tick_open(h, now, cases[c].open_s, cases[c].bytes, cases[c].stalled);
+		ck_assert_uint_eq(judge(h, now, 1, out), cases[c].named);
+		if (!cases[c].named)
+			continue;
+		ck_assert_str_eq(out[0].subject, "peer=198.18.0.2");
+		ck_assert_double_eq_tol(out[0].score, HANDOFF_BYTES / 0.09 * 0.15 / 1.2e6 / RATIO,
+					1e-9);
+		ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"open_transfer_seconds\":0.15"));
+		/* the next tick without it under way: no verdict */
+		now = tick(h, now, 0, 0);
+		ck_assert_uint_eq(judge(h, now, 1, out), 0);
+	}
 }
 END_TEST
 
@@ -130,6 +187,7 @@ Suite *detect_handoff_suite(void)
 	TCase *tc = tcase_create("verdicts");
 
 	tcase_add_test(tc, test_slow);
+	tcase_add_test(tc, test_slow_open);
 	tcase_add_test(tc, test_not_slow);
 	tcase_add_test(tc, test_stall_not_sample);
 	tcase_add_test(tc, test_forgotten);
