@@ -737,6 +737,8 @@ t_spine hotspot interface=LAB-u1
 t_stall stall peer=198.18.0.1"
 # The scenarios' tick, for the latencies in ticks.
 DETECT_TICK_MS=100
+# event_open_ticks of the scenarios' agents (the default)
+DETECT_OPEN_TICKS=2
 # Upper bound on one scenario run (tests/run.sh gives 600 s; they take < 60).
 DETECT_BOUND_S=300
 
@@ -857,7 +859,7 @@ detect_column() {
 detect_row() {
 	m=$(median $(detect_column "$1" 6))
 	b=$(median $(detect_column "$1" 7))
-	awk -v n="$1" -v m="$m" -v b="$b" -v tick="$DETECT_TICK_MS" '
+	awk -v n="$1" -v m="$m" -v b="$b" -v tick="$DETECT_TICK_MS" -v ot="$DETECT_OPEN_TICKS" '
 	$1 == n {
 		kind = $2; subj = $3
 		if ($4 == 77) { skipped++; next }
@@ -869,12 +871,16 @@ detect_row() {
 	}
 	END {
 		if (!runs) { printf "  %-12s %-12s %-22s skipped (%d runs)\n", n, kind, subj, skipped; exit }
+		# the tick the agent opened it: a stall on its first tick over,
+		# the others event_open_ticks in a row
+		o = b == "" ? "" : b + (kind == "stall" ? 0 : (ot - 1) * tick)
 		# the issue: at most 2 ticks, a stall at most 500 ms at a 100 ms tick
 		bound = kind == "stall" ? 500 : 2 * tick
-		goal = m == "" ? "-" : m <= bound ? "met" : "NOT MET"
-		printf "  %-12s %-12s %-22s %2s/%-2d %6s %5s %6s %3s/%-2d %5s  %-7s (<= %d ms)  %s\n",
+		goal = o == "" ? "-" : o <= bound ? "met" : "NOT MET"
+		printf "  %-12s %-12s %-22s %2s/%-2d %6s %5s %6s %6s %5s %3s/%-2d %5s  %-7s (<= %d ms)  %s\n",
 			n, kind, subj, kind == "?" ? "-" : found, runs, m == "" ? "-" : m,
-			m == "" ? "-" : sprintf("%.1f", m / tick), b == "" ? "-" : b, passed, runs,
+			m == "" ? "-" : sprintf("%.1f", m / tick), b == "" ? "-" : b,
+			o == "" ? "-" : o, o == "" ? "-" : sprintf("%.1f", o / tick), passed, runs,
 			falses + 0 == falses ? falses + 0 : falses, goal, bound, substr(each, 2)
 	}' "$WORK/detect.runs"
 }
@@ -927,11 +933,13 @@ bench_detect() {
 	done
 	echo "  each scenario as \`make test\` runs it (bash, 100 ms ticks); figures are what it prints;"
 	echo "  latencies are medians over the runs that found the event, from the fault going in:"
-	echo "  on /metrics (polled every 0.1 s: ms, ticks) and to the event's first tick over its"
-	echo "  bound, its start_ms (bound); false: other events raised, summed over the runs; the"
-	echo "  last column: each run's latency on /metrics. LAB- is the lab's per-run name prefix"
-	printf '  %-12s %-12s %-22s %5s %6s %5s %6s %6s %5s  %-19s %s\n' scenario kind "subject (culprit)" \
-		found ms ticks bound passed false "latency goal" runs
+	echo "  on /metrics (polled every 0.1 s: ms, ticks), to the event's first tick over its"
+	echo "  bound, its start_ms (bound), and to the tick the agent opened it (open: a stall's"
+	echo "  first tick over, any other's event_open_ticks-th in a row; in ticks: o.ticks), which"
+	echo "  the latency goal is judged on; false: other events raised, summed over the runs;"
+	echo "  the last column: each run's latency on /metrics. LAB- is the lab's per-run prefix"
+	printf '  %-12s %-12s %-22s %5s %6s %5s %6s %6s %7s %6s %5s  %-19s %s\n' scenario kind \
+		"subject (culprit)" found ms ticks bound open o.ticks passed false "latency goal" runs
 	for name in $(awk '{ print $1 }' "$WORK/detect.runs" | uniq); do
 		detect_row "$name"
 	done
