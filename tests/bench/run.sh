@@ -876,7 +876,9 @@ detect_row() {
 		o = b == "" ? "" : b + (kind == "stall" ? 0 : (ot - 1) * tick)
 		# the issue: at most 2 ticks, a stall at most 500 ms at a 100 ms tick
 		bound = kind == "stall" ? 500 : 2 * tick
-		goal = o == "" ? "-" : o <= bound ? "met" : "NOT MET"
+		# on the open tick where the scenario prints its start, else on /metrics
+		g = o != "" ? o : m
+		goal = g == "" ? "-" : g <= bound ? "met" : "NOT MET"
 		printf "  %-12s %-12s %-22s %2s/%-2d %6s %5s %6s %6s %5s %3s/%-2d %5s  %-7s (<= %d ms)  %s\n",
 			n, kind, subj, kind == "?" ? "-" : found, runs, m == "" ? "-" : m,
 			m == "" ? "-" : sprintf("%.1f", m / tick), b == "" ? "-" : b,
