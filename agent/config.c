@@ -117,7 +117,7 @@ void config_defaults(struct config *cfg)
 	cfg->event_close_ticks = 3;
 	/* a missed ACK costs at least one RTO (200 ms minimum on Linux): half a
 	 * second without progress is a rank that has stopped, not a slow one */
-	cfg->stall_after_ms = 300;
+	cfg->stall_after_ms = 500;
 	/* paused half the time is a storm, not a burst: PFC's own watchdogs
 	 * (mlx5 pause-storm prevention) act on sustained pause like this */
 	cfg->pfc_paused_percent = 50;

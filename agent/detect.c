@@ -146,6 +146,8 @@ static int gather_stall(struct series *s, void *arg)
 		ho->open_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_transfer_open_bytes") == 0)
 		ho->open_bytes = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_window_limited_connections") == 0)
+		ho->window_limited = s->value;
 	return 0;
 }
 
@@ -350,7 +352,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	(void)registry_foreach(reg, gather_hotspot, &hg);
 	for (size_t i = 0; i < sg.n; i++) {
 		sg.path[i].stalled = sg.handoff[i].stalled =
-			sg.in[i].ack_stall_s >= cfg->stall_after_s;
+			sg.in[i].ack_stall_s >= stall_bound(&sg.in[i], cfg->stall_after_s);
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;

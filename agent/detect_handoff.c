@@ -40,7 +40,7 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 			p->stalled_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS)
 			continue;
-		if (in[i].open_s > 0) {
+		if (in[i].open_s > 0 && in[i].window_limited <= 0) {
 			p->open_s = in[i].open_s;
 			p->open_bytes = in[i].open_bytes;
 			p->open_ms = now_ms;
@@ -92,7 +92,10 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 				 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
 				 "\"ratio\":%.2f}",
 				 recent, baseline, recent / baseline);
-		} else if (p->open_ms == now_ms && p->open_s >= baseline) {
+		} else if (p->open_ms == now_ms && baseline >= HANDOFF_OPEN_MIN_S &&
+			   p->open_s >= baseline &&
+			   now_ms - (int64_t)(p->open_s * 1000) > p->stalled_ms) {
+			/* (one under way since before a stall is the stall's) */
 			/* the bytes the baseline's goodput would have moved by now,
 			 * over those this transfer did */
 			double behind =

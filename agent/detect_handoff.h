@@ -25,12 +25,20 @@ struct handoff_input {
 	double goodput; /* their bytes over their durations (0: none this tick) */
 	double open_s; /* how long its longest transfer still in progress has run (0: none) */
 	double open_bytes; /* and how many bytes of it were acknowledged */
+	double window_limited; /* connections the peer's receive window holds back */
 };
 
 #define HANDOFF_PEERS 1024
 /* Newest samples judged, and the fewest older ones that make a baseline. */
 #define HANDOFF_RECENT 3
 #define HANDOFF_BASELINE_MIN 5
+/*
+ * Transfers whose baseline is shorter are judged when they complete only: a
+ * stream that drains between writes makes sub-millisecond "transfers", and
+ * one under way there is the stream going on, not a hand-off (a slow short
+ * one completes within a tick or two anyway).
+ */
+#define HANDOFF_OPEN_MIN_S 0.01
 
 struct handoff_peer {
 	char peer[48];
@@ -66,11 +74,14 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
  * A slow hand-off: the median of a peer's newest HANDOFF_RECENT samples is at
  * least ratio times the median of its baseline, which holds at least
  * HANDOFF_BASELINE_MIN samples; or, before it completes, a transfer under
- * way this tick has run at least the baseline's median duration and moved
+ * way this tick (baseline HANDOFF_OPEN_MIN_S or more) has run at least the
+ * baseline's median duration and moved
  * at most 1 / ratio of what the baseline's median goodput moves in that
  * time (it cannot end within ratio times its baseline then, unless it was
  * shorter than those; a new connection's slow start is within its
- * baseline's duration). Peers are
+ * baseline's duration), unless it has been under way since before the
+ * peer's last stall (the stall's) or the peer's receive window holds it
+ * back (the receiver is slow, not the path: a stall if it stops). Peers are
  * judged until window_ms after their last sample (a slow transfer completes
  * ticks apart, and the verdict holds between), and only while fewer than three peers
  * are being compared by detect_path (active_paths): with siblings to compare,

@@ -58,6 +58,8 @@ enum {
  * segments), or this much acknowledged over its life. Its srtt, even while it
  * waits between collectives, was measured on data, not on small replies. */
 #define TCP_BULK_IN_FLIGHT 4096
+/* A window this close to full takes no more segments: a jumbo frame's MSS. */
+#define TCP_WINDOW_SLACK 9000
 #define TCP_BULK_ACKED 65536
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
@@ -67,6 +69,7 @@ struct tcp_gauges {
 	uint64_t in_flight;
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
+	uint64_t window_limited; /* connections whose queued data the peer's window holds back */
 	double delivery_rate; /* bytes/s: the best among connections that delivered this tick */
 	uint64_t fanout; /* most peers one local sender to this peer delivered to this tick */
 	double xfer_open_s; /* the longest-running transfer still in progress: how long */
@@ -314,6 +317,11 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->srtt_max_s = v->srtt_us / 1e6;
 		if (v->unsent && v->snd_wnd == 0)
 			g->zero_window++;
+		/* data waits and what is in flight fills the peer's window (to
+		 * within a jumbo segment, which the sender would not split): the
+		 * receiver, not the path, sets the pace */
+		if (v->unsent && (uint64_t)v->in_flight + TCP_WINDOW_SLACK >= v->snd_wnd)
+			g->window_limited++;
 		/* a hand-off still under way: how far it got, so that a slow one
 		 * is seen before it ends */
 		if (v->xfer_start_ns && now_ns > (int64_t)v->xfer_start_ns &&
@@ -429,6 +437,10 @@ static const struct metric_desc tcp_gauge_descs[] = {
 	  .help = "Connections to the peer with data queued and the peer's receive window closed "
 		  "(the receiving application stopped reading).",
 	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_window_limited_connections",
+	  .help = "Connections to the peer with data queued that its receive window holds back "
+		  "(closed ones included): the receiver reads slower than the path delivers.",
+	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_ack_stall_seconds",
 	  .help = "Longest time a connection to the peer has had data outstanding (in flight or "
 		  "queued behind a closed window) without ack progress; 0 when all are "
@@ -462,17 +474,18 @@ static const struct metric_desc tcp_gauge_descs[] = {
 
 static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 {
-	_Static_assert(TCP_GAUGES == 10, "a value for each of tcp_gauge_descs");
+	_Static_assert(TCP_GAUGES == 11, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
 	v[1] = (double)g->in_flight;
 	v[2] = (double)g->connections;
 	v[3] = (double)g->zero_window;
-	v[4] = g->stall_max_s;
-	v[5] = g->sender_stall_max_s;
-	v[6] = g->delivery_rate;
-	v[7] = (double)g->fanout;
-	v[8] = g->xfer_open_s;
-	v[9] = (double)g->xfer_open_bytes;
+	v[4] = (double)g->window_limited;
+	v[5] = g->stall_max_s;
+	v[6] = g->sender_stall_max_s;
+	v[7] = g->delivery_rate;
+	v[8] = (double)g->fanout;
+	v[9] = g->xfer_open_s;
+	v[10] = (double)g->xfer_open_bytes;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)

@@ -69,13 +69,17 @@ START_TEST(test_slow)
 END_TEST
 
 /* One tick with a transfer under way for open_s that has moved bytes so far,
- * none completing; stalled or not. Returns the tick's time. */
+ * none completing; stalled (1), held back by the receiver (2) or neither.
+ * Returns the tick's time. */
 static int64_t tick_open(struct handoff_history *h, int64_t now, double open_s, double bytes,
 			 int stalled)
 {
-	const struct handoff_input in = {
-		.peer = "198.18.0.2", .stalled = stalled, .open_s = open_s, .open_bytes = bytes
-	};
+	/* stalled 2: not stalled, but the receive window holds it back */
+	const struct handoff_input in = { .peer = "198.18.0.2",
+					  .stalled = stalled == 1,
+					  .open_s = open_s,
+					  .open_bytes = bytes,
+					  .window_limited = stalled == 2 };
 
 	now += 100;
 	handoff_history_update(h, &in, 1, RATIO, WINDOW_MS, now);
@@ -85,7 +89,8 @@ static int64_t tick_open(struct handoff_history *h, int64_t now, double open_s, 
 /* A slow hand-off is named while it is under way: 4 MiB hand-offs took 90 ms
  * (46.6 MB/s); one that has run 150 ms and moved 1.2 MB is behind by 5.8, one
  * that moved 4 MB by 150 ms is not, and one that has run less than the
- * baseline's 90 ms is not judged (slow start); nor one on a stalled peer. */
+ * baseline's 90 ms is not judged (slow start); nor one on a stalled peer, nor
+ * one the receiver's window holds back. */
 START_TEST(test_slow_open)
 {
 	const struct {
@@ -93,10 +98,8 @@ START_TEST(test_slow_open)
 		int stalled;
 		size_t named;
 	} cases[] = {
-		{ 0.15, 1.2e6, 0, 1 },
-		{ 0.15, 4e6, 0, 0 },
-		{ 0.05, 0.1e6, 0, 0 },
-		{ 0.15, 1.2e6, 1, 0 },
+		{ 0.15, 1.2e6, 0, 1 }, { 0.15, 4e6, 0, 0 },   { 0.05, 0.1e6, 0, 0 },
+		{ 0.15, 1.2e6, 1, 0 }, { 0.15, 1.2e6, 2, 0 },
 	};
 	struct event_verdict out[2];
 
@@ -117,6 +120,27 @@ START_TEST(test_slow_open)
 		/* the next tick without it under way: no verdict */
 		now = tick(h, now, 0, 0);
 		ck_assert_uint_eq(judge(h, now, 1, out), 0);
+	}
+}
+END_TEST
+
+/* A transfer under way since before a stall on its peer is the stall's, also
+ * after the stall's aftermath; one that began after it is judged. */
+START_TEST(test_slow_open_after_stall)
+{
+	struct event_verdict out[2];
+
+	for (int began_after = 0; began_after < 2; began_after++) {
+		struct handoff_history *h = history();
+		int64_t now = 0;
+
+		for (int i = 0; i < 10; i++)
+			now = tick(h, now, 0.09, 0);
+		now = tick_open(h, now, 0.5, 1e5, 1);
+		for (int i = 0; i < 12; i++) /* past STALL_AFTERMATH_MS */
+			now = tick_open(h, now, 0.6 + 0.1 * i, 1e5, 0);
+		now = tick_open(h, now, began_after ? 0.5 : 2.0, 1e5, 0);
+		ck_assert_uint_eq(judge(h, now, 1, out), (size_t)began_after);
 	}
 }
 END_TEST
@@ -188,6 +212,7 @@ Suite *detect_handoff_suite(void)
 
 	tcase_add_test(tc, test_slow);
 	tcase_add_test(tc, test_slow_open);
+	tcase_add_test(tc, test_slow_open_after_stall);
 	tcase_add_test(tc, test_not_slow);
 	tcase_add_test(tc, test_stall_not_sample);
 	tcase_add_test(tc, test_forgotten);

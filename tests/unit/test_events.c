@@ -146,22 +146,26 @@ START_TEST(test_stall_opens_at_once)
 }
 END_TEST
 
+/* Data in flight waits after_s (a retransmission timer may be running),
+ * data behind a closed window half as long. */
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0 },
+		{ "198.18.0.2", 0.1, 5000, 0, 0 }, { "198.18.0.3", 0.75, 0, 1, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0 },  { "198.18.0.5", 0.3, 8000, 0, 0 },
+		{ "198.18.0.6", 0.3, 0, 1, 0 },
 	};
 	struct event_verdict out[4];
-	size_t n = detect_stall(in, 3, 0.5, out, 4);
+	size_t n = detect_stall(in, 5, 0.5, out, 4);
 
-	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(n, 3);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
-	ck_assert_double_eq_tol(out[0].score, 1.5, 1e-9);
+	ck_assert_double_eq_tol(out[0].score, 3, 1e-9);
 	ck_assert(strstr(out[0].evidence, "\"zero_window_connections\":1"));
 	ck_assert_str_eq(out[1].subject, "peer=198.18.0.4");
-	ck_assert_uint_eq(detect_stall(in, 3, 0.5, out, 1), 1); /* bounded by max */
+	ck_assert_double_eq_tol(out[1].score, 1, 1e-9);
+	ck_assert_str_eq(out[2].subject, "peer=198.18.0.6");
+	ck_assert_uint_eq(detect_stall(in, 5, 0.5, out, 1), 1); /* bounded by max */
 }
 END_TEST
 
