@@ -56,4 +56,6 @@ kill "$AGENT_PID"; wait "$AGENT_PID"
 row=$(sqlite3 "$WORK/p.db" "SELECT kind, subject, end_ms IS NOT NULL FROM events")
 [ "$row" = "pfc_storm|device=mlx5_0,port=1|1" ] || fail "events table: $row"
 echo "pfc_storm on device=mlx5_0,port=1 seen $((seen - t0)) ms after the port froze (100 ms ticks)"
+start=$(sqlite3 "$WORK/p.db" "SELECT start_ms FROM events")
+echo "onset -> first tick over the bound: $((start - t0)) ms"
 exit 0
