@@ -340,6 +340,8 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 					  cfg->straggler_fraction };
 	size_t n;
 
+	/* what a detector leaves unset (at_once) is zero */
+	memset(out, 0, max * sizeof(*out));
 	sg.n = 0;
 	pg.n = 0;
 	rg.n = 0;
@@ -352,7 +354,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	(void)registry_foreach(reg, gather_hotspot, &hg);
 	for (size_t i = 0; i < sg.n; i++) {
 		sg.path[i].stalled = sg.handoff[i].stalled =
-			sg.in[i].ack_stall_s >= stall_bound(&sg.in[i], cfg->stall_after_s);
+			sg.in[i].ack_stall_s >= cfg->stall_after_s;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;

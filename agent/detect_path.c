@@ -184,7 +184,10 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 								&rate_mid_others, &m2)
 						   : NAN;
 
-			lossy = path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
+			/* a loss burst at speed is a queue's moment, not an incast
+			 * (one in a clean all-gather lasted 4 ticks) */
+			lossy = now_share < PATH_LOSS_RATE_SHARE &&
+				path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
 			share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid,
 					   &m);
 			rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
@@ -195,12 +198,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			if (isnan(rate_share) || rate_share >= bound || isnan(share) ||
 			    share >= bound) {
 				/* a losing path's run goes on while it stays slow */
-				if (lossy && !isnan(now_share)) {
+				if (lossy) {
 					share = now_share;
 					measure = "delivery_rate_share_now";
-				} else if (lossy) {
-					share = isnan(rate_share) ? bound : rate_share;
-					measure = "delivery_rate_share";
 				} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
 					share = rate_share;
 					measure = "delivery_rate_share";

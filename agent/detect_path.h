@@ -52,8 +52,8 @@ struct path_input {
  * few retransmits on a fast path are noise.
  */
 #define PATH_LOSS_FLOOR (1.0 / 150000.0)
-/* A losing path's run goes on while its delivery rate stays under this
- * share of the others' */
+/* A losing path is an incast while its delivery rate is under this share
+ * of the others': a loss burst at speed is a queue's moment. */
 #define PATH_LOSS_RATE_SHARE 0.5
 #define PATH_PEERS 1024
 
@@ -105,12 +105,13 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    rate estimate jump past any link (ACKs come compressed), and goodput to
  *    one peer mixes all its senders. A path that loses data this tick (its
  *    loss at least PATH_LOSS_FLOOR and 1 / incast_fraction times the median
- *    of the others' latest, at least two of them) is judged an incast at
- *    once, and its run of ticks is named from its first: an overloaded
- *    receiver's queue drops what its senders push, while a neighbour that
- *    only waits on it loses nothing. Such a run goes on while the median of
- *    its last 3 rate samples stays under PATH_LOSS_RATE_SHARE of the
- *    others' (TCP soon fits the queue and stops losing);
+ *    of the others' latest, at least two of them) while this tick's rate
+ *    sample is under PATH_LOSS_RATE_SHARE of the others' is judged an
+ *    incast at once, and its run of ticks is named from its first: an
+ *    overloaded receiver's queue drops what its senders push, while a
+ *    neighbour that only waits on it loses nothing. Such a run goes on while
+ *    the median of its last 3 rate samples stays under PATH_LOSS_RATE_SHARE
+ *    of the others' (TCP soon fits the queue and stops losing);
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles, and

@@ -26,29 +26,16 @@ struct stall_input {
 };
 
 /*
- * The wait that makes peer p stalled: after_s, or half of it behind a closed
- * window. Data in flight without acks may be waiting on a retransmission
- * timer (Linux's is 200 ms at the least, and grows with the RTT's
- * variance: 0.38 s in the lab's 50 ms queues); a closed window is the
- * receiver saying it stopped reading, no timer involved.
- */
-static inline double stall_bound(const struct stall_input *p, double after_s)
-{
-	return p->zero_window > 0 ? after_s / 2 : after_s;
-}
-
-/*
- * A stall: a peer with data pending and no ack progress for stall_bound()
- * or more (a paused or dead rank, a downed link, a zero window). Writes a
- * verdict per stalled peer into out (at most max), subject "peer=ADDR",
- * score ack_stall_s over that bound. Returns how many. Pure: no I/O, no
- * state.
+ * A stall: a peer with data pending and no ack progress for after_s or more
+ * (a paused or dead rank, a downed link, a zero window). Writes a verdict per
+ * stalled peer into out (at most max), subject "peer=ADDR", score
+ * ack_stall_s / after_s, at_once behind a closed window. Returns how many.
+ * Pure: no I/O, no state.
  *
  * A stalled collective stalls its other ranks within a tick; where this host
  * sees the peers' own senders (sender_stall_s), the victims are left out:
- *  - behind a closed window, a peer that is itself stalled sending (its
- *    sender_stall_s past its bound) stopped reading because it waits on
- *    someone else: the culprit is further on;
+ *  - behind a closed window, a peer that is itself stalled sending stopped
+ *    reading because it waits on someone else: the culprit is further on;
  *  - with data in flight and no acks, a peer that is stalled both ways is
  *    the cut-off one, and the peers it sent to are its victims.
  * If that would leave no one (a cycle), every stalled peer is reported. The

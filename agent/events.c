@@ -85,9 +85,7 @@ static void over(struct events *ev, struct event *e, const struct event_verdict 
 		}
 		if (v->score > e->peak)
 			e->peak = v->score;
-		/* a stall's verdict has waited stall_after already: that is
-		 * its persistence, and more would only add latency */
-		if (e->over >= (e->kind == EVENT_STALL ? 1 : ev->open_ticks)) {
+		if (e->over >= ev->open_ticks || v->at_once) {
 			e->open = 1;
 			e->end_ms = 0;
 			e->changes |= EVENT_OPENED;

@@ -11,8 +11,8 @@
  * Events: what the detectors found, with hysteresis. A detector reports, each
  * tick, the subjects over its threshold (verdicts); an event opens after
  * open_ticks ticks over in a row and closes after close_ticks ticks under,
- * so a blip raises nothing and a flapping subject stays one event. A stall
- * opens on its first tick over: its verdict has waited stall_after already.
+ * so a blip raises nothing and a flapping subject stays one event; a verdict
+ * marked at_once opens it on its first tick over.
  */
 
 enum event_kind {
@@ -40,6 +40,9 @@ struct event_verdict {
 	char subject[EVENT_SUBJECT_MAX]; /* "peer=198.18.0.3", "interface=eth0,priority=3" */
 	double score; /* how far over: 1 is the threshold */
 	char evidence[EVENT_EVIDENCE_MAX]; /* a JSON object with the readings */
+	/* the detector waited its own bound already: the event opens on this
+	 * first tick over, not after open_ticks */
+	int at_once;
 };
 
 enum event_change { EVENT_OPENED = 1, EVENT_CLOSED = 2, EVENT_PEAK = 4 };

@@ -44,7 +44,7 @@ struct fm_flow_val {
 	__u64 ce; /* packets marked CE */
 	__u32 syn, fin, rst;
 	__u32 pad;
-	__u64 first_ns; /* bpf_ktime_get_ns() of the first and last packet */
+	__u64 first_ns; /* bpf_ktime_get_coarse_ns() of the first and last packet */
 	__u64 last_ns;
 };
 

@@ -338,7 +338,10 @@ static __always_inline int fm_account(struct __sk_buff *skb, enum fm_dir dir, st
 	roce = key.proto == IPPROTO_UDP && key.dport == ROCE_UDP_PORT && pkt.l4;
 	if (roce && p + ROCE_BTH_LEN + ROCE_AETH_LEN > end && !final)
 		return -1;
-	now = bpf_ktime_get_ns();
+	/* first and last seen only time out idle entries: a jiffy's
+	 * resolution does, and the coarse clock is a variable's read where
+	 * bpf_ktime_get_ns() reads the clock source (kvm-clock on a VM) */
+	now = bpf_ktime_get_coarse_ns();
 	fm_flow_count(&key, &pkt, skb->len, now, ifv);
 	if (roce)
 		fm_roce_count(p, end, &key, &pkt, skb->len, now, ifv);

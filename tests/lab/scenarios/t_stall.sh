@@ -58,5 +58,5 @@ echo "events table: $row"
 case "$row" in "stall|peer=198.18.0.1|"*"|1") ;; *) fail "event row: $row" ;; esac
 start=$(echo "$row" | cut -d'|' -f3)
 echo "onset (SIGSTOP) -> event start: $((start - stop_ms)) ms (the window must fill first;" \
-	"half of stall_after behind a closed window: 250 ms, 100 ms ticks)"
+	"stall_after 500 ms, 100 ms ticks)"
 exit 0
