@@ -737,8 +737,6 @@ t_spine hotspot interface=LAB-u1
 t_stall stall peer=198.18.0.1"
 # The scenarios' tick, for the latencies in ticks.
 DETECT_TICK_MS=100
-# event_open_ticks of the scenarios' agents (the default)
-DETECT_OPEN_TICKS=2
 # Upper bound on one scenario run (tests/run.sh gives 600 s; they take < 60).
 DETECT_BOUND_S=300
 
@@ -762,7 +760,7 @@ detect_expected() {
 	}' "$1"
 }
 
-# detect_parse OUT KIND SUBJECT: "FOUND METRICS_MS BOUND_MS FALSE" from a
+# detect_parse OUT KIND SUBJECT: "FOUND METRICS_MS BOUND_MS FALSE OPEN_MS" from a
 # scenario's output OUT, "-" where it printed nothing to take it from.
 # FOUND: yes if it reported KIND on SUBJECT active, on /metrics or in its
 # events table ("-" when KIND is "?"). METRICS_MS: onset -> the event on
@@ -770,7 +768,8 @@ detect_expected() {
 # t_ring, t_spine) or "KIND on SUBJECT seen N ms after" (t_pfc_storm).
 # BOUND_MS: onset -> the event's first tick over its bound (its start_ms),
 # from lab_expect's "onset -> first tick over the bound: N ms" or t_stall's
-# "onset (...) -> event start: N ms". FALSE: how many events other than
+# "onset (...) -> event start: N ms". OPEN_MS: onset -> the tick the agent
+# opened it, from lab_open's "onset -> event open: N ms". FALSE: how many events other than
 # the wanted one, from lab_expect's "want events '...', got '...'", else
 # t_ring's note of secondary events, else the "event K opened: S" lines of
 # the agent's log that a failing script shows; "?" when it failed without
@@ -799,6 +798,7 @@ detect_parse() {
 		sub(/.* -> (first tick over the bound|event start): /, "", b)
 		sub(/ .*/, "", b)
 	}
+	/^onset -> event open: -?[0-9]+ ms/ { o = $5 }
 	/want events .*, got / {
 		g = $0
 		sub(/.*, got ./, "", g)
@@ -823,12 +823,12 @@ detect_parse() {
 	END {
 		found = kind == "?" ? "-" : k == kind && s == subj ? "yes" : "no"
 		n = got != "" ? got : note != "" ? note : logged ? logged : said ? 1 : failed ? "?" : 0
-		print found, ms == "" ? "-" : ms, b == "" ? "-" : b, n
+		print found, ms == "" ? "-" : ms, b == "" ? "-" : b, n, o == "" ? "-" : o
 	}' "$1"
 }
 
 # detect_run SCRIPT REP: runs one scenario as tests/run.sh does and adds
-# "NAME KIND SUBJECT RC FOUND METRICS_MS BOUND_MS FALSE" to $WORK/detect.runs;
+# "NAME KIND SUBJECT RC FOUND METRICS_MS BOUND_MS FALSE OPEN_MS" to $WORK/detect.runs;
 # prints the last lines of a run that failed.
 detect_run() {
 	name=$(basename "$1" .sh) n=$2
@@ -859,7 +859,8 @@ detect_column() {
 detect_row() {
 	m=$(median $(detect_column "$1" 6))
 	b=$(median $(detect_column "$1" 7))
-	awk -v n="$1" -v m="$m" -v b="$b" -v tick="$DETECT_TICK_MS" -v ot="$DETECT_OPEN_TICKS" '
+	o=$(median $(detect_column "$1" 9))
+	awk -v n="$1" -v m="$m" -v b="$b" -v o="$o" -v tick="$DETECT_TICK_MS" '
 	$1 == n {
 		kind = $2; subj = $3
 		if ($4 == 77) { skipped++; next }
@@ -871,9 +872,6 @@ detect_row() {
 	}
 	END {
 		if (!runs) { printf "  %-12s %-12s %-22s skipped (%d runs)\n", n, kind, subj, skipped; exit }
-		# the tick the agent opened it: a stall on its first tick over,
-		# the others event_open_ticks in a row
-		o = b == "" ? "" : b + (kind == "stall" ? 0 : (ot - 1) * tick)
 		# the issue: at most 2 ticks, a stall at most 500 ms at a 100 ms tick
 		bound = kind == "stall" ? 500 : 2 * tick
 		# on the open tick where the scenario prints its start, else on /metrics
@@ -936,9 +934,9 @@ bench_detect() {
 	echo "  each scenario as \`make test\` runs it (bash, 100 ms ticks); figures are what it prints;"
 	echo "  latencies are medians over the runs that found the event, from the fault going in:"
 	echo "  on /metrics (polled every 0.1 s: ms, ticks), to the event's first tick over its"
-	echo "  bound, its start_ms (bound), and to the tick the agent opened it (open: a stall's"
-	echo "  first tick over, any other's event_open_ticks-th in a row; in ticks: o.ticks), which"
-	echo "  the latency goal is judged on; false: other events raised, summed over the runs;"
+	echo "  bound, its start_ms (bound), and to the tick the agent opened it (open, lab_open:"
+	echo "  event_open_ticks in a row, a stall behind a closed window on its first; in ticks:"
+	echo "  o.ticks), which the latency goal is judged on; false: other events raised, summed;"
 	echo "  the last column: each run's latency on /metrics. LAB- is the lab's per-run prefix"
 	printf '  %-12s %-12s %-22s %5s %6s %5s %6s %6s %7s %6s %5s  %-19s %s\n' scenario kind \
 		"subject (culprit)" found ms ticks bound open o.ticks passed false "latency goal" runs

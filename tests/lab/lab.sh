@@ -213,7 +213,7 @@ lab_fault() {
 # lab_expect DB [KIND SUBJECT [MAX]]: fails unless DB's events are exactly
 # one KIND event on SUBJECT (up to MAX of them, if given; none at all
 # without KIND); prints the onset -> first tick over latency from the first
-# row's start_ms and LAB_T0.
+# row's start_ms and LAB_T0, and lab_open's.
 lab_expect() {
 	ev=$(lab_events "$1")
 	want=""
@@ -225,6 +225,18 @@ lab_expect() {
 	[ $# -lt 3 ] && return 0
 	start=$(sqlite3 "$1" "SELECT start_ms FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")
 	echo "onset -> first tick over the bound: $((start - LAB_T0)) ms; events:$ev"
+	lab_open "$1" "$2" "$LAB_T0"
+}
+
+# lab_open DB KIND T0: prints "onset -> event open: N ms", N from T0 to the
+# tick the agent opened DB's first KIND event: its start_ms (first tick
+# over), plus event_open_ticks - 1 ticks (2 and 100 ms, as the scenarios run
+# the agent) unless it opened at once: a stall behind a closed window.
+lab_open() {
+	open=$(sqlite3 "$1" "SELECT start_ms + CASE WHEN kind = 'stall' AND
+		json_extract(evidence, '$.zero_window_connections') > 0 THEN 0 ELSE 100 END
+		FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")
+	echo "onset -> event open: $((open - $3)) ms"
 }
 
 # lab_down: removes the namespaces this run made, after killing what still

@@ -6,6 +6,7 @@
 # when the waiting stops. A busy port (waiting, but sending at a high rate)
 # raises nothing.
 . tests/lib.sh
+. tests/lab/lab.sh
 
 root=$WORK/sys
 mkdir -p "$root/class"
@@ -58,4 +59,5 @@ row=$(sqlite3 "$WORK/p.db" "SELECT kind, subject, end_ms IS NOT NULL FROM events
 echo "pfc_storm on device=mlx5_0,port=1 seen $((seen - t0)) ms after the port froze (100 ms ticks)"
 start=$(sqlite3 "$WORK/p.db" "SELECT start_ms FROM events")
 echo "onset -> first tick over the bound: $((start - t0)) ms"
+lab_open "$WORK/p.db" pfc_storm "$t0"
 exit 0

@@ -78,4 +78,5 @@ rows=$(sqlite3 "$WORK/s.db" "SELECT kind || '|' || subject || '|' || (end_ms IS 
 [ "$rows" = "hotspot|interface=$up1|1" ] || fail "want one closed hotspot on $up1, events: $rows"
 echo "evidence: $(sqlite3 "$WORK/s.db" "SELECT evidence FROM events")"
 echo "onset -> first tick over the bound: $(($(sqlite3 "$WORK/s.db" "SELECT start_ms FROM events") - t0)) ms"
+lab_open "$WORK/s.db" hotspot "$t0"
 exit 0

@@ -59,4 +59,5 @@ case "$row" in "stall|peer=198.18.0.1|"*"|1") ;; *) fail "event row: $row" ;; es
 start=$(echo "$row" | cut -d'|' -f3)
 echo "onset (SIGSTOP) -> event start: $((start - stop_ms)) ms (the window must fill first;" \
 	"stall_after 500 ms, 100 ms ticks)"
+lab_open "$WORK/s.db" stall "$stop_ms"
 exit 0
