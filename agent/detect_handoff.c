@@ -95,9 +95,9 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		} else if (p->open_ms == now_ms && baseline >= HANDOFF_OPEN_MIN_S &&
 			   p->open_s >= baseline &&
 			   now_ms - (int64_t)(p->open_s * 1000) > p->stalled_ms) {
-			/* (one under way since before a stall is the stall's) */
-			/* the bytes the baseline's goodput would have moved by now,
-			 * over those this transfer did */
+			/* (not one under way since before a stall: the stall's) the
+			 * bytes the baseline's goodput would have moved by now, over
+			 * those this transfer did */
 			double behind =
 				window_median(&p->baseline_goodput, 0, p->baseline_goodput.count) *
 				p->open_s / fmax(p->open_bytes, 1);

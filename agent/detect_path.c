@@ -86,6 +86,23 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 }
 
 /*
+ * The median of v[j] over the peers other than i where it is not NAN, and
+ * in *ret_m how many those are; NAN when fewer than two.
+ */
+static double path_others_median(const struct path_history *h, size_t i, const double *v,
+				 size_t *ret_m)
+{
+	static double others[PATH_PEERS];
+	size_t m = 0;
+
+	for (size_t j = 0; j < h->n; j++)
+		if (j != i && !isnan(v[j]))
+			others[m++] = v[j];
+	*ret_m = m;
+	return m < 2 ? NAN : quantile_of(others, (unsigned)m, 0.5);
+}
+
+/*
  * Peer i's share of what the other active peers' paths give: the q-quantile
  * of its newest k samples in the window its w picks over the median of the
  * others' typical[j] (NAN: none). NAN when it cannot be judged: fewer than k
@@ -95,19 +112,15 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 static double path_share(const struct path_history *h, size_t i, int goodput, const double *typical,
 			 unsigned k, double q, double *ret_mid, size_t *ret_m)
 {
-	static double others[PATH_PEERS];
 	const struct window *w = goodput ? &h->peers[i].goodput : &h->peers[i].rate;
-	size_t m = 0;
+	size_t m;
 	double mid;
 
 	if (w->count < k)
 		return NAN;
-	for (size_t j = 0; j < h->n; j++)
-		if (j != i && !isnan(typical[j]))
-			others[m++] = typical[j];
-	if (m < 2)
+	mid = path_others_median(h, i, typical, &m);
+	if (isnan(mid))
 		return NAN;
-	mid = quantile_of(others, (unsigned)m, 0.5);
 	*ret_mid = mid;
 	*ret_m = m;
 	return mid > 0 ? window_quantile(w, 0, k, q) / mid : NAN;
@@ -122,18 +135,14 @@ static double path_share(const struct path_history *h, size_t i, int goodput, co
 static int path_lossy(const struct path_history *h, size_t i, const double *loss, double bound,
 		      int64_t now_ms, double *ret_ratio)
 {
-	static double others[PATH_PEERS];
-	size_t m = 0;
+	size_t m;
 	double mid;
 
 	if (h->peers[i].loss_ms != now_ms || loss[i] < PATH_LOSS_FLOOR)
 		return 0;
-	for (size_t j = 0; j < h->n; j++)
-		if (j != i && !isnan(loss[j]))
-			others[m++] = loss[j];
-	if (m < 2)
+	mid = path_others_median(h, i, loss, &m);
+	if (isnan(mid))
 		return 0;
-	mid = quantile_of(others, (unsigned)m, 0.5);
 	*ret_ratio = mid > 0 ? loss[i] / mid : INFINITY;
 	return loss[i] * bound >= mid;
 }
