@@ -24,10 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* include/uapi/linux/pkt_cls.h: "use the default action", so a filter
- * behind this one still runs; TC_ACT_OK would end the chain. */
-#define TCNULL_ACT_UNSPEC (-1)
-/* Below fabmon's 0xfab0 (collector/bpf_tc.c); any free slot would do. */
+#include "nullprog.h"
+
 #define TCNULL_HANDLE 0xfa00
 #define TCNULL_PRIORITY 0xfa00
 #define TCNULL_MAX_S 3600
@@ -43,21 +41,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	tcnull_stop = 1;
-}
-
-/* r0 = TC_ACT_UNSPEC; exit: two instructions, no helper, no map. */
-static int tcnull_load(void)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K,
-		  .dst_reg = BPF_REG_0,
-		  .imm = TCNULL_ACT_UNSPEC },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "bench_tc_null", "Dual MIT/GPL", insns,
-			       sizeof(insns) / sizeof(insns[0]), NULL);
-
-	return fd < 0 ? -errno : fd;
 }
 
 /* Removes our filter from one hook; errors are of no use to anyone here. */
@@ -95,7 +78,7 @@ int main(int argc, char **argv)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 	for (int i = 0; i < TCNULL_POINTS && r >= 0; i++)
-		r = fds[i] = tcnull_load();
+		r = fds[i] = nullprog_load("bench_tc_null");
 	if (r < 0) {
 		fprintf(stderr, "tcnull: unable to load the program: %s\n", strerror(-r));
 		goto out;
