@@ -128,6 +128,10 @@ static int gather_stall(struct series *s, void *arg)
 		in->zero_window = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_sender_ack_stall_seconds") == 0)
 		in->sender_stall_s = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_read_stall_seconds") == 0)
+		in->read_stall_s = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_sender_read_stall_seconds") == 0)
+		in->sender_read_stall_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_delivery_rate_bytes_per_second") == 0)
 		path->rate = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_retransmits_total") == 0 && s->has_rate)
@@ -316,7 +320,8 @@ static int gather_hotspot(struct series *s, void *arg)
 void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
 	*d = (struct detect_config){
-		.stall_after_s = (double)cfg->stall_after_ms / 1000.0,
+		.stall = { (double)cfg->stall_after_ms / 1000.0,
+			   (double)cfg->stall_read_after_ms / 1000.0 },
 		.pfc_paused_fraction = cfg->pfc_paused_percent / 100.0,
 		.hotspot_util = cfg->hotspot_util_percent / 100.0,
 		.path_window_ms = cfg->path_window_ms,
@@ -354,13 +359,14 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	(void)registry_foreach(reg, gather_hotspot, &hg);
 	for (size_t i = 0; i < sg.n; i++) {
 		sg.path[i].stalled = sg.handoff[i].stalled =
-			sg.in[i].ack_stall_s >= cfg->stall_after_s;
+			sg.in[i].ack_stall_s >= cfg->stall.after_s ||
+			sg.in[i].read_stall_s >= cfg->stall.read_after_s;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;
 	}
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
-	n = detect_stall(sg.in, sg.n, cfg->stall_after_s, out, max);
+	n = detect_stall(sg.in, sg.n, &cfg->stall, out, max);
 	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);
 	handoff_history_update(&hh, sg.handoff, sg.n, cfg->handoff_ratio, pcfg.window_ms,
 			       registry_now(reg));

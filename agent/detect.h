@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "detect_stall.h"
 #include "events.h"
 #include "registry.h"
 
@@ -16,7 +17,7 @@
  */
 
 struct detect_config {
-	double stall_after_s; /* detect_stall's bound */
+	struct stall_bounds stall; /* detect_stall's bounds */
 	double pfc_paused_fraction; /* detect_pfc's: share of time paused */
 	double hotspot_util; /* detect_hotspot's: share of capacity in use */
 	int64_t path_window_ms; /* detect_path's: peers compared if active this recently */

@@ -88,6 +88,7 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		if (handoff_slow(p, recent, ratio)) {
 			v = &out[k++];
 			v->score = recent / baseline / ratio;
+			v->at_once = 0;
 			snprintf(v->evidence, sizeof(v->evidence),
 				 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
 				 "\"ratio\":%.2f}",
@@ -106,6 +107,9 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 				continue;
 			v = &out[k++];
 			v->score = behind / ratio;
+			/* measured over the transfer so far, at least a baseline
+			 * transfer's whole duration: that was the persistence */
+			v->at_once = 1;
 			snprintf(v->evidence, sizeof(v->evidence),
 				 "{\"open_transfer_seconds\":%.4f,\"open_transfer_bytes\":%.0f,"
 				 "\"baseline_seconds\":%.4f,\"ratio\":%.2f}",

@@ -3,57 +3,77 @@
 
 #include "detect_stall.h"
 
-/* Whether stalled peer p is a victim of another stalled peer (header). */
-static int stall_victim(const struct stall_input *p, int cut_off_seen, double after_s)
+/* Whether p's application stopped reading: its window's edge stood still
+ * while its kernel acked, or its window closed. */
+static int stall_unread(const struct stall_input *p, const struct stall_bounds *b)
 {
-	int sending_stalled = p->sender_stall_s >= after_s;
-
-	if (p->zero_window > 0)
-		return sending_stalled;
-	return cut_off_seen && !sending_stalled;
+	return p->read_stall_s >= b->read_after_s || p->zero_window > 0;
 }
 
-size_t detect_stall(const struct stall_input *in, size_t n, double after_s,
+static int stall_over(const struct stall_input *p, const struct stall_bounds *b)
+{
+	return p->ack_stall_s >= b->after_s || p->read_stall_s >= b->read_after_s;
+}
+
+/* Whether stalled peer p is a victim of another stalled peer (header). */
+static int stall_victim(const struct stall_input *p, int cut_off_seen, const struct stall_bounds *b)
+{
+	double blocked = p->sender_read_stall_s > p->sender_stall_s ? p->sender_read_stall_s
+								    : p->sender_stall_s;
+
+	if (stall_unread(p, b))
+		/* blocked sending since before it stopped reading: it waits on
+		 * its own receiver. A wait that began later (a retransmission
+		 * timer on what a paused rank had sent) is not the cause. */
+		return blocked >= (p->read_stall_s > 0 ? p->read_stall_s : p->ack_stall_s);
+	return cut_off_seen && p->sender_stall_s < b->after_s;
+}
+
+size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max)
 {
 	size_t k = 0, stalled = 0, victims = 0;
 	int cut_off = 0;
 
-	if (after_s <= 0)
+	if (b->after_s <= 0 || b->read_after_s <= 0)
 		return 0;
-	/* ack_stall_s is 0 unless data is pending, so no separate check */
+	/* ack_stall_s and read_stall_s are 0 unless data is pending */
 	for (size_t i = 0; i < n; i++) {
-		if (in[i].ack_stall_s < after_s)
+		if (!stall_over(&in[i], b))
 			continue;
 		stalled++;
-		if (in[i].zero_window == 0 && in[i].sender_stall_s >= after_s)
+		if (!stall_unread(&in[i], b) && in[i].ack_stall_s >= b->after_s &&
+		    in[i].sender_stall_s >= b->after_s)
 			cut_off = 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (in[i].ack_stall_s >= after_s && stall_victim(&in[i], cut_off, after_s))
+		if (stall_over(&in[i], b) && stall_victim(&in[i], cut_off, b))
 			victims++;
 	if (victims == stalled)
 		victims = 0; /* a cycle: no one to single out */
 	for (size_t i = 0; i < n && k < max; i++) {
+		double ack = in[i].ack_stall_s / b->after_s,
+		       read = in[i].read_stall_s / b->read_after_s;
 		struct event_verdict *v;
 
-		if (in[i].ack_stall_s < after_s ||
-		    (victims && stall_victim(&in[i], cut_off, after_s)))
+		if (!stall_over(&in[i], b) || (victims && stall_victim(&in[i], cut_off, b)))
 			continue;
 		v = &out[k++];
 		v->kind = EVENT_STALL;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", in[i].peer);
-		v->score = in[i].ack_stall_s / after_s;
-		/* behind a closed window the receiver said it stopped, and the
-		 * culprit's window closes before its victims': the wait was the
+		v->score = ack > read ? ack : read;
+		/* a receiver that stopped reading said so itself, and the
+		 * culprit stops before its victims: the wait was the
 		 * persistence. Unacked data may be waiting on a retransmission
 		 * timer, and a cut-off peer's victims can cross first (their
 		 * data left earlier): open_ticks then. */
-		v->at_once = in[i].zero_window > 0;
-		snprintf(v->evidence, sizeof(v->evidence),
-			 "{\"ack_stall_seconds\":%.3f,\"in_flight_bytes\":%.0f,"
-			 "\"zero_window_connections\":%.0f,\"victims\":%zu}",
-			 in[i].ack_stall_s, in[i].in_flight_bytes, in[i].zero_window, victims);
+		v->at_once = stall_unread(&in[i], b);
+		snprintf(
+			v->evidence, sizeof(v->evidence),
+			"{\"ack_stall_seconds\":%.3f,\"read_stall_seconds\":%.3f,"
+			"\"in_flight_bytes\":%.0f,\"zero_window_connections\":%.0f,\"victims\":%zu}",
+			in[i].ack_stall_s, in[i].read_stall_s, in[i].in_flight_bytes,
+			in[i].zero_window, victims);
 	}
 	return k;
 }

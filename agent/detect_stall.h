@@ -23,25 +23,38 @@ struct stall_input {
 	/* when the peer's address is a local sender too (another namespace on
 	 * this host), the longest its own connections have waited; else 0 */
 	double sender_stall_s;
+	/* longest time the peer acknowledged data without its application
+	 * reading any (its window's edge stood still); and, as sender_stall_s,
+	 * the same for its own connections' receivers */
+	double read_stall_s;
+	double sender_read_stall_s;
+};
+
+struct stall_bounds {
+	double after_s; /* no ack progress with data pending this long */
+	double read_after_s; /* acked, not read, this long */
 };
 
 /*
- * A stall: a peer with data pending and no ack progress for after_s or more
- * (a paused or dead rank, a downed link, a zero window). Writes a verdict per
- * stalled peer into out (at most max), subject "peer=ADDR", score
- * ack_stall_s / after_s, at_once behind a closed window. Returns how many.
- * Pure: no I/O, no state.
+ * A stall: a peer with data pending and no ack progress for b->after_s or
+ * more (a paused or dead rank, a downed link, a zero window), or whose
+ * kernel acked data its application has not read for b->read_after_s or
+ * more (a paused or hung receiver, before its window closes). Writes a
+ * verdict per stalled peer into out (at most max), subject "peer=ADDR",
+ * score the larger wait over its bound, at_once where the peer stopped
+ * reading. Returns how many. Pure: no I/O, no state.
  *
  * A stalled collective stalls its other ranks within a tick; where this host
- * sees the peers' own senders (sender_stall_s), the victims are left out:
- *  - behind a closed window, a peer that is itself stalled sending stopped
- *    reading because it waits on someone else: the culprit is further on;
+ * sees the peers' own senders (sender_*), the victims are left out:
+ *  - a peer that stopped reading is a victim if its own sending has been
+ *    blocked at least as long (by a receiver that stopped reading, or by
+ *    missing acks): it waits on someone else, the culprit is further on;
  *  - with data in flight and no acks, a peer that is stalled both ways is
  *    the cut-off one, and the peers it sent to are its victims.
  * If that would leave no one (a cycle), every stalled peer is reported. The
  * culprit's evidence counts the victims left out.
  */
-size_t detect_stall(const struct stall_input *in, size_t n, double after_s,
+size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max);
 
 #endif

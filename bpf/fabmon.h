@@ -133,7 +133,17 @@ struct fm_tcp_val {
 	__u32 unsent; /* write_seq - snd_nxt: queued, not yet sent (a zero window holds it) */
 	__u32 snd_wnd; /* the peer's last advertised window, bytes */
 	__u32 closed; /* the connection began to close: nothing pending any more */
-	__u32 pad;
+	/*
+	 * Whether the peer's application reads. snd_una + snd_wnd, the right
+	 * edge of the peer's window, moves as it reads (RFC 9293 3.8.6), but
+	 * also as its kernel grows the window it offers (tcp_grow_window()),
+	 * read or not. A read is counted when the edge moved at least half as
+	 * far as the acknowledged data since the last read: a paused reader's
+	 * window grew by 2 MB while 26 MB were acked (lab, 24 MB window).
+	 */
+	__u32 read_edge; /* the edge at the last read */
+	__u32 read_una; /* snd_una then */
+	__u64 read_ns; /* when, or the first tcp_probe */
 	__u64 bytes_acked; /* sum of snd_una's advances: data the peer took */
 	/*
 	 * The kernel's delivery rate estimate (net/ipv4/tcp_rate.c, what `ss -i`

@@ -193,6 +193,8 @@ static __always_inline void xfer_end(struct fm_tcp_val *val, __u64 now)
 static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_probe_in *in)
 {
 	__u64 now = bpf_ktime_get_ns();
+	/* snd_wnd is still the previous ACK's, so with the previous snd_una */
+	__u32 una = in->snd_una, edge = una + in->snd_wnd;
 	struct tcphdr th;
 
 	/*
@@ -217,6 +219,12 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 	}
 	if (val->probes == 0 || seq_after(in->snd_una, val->snd_una))
 		val->progress_ns = now;
+	if (val->probes == 0 || (seq_after(edge, val->read_edge) &&
+				 edge - val->read_edge >= (una - val->read_una) / 2)) {
+		val->read_ns = now;
+		val->read_edge = edge;
+		val->read_una = una;
+	}
 	val->snd_una = in->snd_una;
 	val->in_flight = in->snd_nxt - in->snd_una;
 	/* a receiver that stops reading closes its window: the data then waits

@@ -66,6 +66,8 @@ struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
 	double stall_max_s;
 	double sender_stall_max_s; /* of connections from the peer's address, when it is local */
+	double read_stall_max_s; /* acknowledged since the peer last read: how long ago that was */
+	double sender_read_stall_max_s; /* the same of connections from the peer's address */
 	uint64_t in_flight;
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
@@ -276,6 +278,40 @@ static int tcp_pair_fanout(const void *key, void *val, void *arg)
 	return 1;
 }
 
+/* The waits of connection k (v) with data outstanding, in flight or queued
+ * behind a closed window, into its peer's gauges g. */
+static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
+			   const struct fm_tcp_val *v, int64_t now_ns, struct tcp_gauges *g)
+{
+	/* no ack progress: how long it has waited */
+	double waited = v->progress_ns && now_ns > (int64_t)v->progress_ns
+				? (double)(now_ns - (int64_t)v->progress_ns) / 1e9
+				: 0;
+	/* acknowledged since its window's edge last moved: the peer is alive
+	 * and its kernel takes data, but its application reads none. A dead
+	 * path stops acks and edge together, so it does not count here. */
+	double unread = v->progress_ns > v->read_ns && now_ns > (int64_t)v->read_ns
+				? (double)(now_ns - (int64_t)v->read_ns) / 1e9
+				: 0;
+	struct tcp_gauges *from;
+	struct peer_id id;
+
+	if (waited > g->stall_max_s)
+		g->stall_max_s = waited;
+	if (unread > g->read_stall_max_s)
+		g->read_stall_max_s = unread;
+	/* the same waits, seen from the sender: where the sender is a peer too
+	 * (a rank in another namespace), they say it is blocked, which tells
+	 * victims from culprits */
+	peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
+	from = kmap_put(st->tcp_gauges, &id, NULL);
+	if (!from)
+		return;
+	if (waited > from->sender_stall_max_s)
+		from->sender_stall_max_s = waited;
+	if (unread > from->sender_read_stall_max_s)
+		from->sender_read_stall_max_s = unread;
+}
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
@@ -335,23 +371,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			if ((double)v->delivery_rate > g->delivery_rate)
 				g->delivery_rate = (double)v->delivery_rate;
 		}
-		/* data outstanding (in flight, or queued behind a closed window)
-		 * and no ack progress: how long it has waited */
-		if ((v->in_flight || v->unsent) && v->progress_ns &&
-		    now_ns > (int64_t)v->progress_ns) {
-			double waited = (double)(now_ns - (int64_t)v->progress_ns) / 1e9;
-			struct tcp_gauges *from;
-
-			if (waited > g->stall_max_s)
-				g->stall_max_s = waited;
-			/* the same wait, seen from the sender: where the sender is
-			 * a peer too (a rank in another namespace), its stall says
-			 * it is blocked, which tells victims from culprits */
-			peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
-			from = kmap_put(st->tcp_gauges, &id, NULL);
-			if (from && waited > from->sender_stall_max_s)
-				from->sender_stall_max_s = waited;
-		}
+		if (v->in_flight || v->unsent)
+			tcp_note_waits(st, k, v, now_ns, g);
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
 }
@@ -451,6 +472,16 @@ static const struct metric_desc tcp_gauge_descs[] = {
 		  "network namespace of this host): the longest its own connections have had data "
 		  "outstanding without ack progress; 0 otherwise.",
 	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_read_stall_seconds",
+	  .help = "Longest time a connection to the peer has had data outstanding that the peer "
+		  "acknowledged without its application reading any (the right edge of its "
+		  "receive window stood still): a paused or hung receiver, seen before its window "
+		  "closes; 0 otherwise.",
+	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_sender_read_stall_seconds",
+	  .help = "When the peer's address is also a local sender: the same for its own "
+		  "connections, whose receivers stopped reading; 0 otherwise.",
+	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_delivery_rate_bytes_per_second",
 	  .help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), best "
 		  "among the connections that delivered data to the peer this tick: what the path "
@@ -474,7 +505,7 @@ static const struct metric_desc tcp_gauge_descs[] = {
 
 static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 {
-	_Static_assert(TCP_GAUGES == 11, "a value for each of tcp_gauge_descs");
+	_Static_assert(TCP_GAUGES == 13, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
 	v[1] = (double)g->in_flight;
 	v[2] = (double)g->connections;
@@ -482,10 +513,12 @@ static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 	v[4] = (double)g->window_limited;
 	v[5] = g->stall_max_s;
 	v[6] = g->sender_stall_max_s;
-	v[7] = g->delivery_rate;
-	v[8] = (double)g->fanout;
-	v[9] = g->xfer_open_s;
-	v[10] = (double)g->xfer_open_bytes;
+	v[7] = g->read_stall_max_s;
+	v[8] = g->sender_read_stall_max_s;
+	v[9] = g->delivery_rate;
+	v[10] = (double)g->fanout;
+	v[11] = g->xfer_open_s;
+	v[12] = (double)g->xfer_open_bytes;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)

@@ -105,8 +105,8 @@ static size_t pr_frame(enum pr_kind k, unsigned char *f)
 static double pr_time(int prog_fd, const unsigned char *f, size_t len, unsigned runs)
 {
 	struct __sk_buff ctx = { .ifindex = 1 };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = (__u32)len,
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = runs);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = (__u32)len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = runs);
 
 	if (bpf_prog_test_run_opts(prog_fd, &o) < 0)
 		return -1;

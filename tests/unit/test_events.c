@@ -147,59 +147,69 @@ START_TEST(test_stall_opens_at_once)
 }
 END_TEST
 
-/* Stalled peers at after_s or more; behind a closed window the event opens
- * at once. */
+/* Stalled peers: no ack progress for after_s, or acked and not read for
+ * read_after_s; where the peer stopped reading the event opens at once. */
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0 },
+		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0 },
+		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0 }, /* its window still open */
+		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0 },
 	};
-	struct event_verdict out[4];
-	size_t n = detect_stall(in, 3, 0.5, out, 4);
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct event_verdict out[8];
+	size_t n = detect_stall(in, 5, &b, out, 8);
 
-	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(n, 3);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
-	ck_assert_double_eq_tol(out[0].score, 1.5, 1e-9);
+	ck_assert_double_eq_tol(out[0].score, 3.0, 1e-9);
 	ck_assert(strstr(out[0].evidence, "\"zero_window_connections\":1"));
 	ck_assert_str_eq(out[1].subject, "peer=198.18.0.4");
-	ck_assert(out[0].at_once && !out[1].at_once);
-	ck_assert_uint_eq(detect_stall(in, 3, 0.5, out, 1), 1); /* bounded by max */
+	ck_assert_str_eq(out[2].subject, "peer=198.18.0.5");
+	ck_assert(strstr(out[2].evidence, "\"read_stall_seconds\":0.300"));
+	ck_assert(out[0].at_once && !out[1].at_once && out[2].at_once);
+	ck_assert_uint_eq(detect_stall(in, 5, &b, out, 1), 1); /* bounded by max */
 }
 END_TEST
 
 /*
- * A stalled ring seen from a host that holds every rank (sender_stall_s).
- * Rank 3 stops reading: rank 2's window to it closes, rank 2 stops reading
- * in turn and rank 1's window to it closes; rank 2 is stalled sending, so it
- * is a victim and only rank 3 is named. Rank 3's link goes down: data to it
- * and from it sits unacknowledged; rank 3 is stalled both ways, so it is the
- * cut-off one and rank 4, which it was sending to, is a victim. A ring whose
- * every rank is blocked names them all.
+ * A stalled ring seen from a host that holds every rank (sender_*).
+ * Rank 3 stops reading: rank 2's data to it is acked, not read; rank 2 then
+ * stops reading in turn. Rank 2 has been blocked sending since before, so it
+ * is a victim and only rank 3 is named, even with a retransmission timer
+ * running on what rank 3 itself had sent (it began after rank 3 stopped).
+ * Rank 3's link goes down: data to it and from it sits unacknowledged; rank
+ * 3 is stalled both ways, so it is the cut-off one; rank 4, which it was
+ * sending to, is a victim, and so is rank 2, which stopped reading once it
+ * could not send. A ring whose every rank is blocked names them all.
  */
 START_TEST(test_detect_stall_culprit)
 {
 	const struct stall_input paused[] = {
-		{ "198.18.0.2", 0.9, 0, 1, 0.8 },
-		{ "198.18.0.3", 1.2, 0, 1, 0 },
+		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4 },
+		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0 },
 	};
 	const struct stall_input cut[] = {
-		{ "198.18.0.3", 0.9, 60000, 0, 0.9 },
-		{ "198.18.0.4", 0.9, 0, 0, 0 },
+		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0 },
+		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0 },
+		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_input cycle[] = {
-		{ "198.18.0.1", 0.9, 0, 1, 0.9 },
-		{ "198.18.0.2", 0.9, 0, 1, 0.9 },
+		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0 },
+		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0 },
 	};
+	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
 
-	ck_assert_uint_eq(detect_stall(paused, 2, 0.5, out, 4), 1);
+	ck_assert_uint_eq(detect_stall(paused, 2, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	ck_assert(strstr(out[0].evidence, "\"victims\":1"));
-	ck_assert_uint_eq(detect_stall(cut, 2, 0.5, out, 4), 1);
+	ck_assert_uint_eq(detect_stall(cut, 3, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
-	ck_assert_uint_eq(detect_stall(cycle, 2, 0.5, out, 4), 2);
+	ck_assert(strstr(out[0].evidence, "\"victims\":2"));
+	ck_assert_uint_eq(detect_stall(cycle, 2, &b, out, 4), 2);
 }
 END_TEST
 

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # A paused receiver, seen from the sender: SIGSTOP the receiving process of
-# a TCP stream and its window closes with data queued; the sender's agent
-# shows the ack stall growing for that peer and a zero-window connection,
+# a TCP stream: its kernel goes on acking what it cannot read until its
+# window closes with data queued. The sender's agent shows the read stall
+# growing for that peer from the pause, then the ack stall and a zero-window
+# connection,
 # opens a stall event naming the peer (log, /metrics, SQLite), and after
 # SIGCONT the stall clears and the event closes. Nothing else is raised.
 . tests/lib.sh
@@ -20,11 +22,13 @@ sender=$!
 on_exit "kill $sender"
 sleep 1.5
 s0=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
+r0=$(lab_metric "fabmon_tcp_read_stall_seconds$peer")
 [ -n "$s0" ] || { lab_scrape | grep fabmon_tcp_; fail "no stall gauge for the peer"; }
 stop_ms=$(date +%s%3N)
 kill -STOP "$receiver"
 sleep 2.5
 s1=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
+r1=$(lab_metric "fabmon_tcp_read_stall_seconds$peer")
 z1=$(lab_metric "fabmon_tcp_zero_window_connections$peer")
 active=$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.1"}')
 kill -CONT "$receiver"
@@ -35,7 +39,12 @@ for _ in $(seq 30); do
 	sleep 0.1
 done
 echo "ack stall ${s0}s streaming, ${s1}s after 2.5 s paused (zero-window connections $z1), ${s2}s after SIGCONT"
+echo "read stall ${r0}s streaming, ${r1}s after 2.5 s paused"
 awk -v s="$s0" 'BEGIN { exit !(s < 0.3) }' || fail "stall $s0 s while streaming"
+awk -v s="$r0" 'BEGIN { exit !(s < 0.3) }' || fail "read stall $r0 s while streaming"
+# unread from the pause on, not from when the window closed
+awk -v s="$r1" -v a="$s1" 'BEGIN { exit !(s >= 2 && s > a) }' ||
+	fail "read stall only $r1 s after 2.5 s paused (ack stall $s1 s)"
 awk -v s="$s1" 'BEGIN { exit !(s >= 1.5) }' || fail "stall only $s1 s after 2.5 s paused"
 [ "${z1:-0}" -ge 1 ] || fail "no zero-window connection while the receiver was paused"
 awk -v s="$s2" 'BEGIN { exit !(s < 0.3) }' || fail "stall did not clear after SIGCONT ($s2 s)"
@@ -57,7 +66,7 @@ echo "events table: $row"
 [ "$(echo "$row" | wc -l)" = 1 ] || fail "want exactly one event row"
 case "$row" in "stall|peer=198.18.0.1|"*"|1") ;; *) fail "event row: $row" ;; esac
 start=$(echo "$row" | cut -d'|' -f3)
-echo "onset (SIGSTOP) -> event start: $((start - stop_ms)) ms (the window must fill first;" \
-	"stall_after 500 ms, 100 ms ticks)"
+echo "onset (SIGSTOP) -> event start: $((start - stop_ms)) ms (acked, not read:" \
+	"stall_read_after 300 ms, 100 ms ticks)"
 lab_open "$WORK/s.db" stall "$stop_ms"
 exit 0
