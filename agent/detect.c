@@ -358,9 +358,10 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	hg.ms[hg.cur] = registry_now(reg);
 	(void)registry_foreach(reg, gather_hotspot, &hg);
 	for (size_t i = 0; i < sg.n; i++) {
+		/* any read stall: the receiver stopped reading, which is not the
+		 * path's doing and will be a stall if it lasts */
 		sg.path[i].stalled = sg.handoff[i].stalled =
-			sg.in[i].ack_stall_s >= cfg->stall.after_s ||
-			sg.in[i].read_stall_s >= cfg->stall.read_after_s;
+			sg.in[i].ack_stall_s >= cfg->stall.after_s || sg.in[i].read_stall_s > 0;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;

@@ -21,7 +21,7 @@ struct handoff_input {
 	const char *peer; /* the remote address */
 	double transfers; /* bulk transfers completed, per second (0: none this tick) */
 	double seconds; /* their durations summed, per second */
-	int stalled; /* the peer is over the stall detector's bound this tick */
+	int stalled; /* over the stall detector's bound this tick, or not reading */
 	double goodput; /* their bytes over their durations (0: none this tick) */
 	double open_s; /* how long its longest transfer still in progress has run (0: none) */
 	double open_bytes; /* and how many bytes of it were acknowledged */

@@ -25,7 +25,7 @@ struct path_input {
 	double rate; /* delivery rate, bytes/s; 0 when nothing was delivered this tick */
 	double fanout; /* most peers one of its senders delivered to this tick */
 	double goodput; /* bytes/s of the bulk transfers completed this tick; 0 if none */
-	int stalled; /* the peer is over the stall detector's bound this tick */
+	int stalled; /* over the stall detector's bound this tick, or not reading */
 	double retransmits; /* segments retransmitted towards it, per second */
 	double acked; /* bytes it acknowledged, per second */
 };

@@ -61,6 +61,12 @@ enum {
 /* A window this close to full takes no more segments: a jumbo frame's MSS. */
 #define TCP_WINDOW_SLACK 9000
 #define TCP_BULK_ACKED 65536
+/* Acks this long after the peer last read prove it alive and not reading
+ * (tcp_note_waits). An application reading a stream does so more often: a
+ * reading rank's acks without a read spanned a few ms in the lab, and a
+ * link that went down then left its read stall within 10 ms of its ack
+ * stall. A paused rank's window takes 100-400 ms to fill there. */
+#define TCP_READ_PROOF_NS (100 * 1000000LL)
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
@@ -287,10 +293,12 @@ static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 	double waited = v->progress_ns && now_ns > (int64_t)v->progress_ns
 				? (double)(now_ns - (int64_t)v->progress_ns) / 1e9
 				: 0;
-	/* acknowledged since its window's edge last moved: the peer is alive
-	 * and its kernel takes data, but its application reads none. A dead
-	 * path stops acks and edge together, so it does not count here. */
-	double unread = v->progress_ns > v->read_ns && now_ns > (int64_t)v->read_ns
+	/* the peer's kernel went on taking data well after its application's
+	 * last read, or closed its window: it is alive and not reading. A dead
+	 * path stops acks within the gap between two reads of a stream. */
+	int unread_seen =
+		v->progress_ns >= v->read_ns + TCP_READ_PROOF_NS || (v->unsent && v->snd_wnd == 0);
+	double unread = unread_seen && v->read_ns && now_ns > (int64_t)v->read_ns
 				? (double)(now_ns - (int64_t)v->read_ns) / 1e9
 				: 0;
 	struct tcp_gauges *from;
@@ -475,8 +483,9 @@ static const struct metric_desc tcp_gauge_descs[] = {
 	{ .name = "fabmon_tcp_read_stall_seconds",
 	  .help = "Longest time a connection to the peer has had data outstanding that the peer "
 		  "acknowledged without its application reading any (the right edge of its "
-		  "receive window stood still): a paused or hung receiver, seen before its window "
-		  "closes; 0 otherwise.",
+		  "receive window stood still), counted once it has gone on acking for 100 ms or "
+		  "closed its window: a paused or hung receiver, seen before its window closes; 0 "
+		  "otherwise.",
 	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_sender_read_stall_seconds",
 	  .help = "When the peer's address is also a local sender: the same for its own "
