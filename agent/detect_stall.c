@@ -10,9 +10,19 @@ static int stall_unread(const struct stall_input *p, const struct stall_bounds *
 	return p->read_stall_s >= b->read_after_s || p->zero_window > 0;
 }
 
+/* Whether p is cut off: data to it and from it (where this host sees its
+ * senders) both wait for acks. Two connections in opposite directions do
+ * not wait on one retransmission timer, so the shorter bound holds. */
+static int stall_cut_off(const struct stall_input *p, const struct stall_bounds *b)
+{
+	return !stall_unread(p, b) && p->ack_stall_s >= b->read_after_s &&
+	       p->sender_stall_s >= b->read_after_s;
+}
+
 static int stall_over(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return p->ack_stall_s >= b->after_s || p->read_stall_s >= b->read_after_s;
+	return p->ack_stall_s >= b->after_s || p->read_stall_s >= b->read_after_s ||
+	       stall_cut_off(p, b);
 }
 
 /* Whether stalled peer p is a victim of another stalled peer (header). */
@@ -26,7 +36,7 @@ static int stall_victim(const struct stall_input *p, int cut_off_seen, const str
 		 * its own receiver. A wait that began later (a retransmission
 		 * timer on what a paused rank had sent) is not the cause. */
 		return blocked >= (p->read_stall_s > 0 ? p->read_stall_s : p->ack_stall_s);
-	return cut_off_seen && p->sender_stall_s < b->after_s;
+	return cut_off_seen && !stall_cut_off(p, b);
 }
 
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
@@ -42,9 +52,7 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 		if (!stall_over(&in[i], b))
 			continue;
 		stalled++;
-		if (!stall_unread(&in[i], b) && in[i].ack_stall_s >= b->after_s &&
-		    in[i].sender_stall_s >= b->after_s)
-			cut_off = 1;
+		cut_off |= stall_cut_off(&in[i], b);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (stall_over(&in[i], b) && stall_victim(&in[i], cut_off, b))
@@ -52,7 +60,8 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 	if (victims == stalled)
 		victims = 0; /* a cycle: no one to single out */
 	for (size_t i = 0; i < n && k < max; i++) {
-		double ack = in[i].ack_stall_s / b->after_s,
+		double ack = in[i].ack_stall_s /
+			     (stall_cut_off(&in[i], b) ? b->read_after_s : b->after_s),
 		       read = in[i].read_stall_s / b->read_after_s;
 		struct event_verdict *v;
 
@@ -63,17 +72,19 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", in[i].peer);
 		v->score = ack > read ? ack : read;
 		/* a receiver that stopped reading said so itself, and the
-		 * culprit stops before its victims: the wait was the
-		 * persistence. Unacked data may be waiting on a retransmission
-		 * timer, and a cut-off peer's victims can cross first (their
-		 * data left earlier): open_ticks then. */
-		v->at_once = stall_unread(&in[i], b);
+		 * culprit stops before its victims; a peer cut off both ways
+		 * waits on no timer: the wait was the persistence. Unacked data
+		 * one way may be waiting on a retransmission timer, and a
+		 * cut-off peer's victims can cross first (their data left
+		 * earlier): open_ticks then. */
+		v->at_once = stall_unread(&in[i], b) || stall_cut_off(&in[i], b);
 		snprintf(
 			v->evidence, sizeof(v->evidence),
-			"{\"ack_stall_seconds\":%.3f,\"read_stall_seconds\":%.3f,"
+			"{\"ack_stall_seconds\":%.3f,\"sender_ack_stall_seconds\":%.3f,"
+			"\"read_stall_seconds\":%.3f,"
 			"\"in_flight_bytes\":%.0f,\"zero_window_connections\":%.0f,\"victims\":%zu}",
-			in[i].ack_stall_s, in[i].read_stall_s, in[i].in_flight_bytes,
-			in[i].zero_window, victims);
+			in[i].ack_stall_s, in[i].sender_stall_s, in[i].read_stall_s,
+			in[i].in_flight_bytes, in[i].zero_window, victims);
 	}
 	return k;
 }

@@ -32,17 +32,18 @@ struct stall_input {
 
 struct stall_bounds {
 	double after_s; /* no ack progress with data pending this long */
-	double read_after_s; /* acked, not read, this long */
+	double read_after_s; /* acked, not read, this long; or cut off both ways */
 };
 
 /*
  * A stall: a peer with data pending and no ack progress for b->after_s or
  * more (a paused or dead rank, a downed link, a zero window), or whose
  * kernel acked data its application has not read for b->read_after_s or
- * more (a paused or hung receiver, before its window closes). Writes a
- * verdict per stalled peer into out (at most max), subject "peer=ADDR",
- * score the larger wait over its bound, at_once where the peer stopped
- * reading. Returns how many. Pure: no I/O, no state.
+ * more (a paused or hung receiver, before its window closes), or with data
+ * to it and from it (sender_stall_s) both unacked for b->read_after_s (cut
+ * off). Writes a verdict per stalled peer into out (at most max), subject
+ * "peer=ADDR", score the larger wait over its bound, at_once where the peer
+ * stopped reading or is cut off. Returns how many. Pure: no I/O, no state.
  *
  * A stalled collective stalls its other ranks within a tick; where this host
  * sees the peers' own senders (sender_*), the victims are left out:

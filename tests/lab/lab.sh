@@ -232,12 +232,15 @@ lab_expect() {
 # tick the agent opened DB's first KIND event: its start_ms (first tick
 # over), plus event_open_ticks - 1 ticks (2 and 100 ms, as the scenarios run
 # the agent) unless it opened at once: a stall where the peer stopped
-# reading (a closed window, or acked data unread for stall_read_after, 300 ms),
-# or a hand-off judged while under way.
+# reading (a closed window, or acked data unread for stall_read_after, 300 ms)
+# or cut off both ways (for stall_read_after), or a hand-off judged while
+# under way.
 lab_open() {
 	open=$(sqlite3 "$1" "SELECT start_ms + CASE WHEN kind = 'stall' AND
 		(json_extract(evidence, '$.zero_window_connections') > 0 OR
-		 json_extract(evidence, '$.read_stall_seconds') >= 0.3) OR
+		 json_extract(evidence, '$.read_stall_seconds') >= 0.3 OR
+		 (json_extract(evidence, '$.ack_stall_seconds') >= 0.3 AND
+		  json_extract(evidence, '$.sender_ack_stall_seconds') >= 0.3)) OR
 		(kind = 'slow_handoff' AND
 		 json_extract(evidence, '$.open_transfer_seconds') IS NOT NULL) THEN 0 ELSE 100 END
 		FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")

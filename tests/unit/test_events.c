@@ -181,7 +181,8 @@ END_TEST
  * is a victim and only rank 3 is named, even with a retransmission timer
  * running on what rank 3 itself had sent (it began after rank 3 stopped).
  * Rank 3's link goes down: data to it and from it sits unacknowledged; rank
- * 3 is stalled both ways, so it is the cut-off one; rank 4, which it was
+ * 3 is stalled both ways, so it is the cut-off one (at once, and from the
+ * shorter bound); rank 4, which it was
  * sending to, is a victim, and so is rank 2, which stopped reading once it
  * could not send. A ring whose every rank is blocked names them all.
  */
@@ -196,6 +197,11 @@ START_TEST(test_detect_stall_culprit)
 		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0 },
 		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0 },
 	};
+	/* cut off both ways for the shorter bound: at once */
+	const struct stall_input cut_early[] = {
+		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0 },
+		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0 },
+	};
 	const struct stall_input cycle[] = {
 		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0 },
 		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0 },
@@ -209,6 +215,11 @@ START_TEST(test_detect_stall_culprit)
 	ck_assert_uint_eq(detect_stall(cut, 3, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	ck_assert(strstr(out[0].evidence, "\"victims\":2"));
+	ck_assert(out[0].at_once);
+	ck_assert_uint_eq(detect_stall(cut_early, 2, &b, out, 4), 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert(out[0].at_once);
+	ck_assert_double_eq_tol(out[0].score, 0.35 / 0.3, 1e-9);
 	ck_assert_uint_eq(detect_stall(cycle, 2, &b, out, 4), 2);
 }
 END_TEST
