@@ -358,10 +358,16 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	hg.ms[hg.cur] = registry_now(reg);
 	(void)registry_foreach(reg, gather_hotspot, &hg);
 	for (size_t i = 0; i < sg.n; i++) {
-		/* any read stall: the receiver stopped reading, which is not the
-		 * path's doing and will be a stall if it lasts */
-		sg.path[i].stalled = sg.handoff[i].stalled =
-			sg.in[i].ack_stall_s >= cfg->stall.after_s || sg.in[i].read_stall_s > 0;
+		int stalled = sg.in[i].ack_stall_s >= cfg->stall.after_s;
+
+		sg.path[i].stalled = stalled || sg.in[i].read_stall_s >= cfg->stall.read_after_s;
+		/* a transfer slows the moment its receiver stops reading, and is
+		 * judged at once: any read stall is the stall's, not the path's.
+		 * Paths are compared over several ticks, and an all-to-all
+		 * receiver that reads its senders in turn leaves one unread for
+		 * a moment: from the bound (with any, t_incast's first tick over
+		 * went from 0.2 to 0.39 s, one run's to 3 s). */
+		sg.handoff[i].stalled = stalled || sg.in[i].read_stall_s > 0;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;

@@ -177,7 +177,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
-		int incast = p->fanout >= 2, lossy = 0;
+		int incast = p->fanout >= 2, lossy = 0, at_once = 0;
 		double bound = incast ? cfg->incast_fraction : cfg->straggler_fraction;
 		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0;
 		const char *measure = incast ? "goodput_share" : "delivery_rate_share";
@@ -210,6 +210,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 				if (lossy) {
 					share = now_share;
 					measure = "delivery_rate_share_now";
+					/* losing while it delivers under the bound:
+					 * no queue's moment does both */
+					at_once = now_share < bound;
 				} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
 					share = rate_share;
 					measure = "delivery_rate_share";
@@ -239,6 +242,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			slow = &h->peers[i];
 		}
 		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
+		v->at_once = at_once;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
 		snprintf(v->evidence, sizeof(v->evidence),

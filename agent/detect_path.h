@@ -111,7 +111,9 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    overloaded receiver's queue drops what its senders push, while a
  *    neighbour that only waits on it loses nothing. Such a run goes on while
  *    the median of its last 3 rate samples stays under PATH_LOSS_RATE_SHARE
- *    of the others' (TCP soon fits the queue and stops losing);
+ *    of the others' (TCP soon fits the queue and stops losing). Where the
+ *    tick's rate sample is under incast_fraction too, the verdict's event
+ *    opens on that tick (at_once): no moment of a queue does both;
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles, and

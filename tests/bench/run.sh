@@ -959,7 +959,7 @@ bench_detect() {
 	echo "  latencies are medians over the runs that found the event, from the fault going in:"
 	echo "  on /metrics (polled every 0.1 s: ms, ticks), to the event's first tick over its"
 	echo "  bound, its start_ms (bound), and to the tick the agent opened it (open, lab_open:"
-	echo "  event_open_ticks in a row, a stall behind a closed window on its first; in ticks:"
+	echo "  event_open_ticks in a row, or on its first where it opens at once; in ticks:"
 	echo "  o.ticks), which the latency goal is judged on; false: other events raised, summed;"
 	echo "  the last column: each run's latency on /metrics. LAB- is the lab's per-run prefix"
 	printf '  %-12s %-12s %-22s %5s %6s %5s %6s %6s %7s %6s %5s  %-19s %s\n' scenario kind \

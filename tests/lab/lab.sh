@@ -233,8 +233,8 @@ lab_expect() {
 # over), plus event_open_ticks - 1 ticks (2 and 100 ms, as the scenarios run
 # the agent) unless it opened at once: a stall where the peer stopped
 # reading (a closed window, or acked data unread for stall_read_after, 300 ms)
-# or cut off both ways (for stall_read_after), or a hand-off judged while
-# under way.
+# or cut off both ways (for stall_read_after), a hand-off judged while under
+# way, or an incast losing at under incast_percent (25) of the others' rate.
 lab_open() {
 	open=$(sqlite3 "$1" "SELECT start_ms + CASE WHEN kind = 'stall' AND
 		(json_extract(evidence, '$.zero_window_connections') > 0 OR
@@ -242,7 +242,9 @@ lab_open() {
 		 (json_extract(evidence, '$.ack_stall_seconds') >= 0.3 AND
 		  json_extract(evidence, '$.sender_ack_stall_seconds') >= 0.3)) OR
 		(kind = 'slow_handoff' AND
-		 json_extract(evidence, '$.open_transfer_seconds') IS NOT NULL) THEN 0 ELSE 100 END
+		 json_extract(evidence, '$.open_transfer_seconds') IS NOT NULL) OR
+		(kind = 'incast' AND
+		 json_extract(evidence, '$.delivery_rate_share_now') < 0.25) THEN 0 ELSE 100 END
 		FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")
 	echo "onset -> event open: $((open - $3)) ms"
 }

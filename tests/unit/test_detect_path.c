@@ -264,20 +264,24 @@ static size_t lossy_tick(struct path_history *h, int64_t now, const double *rate
  * as slow that loses nothing (a neighbour waiting on it), a loss burst at
  * speed (a clean all-gather had one for 4 ticks), a few retransmits, and
  * losses like the others' are not. Figures from the lab's t_incast, first tick after the
- * fault: 990 retransmits a second towards the receiver at 15 of 55 MB/s. */
+ * fault: 990 retransmits a second towards the receiver at 15 of 55 MB/s. At
+ * under a quarter of the others' rate, the event opens on that tick. */
 START_TEST(test_incast_lossy)
 {
 	const double clean[4] = { 50e6, 40e6, 60e6, 55e6 }, few[4] = { 10, 20, 40, 10 };
 	const struct {
 		double rate[4], retx[4];
 		size_t named, next; /* this tick; the next, slow as this one, losing no more */
+		int at_once; /* under incast_fraction too: opens on this tick */
 	} cases[] = {
-		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 990, 10 }, 1, 1 },
-		{ { 55e6, 50e6, 15e6, 60e6 }, { 0, 0, 0, 0 }, 0, 0 }, /* slow, no loss */
-		{ { 55e6, 50e6, 45e6, 60e6 }, { 10, 10, 990, 10 }, 0, 0 }, /* loss at speed */
-		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 40, 10 }, 0, 0 }, /* under the floor */
+		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 990, 10 }, 1, 1, 0 },
+		{ { 55e6, 50e6, 10e6, 60e6 }, { 10, 10, 990, 10 }, 1, 1, 1 },
+		{ { 55e6, 50e6, 15e6, 60e6 }, { 0, 0, 0, 0 }, 0, 0, 0 }, /* slow, no loss */
+		{ { 55e6, 50e6, 45e6, 60e6 }, { 10, 10, 990, 10 }, 0, 0, 0 }, /* loss at speed */
+		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 40, 10 }, 0, 0, 0 }, /* under the floor */
 		{ { 55e6, 50e6, 15e6, 60e6 },
 		  { 2000, 2000, 990, 2000 },
+		  0,
 		  0,
 		  0 }, /* all lose alike */
 	};
@@ -296,6 +300,7 @@ START_TEST(test_incast_lossy)
 			ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 			ck_assert_ptr_nonnull(
 				strstr(out[0].evidence, "\"delivery_rate_share_now\""));
+			ck_assert_int_eq(out[0].at_once, cases[c].at_once);
 		}
 		ck_assert_uint_eq(lossy_tick(h, now + 100, cases[c].rate, few, out), cases[c].next);
 	}
