@@ -285,7 +285,8 @@ static int tcp_pair_fanout(const void *key, void *val, void *arg)
 }
 
 /* The waits of connection k (v) with data outstanding, in flight or queued
- * behind a closed window, into its peer's gauges g. */
+ * behind a closed window, into its peer's gauges g, which it leaves invalid
+ * (a kmap_put() into their table). */
 static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 			   const struct fm_tcp_val *v, int64_t now_ns, struct tcp_gauges *g)
 {
@@ -320,6 +321,7 @@ static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 	if (unread > from->sender_read_stall_max_s)
 		from->sender_read_stall_max_s = unread;
 }
+
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
