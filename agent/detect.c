@@ -345,8 +345,6 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 					  cfg->straggler_fraction };
 	size_t n;
 
-	/* what a detector leaves unset (at_once) is zero */
-	memset(out, 0, max * sizeof(*out));
 	sg.n = 0;
 	pg.n = 0;
 	rg.n = 0;

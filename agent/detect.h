@@ -29,8 +29,8 @@ struct detect_config {
 /* The detectors' settings from the agent's configuration. */
 void detect_config_init(struct detect_config *d, const struct config *cfg);
 
-/* Fills out (at most max, zeroed first) with this tick's verdicts; returns
- * how many. */
+/* Fills out (at most max) with this tick's verdicts, every field of each;
+ * returns how many. */
 size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,
 		  size_t max);
 
