@@ -48,7 +48,11 @@ struct fm_flow_val {
 	__u64 last_ns;
 };
 
-/* Per interface and direction, in a per-CPU hash (user space sums CPUs). */
+/*
+ * Per interface and direction, per CPU (user space sums the CPUs). Counted in
+ * a per-CPU array slot (struct fm_if_slot) where the interface's slot is free
+ * on that CPU, else in a per-CPU hash keyed by struct fm_if_key.
+ */
 struct fm_if_key {
 	__u32 ifindex;
 	__u32 dir;
@@ -64,6 +68,26 @@ struct fm_if_val {
 	__u64 roce_unparsed; /* UDP 4791 too short for a BTH, or for the AETH its opcode has */
 	__u64 qps_new; /* QP entries this probe created */
 	__u64 qp_update_failed; /* a new QP could not be stored */
+};
+
+/*
+ * fm_ifslots holds FM_IF_SLOTS slots: interface ifindex, direction dir counts
+ * in slot FM_IF_SLOT(ifindex, dir) on a CPU whose slot there is still free
+ * (ifindex 0) or already its own. Interfaces whose ifindex agrees in the low
+ * bits share a slot; the first to use it on a CPU keeps it (until the agent
+ * reloads the probe), the others count in the hash. The selected interfaces
+ * of a node are few, so 32 ifindex values a direction keep the user side's
+ * read of every slot on every CPU small.
+ */
+#define FM_IF_SLOTS 64
+/* fm_ifstats' capacity: interfaces a direction whose slot another took */
+#define FM_IF_HASH_MAX 256
+#define FM_IF_SLOT(ifindex, dir) ((((ifindex) & (FM_IF_SLOTS / 2 - 1)) << 1) | (dir))
+
+struct fm_if_slot {
+	__u32 ifindex; /* the interface whose counts these are; 0: free */
+	__u32 pad;
+	struct fm_if_val v;
 };
 
 /* One RoCEv2 queue pair, seen in one direction between two addresses. */

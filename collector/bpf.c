@@ -121,9 +121,9 @@ struct bpf_state {
 	int tcp_probe_btf; /* tcp_probe attached through BTF (tp_btf), not raw */
 	int ncpus;
 	uint64_t tick;
-	uint64_t flows_new; /* sum of fm_ifstats flows_new: entries the probe made */
 	uint64_t evicted; /* monotonic: entries the kernel's LRU pushed out */
-	struct map_reader flows, qps, tcpm, ifstats, dropm;
+	struct map_reader flows, qps, tcpm, ifslots, ifstats, dropm;
+	struct kmap *if_totals; /* fm_if_key -> fm_if_val: slots and hash summed, this tick */
 	struct flow_series *series; /* the tc probe's flows and QPs */
 	struct kmap *tcp_last;
 	struct kmap *tcp_gauges; /* peer_id -> tcp_gauges, this tick */
@@ -583,47 +583,89 @@ static const struct {
 	  "New RoCEv2 queue pairs the tc probe could not store." },
 };
 
-/* Sums the per-CPU fm_ifstats values and emits them; sums the entries the
- * probe made in fm_flows and fm_qps too. */
+/* Adds the per-CPU counts v of interface ifindex, direction dir, to its
+ * total this tick. */
+static void if_total_add(struct bpf_state *st, __u32 ifindex, __u32 dir, const struct fm_if_val *v)
+{
+	const struct fm_if_key k = { .ifindex = ifindex, .dir = dir };
+	struct fm_if_val *sum = kmap_put(st->if_totals, &k, NULL);
+
+	/* through the fields' own type (__u64 is unsigned long long,
+	 * uint64_t unsigned long): with uint64_t the compiler may assume
+	 * the sum's fields unchanged (strict aliasing) and read them as 0 */
+	for (size_t f = 0; sum && f < sizeof(*sum) / sizeof(__u64); f++)
+		((__u64 *)sum)[f] += ((const __u64 *)v)[f];
+}
+
+struct if_emit {
+	struct bpf_state *st;
+	struct sample_sink *out;
+};
+
+/* Emits one interface's totals; adds the entries the probe made in fm_flows
+ * and fm_qps to their maps' running sums. A kmap_sweep() callback over
+ * if_totals, arg a struct if_emit: keeps every entry. */
+static int if_total_emit(const void *key, void *val, void *arg)
+{
+	const struct fm_if_key *k = key;
+	const struct fm_if_val *sum = val;
+	struct bpf_state *st = ((struct if_emit *)arg)->st;
+	struct sample_sink *out = ((struct if_emit *)arg)->out;
+	char ifname[IF_NAMESIZE];
+	struct label l[2];
+
+	st->flows.made += sum->flows_new;
+	st->qps.made += sum->qps_new;
+	if (!if_indextoname(k->ifindex, ifname))
+		return 1;
+	l[0] = (struct label){ "interface", ifname };
+	l[1] = (struct label){ "direction", k->dir == FM_DIR_INGRESS ? "rx" : "tx" };
+	for (size_t f = 0; f < sizeof(if_counters) / sizeof(if_counters[0]); f++) {
+		const struct metric_desc d = { .name = if_counters[f].name,
+					       .help = if_counters[f].help,
+					       .type = METRIC_COUNTER };
+
+		(void)sample_counter(
+			out, &d, l, 2,
+			*(const __u64 *)(const void *)((const char *)sum + if_counters[f].offset));
+	}
+	return 1;
+}
+
+/*
+ * Sums each interface's counts over the CPUs, from its fm_ifslots slots (on
+ * every CPU where the slot is its own) and its fm_ifstats entry, and emits
+ * them; sums the entries the probe made in fm_flows and fm_qps too.
+ */
 static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 {
-	struct map_reader *r = &st->ifstats;
-	size_t slot = (sizeof(struct fm_if_val) + 7) & ~(size_t)7;
+	size_t slot = (sizeof(struct fm_if_slot) + 7) & ~(size_t)7;
+	size_t val = (sizeof(struct fm_if_val) + 7) & ~(size_t)7;
+	struct if_emit arg = { st, out };
 
-	st->flows.made = st->qps.made = 0;
-	for (unsigned i = 0; i < r->count; i++) {
-		const struct fm_if_key *k = map_key(r, i);
-		struct fm_if_val sum = { 0 };
-		char ifname[IF_NAMESIZE];
-		struct label l[2];
+	kmap_clear(st->if_totals);
+	for (unsigned i = 0; i < st->ifslots.count; i++) {
+		const __u32 *idx = map_key(&st->ifslots, i);
 
 		for (int c = 0; c < st->ncpus; c++) {
-			const struct fm_if_val *v =
-				(const void *)((const char *)map_val(r, i) + (size_t)c * slot);
+			const struct fm_if_slot *s =
+				(const void *)((const char *)map_val(&st->ifslots, i) +
+					       (size_t)c * slot);
 
-			/* through the fields' own type (__u64 is unsigned long
-			 * long, uint64_t unsigned long): with uint64_t the
-			 * compiler may assume sum.flows_new unchanged (strict
-			 * aliasing) and read it as 0 */
-			for (size_t f = 0; f < sizeof(sum) / sizeof(__u64); f++)
-				((__u64 *)&sum)[f] += ((const __u64 *)v)[f];
-		}
-		st->flows.made += sum.flows_new;
-		st->qps.made += sum.qps_new;
-		if (!if_indextoname(k->ifindex, ifname))
-			continue;
-		l[0] = (struct label){ "interface", ifname };
-		l[1] = (struct label){ "direction", k->dir == FM_DIR_INGRESS ? "rx" : "tx" };
-		for (size_t f = 0; f < sizeof(if_counters) / sizeof(if_counters[0]); f++) {
-			const struct metric_desc d = { .name = if_counters[f].name,
-						       .help = if_counters[f].help,
-						       .type = METRIC_COUNTER };
-
-			(void)sample_counter(out, &d, l, 2,
-					     *(const __u64 *)(const void *)((const char *)&sum +
-									    if_counters[f].offset));
+			if (s->ifindex)
+				if_total_add(st, s->ifindex, *idx & 1, &s->v);
 		}
 	}
+	for (unsigned i = 0; i < st->ifstats.count; i++) {
+		const struct fm_if_key *k = map_key(&st->ifstats, i);
+
+		for (int c = 0; c < st->ncpus; c++)
+			if_total_add(st, k->ifindex, k->dir,
+				     (const void *)((const char *)map_val(&st->ifstats, i) +
+						    (size_t)c * val));
+	}
+	st->flows.made = st->qps.made = 0;
+	kmap_sweep(st->if_totals, if_total_emit, &arg);
 }
 
 static void emit_maps(struct bpf_state *st, struct sample_sink *out)
@@ -730,9 +772,11 @@ static void bpf_fini(void *state)
 	map_reader_release(&st->flows);
 	map_reader_release(&st->qps);
 	map_reader_release(&st->tcpm);
+	map_reader_release(&st->ifslots);
 	map_reader_release(&st->ifstats);
 	map_reader_release(&st->dropm);
 	flow_series_free(st->series);
+	kmap_free(st->if_totals);
 	kmap_free(st->tcp_last);
 	kmap_free(st->tcp_gauges);
 	kmap_free(st->tcp_pairs);
@@ -790,6 +834,8 @@ static int load_flow(struct bpf_state *st, const struct collector_env *env, char
 	r = map_reader_init(&st->flows, st->flow->maps.fm_flows, 0, st->ncpus);
 	if (r == 0)
 		r = map_reader_init(&st->qps, st->flow->maps.fm_qps, 0, st->ncpus);
+	if (r == 0)
+		r = map_reader_init(&st->ifslots, st->flow->maps.fm_ifslots, 1, st->ncpus);
 	if (r == 0)
 		r = map_reader_init(&st->ifstats, st->flow->maps.fm_ifstats, 1, st->ncpus);
 	return r;
@@ -910,11 +956,15 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 	if (!st)
 		return r;
 	libbpf_set_print(bpf_quiet);
-	st->flows.fd = st->qps.fd = st->tcpm.fd = st->ifstats.fd = st->dropm.fd = -1;
+	st->flows.fd = st->qps.fd = st->tcpm.fd = st->ifslots.fd = st->ifstats.fd = st->dropm.fd =
+		-1;
 	st->ncpus = libbpf_num_possible_cpus();
 	if (st->ncpus <= 0)
 		goto fail;
 	st->series = flow_series_new(env->bpf_max_flows, env->bpf_top_peers);
+	/* every slot on every CPU held by a different interface, and the hash full */
+	st->if_totals = kmap_new(sizeof(struct fm_if_key), sizeof(struct fm_if_val),
+				 FM_IF_SLOTS * (unsigned)st->ncpus + FM_IF_HASH_MAX);
 	st->tcp_last =
 		kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_N), env->bpf_max_flows);
 	st->tcp_gauges =
@@ -922,8 +972,8 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 	st->tcp_pairs = kmap_new(sizeof(struct tcp_pair), 1, env->bpf_max_flows);
 	st->tcp_fanout = kmap_new(sizeof(struct tcp_sender), sizeof(unsigned), env->bpf_max_flows);
 	st->tcp_peers = peer_table_new(TCP_N, env->bpf_top_peers);
-	if (!st->series || !st->tcp_last || !st->tcp_gauges || !st->tcp_pairs || !st->tcp_fanout ||
-	    !st->tcp_peers)
+	if (!st->series || !st->if_totals || !st->tcp_last || !st->tcp_gauges || !st->tcp_pairs ||
+	    !st->tcp_fanout || !st->tcp_peers)
 		goto fail;
 	rf = load_flow(st, env, why, why_len);
 	st->up[PROBE_TC] = rf >= 0;
@@ -984,7 +1034,9 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 	if (st->flow) {
 		/* interfaces that appeared since the last tick get the probe */
 		(void)bpf_tc_sync(st->tc, env);
-		r = map_reader_read(&st->ifstats);
+		r = map_reader_read(&st->ifslots);
+		if (r == 0)
+			r = map_reader_read(&st->ifstats);
 		if (r == 0)
 			r = map_reader_read(&st->flows);
 		if (r == 0)

@@ -43,6 +43,13 @@ got=$(wait_metric "$series" $size) || fail "rx bytes from the peer: $got, want >
 max=$(awk -v s=$size 'BEGIN { printf "%.0f", s * 1.06 + 10000 }')
 awk -v g="$got" -v m="$max" 'BEGIN { exit !(g <= m) }' || fail "rx bytes $got above $max"
 echo "TCP: sent $size bytes of payload, probe counted $got bytes from the peer"
+# the interface's total (fm_ifslots, or fm_ifstats where the slot is taken)
+# holds at least the flow's bytes
+ifb=$(wait_metric 'fabmon_bpf_bytes_total{interface="eth0",direction="rx"}' "$got") ||
+	fail "eth0 rx bytes total: $ifb, want >= $got"
+[ "$(m 'fabmon_bpf_packets_total{interface="eth0",direction="tx"}')" -gt 0 ] ||
+	fail "eth0 tx packets total: none counted"
+echo "TCP: eth0 rx total $ifb bytes"
 
 # 2. RoCEv2: 1000 packets, a PSN skipped after every 100th: 9 gaps
 out=$(lab_exec 2 "$LAB_BIN/roce_gen" 198.18.0.1 1000 100) || fail "roce_gen failed"

@@ -297,25 +297,58 @@ static struct fm_flow_val flow_val(const struct rig *r, const struct fm_flow_key
 	return v;
 }
 
-/* fm_ifstats for our interface and dir, summed over CPUs. Every field is a
- * __u64 counter, so the sum goes field by field as an array. */
-static struct fm_if_val if_val(const struct rig *r, enum fm_dir dir)
+/* Adds the counters of v to sum. Every field is a __u64 counter, so the sum
+ * goes field by field as an array. */
+static void if_add(struct fm_if_val *sum, const struct fm_if_val *v)
+{
+	for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+		((__u64 *)sum)[i] += ((const __u64 *)v)[i];
+}
+
+/* Our interface's fm_ifslots slot for dir, on every CPU: calloc'd, freed by
+ * the caller. */
+static struct fm_if_slot *if_slots(const struct rig *r, enum fm_dir dir)
+{
+	__u32 i = FM_IF_SLOT((__u32)r->ifindex, dir);
+	int ncpus = libbpf_num_possible_cpus();
+	struct fm_if_slot *s;
+
+	ck_assert_int_gt(ncpus, 0);
+	s = calloc((size_t)ncpus, sizeof(*s));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(bpf_map__lookup_elem(r->skel->maps.fm_ifslots, &i, sizeof(i), s,
+					      (size_t)ncpus * sizeof(*s), 0),
+			 0);
+	return s;
+}
+
+/* Our interface's fm_ifstats entry for dir, summed over CPUs; zero if none. */
+static struct fm_if_val if_hash_val(const struct rig *r, enum fm_dir dir)
 {
 	struct fm_if_key k = { .ifindex = (__u32)r->ifindex, .dir = dir };
 	int ncpus = libbpf_num_possible_cpus();
-	struct fm_if_val sum = { 0 }, *v;
-	__u64 *s = (__u64 *)&sum;
+	struct fm_if_val sum = { 0 }, *v = calloc((size_t)ncpus, sizeof(*v));
 
-	ck_assert_int_gt(ncpus, 0);
-	v = calloc((size_t)ncpus, sizeof(*v));
 	ck_assert_ptr_nonnull(v);
-	ck_assert_int_eq(bpf_map__lookup_elem(r->skel->maps.fm_ifstats, &k, sizeof(k), v,
-					      (size_t)ncpus * sizeof(*v), 0),
-			 0);
-	for (int c = 0; c < ncpus; c++)
-		for (size_t i = 0; i < sizeof(sum) / sizeof(*s); i++)
-			s[i] += ((const __u64 *)&v[c])[i];
+	if (bpf_map__lookup_elem(r->skel->maps.fm_ifstats, &k, sizeof(k), v,
+				 (size_t)ncpus * sizeof(*v), 0) == 0)
+		for (int c = 0; c < ncpus; c++)
+			if_add(&sum, &v[c]);
 	free(v);
+	return sum;
+}
+
+/* Our interface's totals for dir, as the collector sums them: its slot on
+ * every CPU where the slot is its own, and its fm_ifstats entry. */
+static struct fm_if_val if_val(const struct rig *r, enum fm_dir dir)
+{
+	struct fm_if_val sum = if_hash_val(r, dir);
+	struct fm_if_slot *s = if_slots(r, dir);
+
+	for (int c = 0; c < libbpf_num_possible_cpus(); c++)
+		if (s[c].ifindex == (__u32)r->ifindex)
+			if_add(&sum, &s[c].v);
+	free(s);
 	return sum;
 }
 
@@ -478,6 +511,54 @@ START_TEST(test_tcp_ipv4)
 	ck_assert_uint_eq(iv.unparsed, 0);
 	ck_assert_uint_eq(iv.flow_update_failed, 0);
 	ck_assert_uint_eq(iv.roce, 0);
+	/* a free slot: the array holds the counts, the hash nothing */
+	ck_assert_uint_eq(map_len(r.skel->maps.fm_ifstats), 0);
+	rig_down(&r);
+}
+END_TEST
+
+/*
+ * Where another interface holds our slot on every CPU, the counts go to the
+ * hash, and the other's slot stays as it was.
+ */
+START_TEST(test_if_slot_taken)
+{
+	struct fm_if_slot *s;
+	struct fm_if_val iv;
+	struct rig r;
+	size_t len;
+	__u32 i;
+	int ncpus = libbpf_num_possible_cpus();
+
+	RIG_UP(&r, "bpf_flow if_slot_taken");
+	i = FM_IF_SLOT((__u32)r.ifindex, FM_DIR_INGRESS);
+	s = calloc((size_t)ncpus, sizeof(*s));
+	ck_assert_ptr_nonnull(s);
+	for (int c = 0; c < ncpus; c++) {
+		/* same low bits, another interface */
+		s[c].ifindex = (__u32)r.ifindex + FM_IF_SLOTS / 2;
+		s[c].v.packets = 5;
+	}
+	ck_assert_int_eq(bpf_map__update_elem(r.skel->maps.fm_ifslots, &i, sizeof(i), s,
+					      (size_t)ncpus * sizeof(*s), 0),
+			 0);
+	free(s);
+	len = send_pkt(&r, FM_DIR_INGRESS, &(const struct pkt)TCP4(40000));
+	iv = if_hash_val(&r, FM_DIR_INGRESS);
+	ck_assert_uint_eq(iv.packets, 1);
+	ck_assert_uint_eq(iv.bytes, len);
+	ck_assert_uint_eq(iv.flows_new, 1);
+	s = if_slots(&r, FM_DIR_INGRESS);
+	for (int c = 0; c < ncpus; c++) {
+		ck_assert_uint_eq(s[c].ifindex, (__u32)r.ifindex + FM_IF_SLOTS / 2);
+		ck_assert_uint_eq(s[c].v.packets, 5);
+		ck_assert_uint_eq(s[c].v.bytes, 0);
+	}
+	free(s);
+	/* the other direction's slot is free: it is taken there */
+	send_pkt(&r, FM_DIR_EGRESS, &(const struct pkt)TCP4(40000));
+	ck_assert_uint_eq(if_hash_val(&r, FM_DIR_EGRESS).packets, 0);
+	ck_assert_uint_eq(if_val(&r, FM_DIR_EGRESS).packets, 1);
 	rig_down(&r);
 }
 END_TEST
@@ -1209,6 +1290,7 @@ Suite *bpf_flow_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "tcp_ipv4", test_tcp_ipv4, 0 },
+		{ "if_slot_taken", test_if_slot_taken, 0 },
 		{ "udp_ipv6_directions", test_udp_ipv6_directions, 0 },
 		{ "ipv4_options_fragments", test_ipv4_options_fragments, 0 },
 		{ "ipv6_extension_headers", test_ipv6_extension_headers, 0 },
