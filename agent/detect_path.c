@@ -14,6 +14,20 @@
  * comes and goes, while a slow link caps every sample.
  */
 #define PATH_STRAGGLER_QUANTILE 0.75
+/*
+ * ...and on its share of the others' medians too, which must be under the
+ * bound times this. A healthy link's upper quartile can fall under the bound
+ * of the others' upper quartiles when theirs are bursts: a ring link that
+ * comes back from a slow spell catches up at several times the port rate,
+ * and ACKs that come compressed read the same way (t_straggler named a
+ * healthy peer so after the slow port was restored, in about 1 run of 10:
+ * its share 0.525 of an others' median of 45 MB/s on 25 MB/s ports). A
+ * median is not moved by such bursts. The margin keeps a slow link named as
+ * soon as before: while its window still holds samples from before it
+ * slowed, its share of the medians runs 0.05-0.15 above its share of the
+ * upper quartiles (t_straggler, 100 ms ticks).
+ */
+#define PATH_STRAGGLER_MEDIAN_MARGIN 1.25
 
 static struct path_peer *path_find(struct path_history *h, const char *peer)
 {
@@ -223,9 +237,15 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 				m = m2;
 			}
 		} else {
+			double of_mid, mid2;
+
 			share = path_share(h, i, 0, rate_q3, PATH_SAMPLES, PATH_STRAGGLER_QUANTILE,
 					   &mid, &m);
 			if (isnan(share) || share >= bound)
+				continue;
+			of_mid = path_share(h, i, 0, rate_mid, PATH_SAMPLES,
+					    PATH_STRAGGLER_QUANTILE, &mid2, &m2);
+			if (!(of_mid < bound * PATH_STRAGGLER_MEDIAN_MARGIN))
 				continue;
 		}
 		/* a ring runs at the speed of its slowest link, and that link's

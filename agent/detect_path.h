@@ -117,7 +117,9 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles, and
- *    it has been the lowest such peer for PATH_STRAGGLER_TICKS ticks. Only
+ *    under 1.25 times straggler_fraction of the median of the others'
+ *    medians (bursts lift upper quartiles, not medians), and it has been
+ *    the lowest such peer for PATH_STRAGGLER_TICKS ticks. Only
  *    the lowest is named: a ring has one slowest link, and its queue holds
  *    the next link's ACKs, which slows that one too.
  * A peer is judged only once it has the samples its verdict looks at, so a

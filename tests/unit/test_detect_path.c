@@ -157,6 +157,30 @@ START_TEST(test_straggler_table)
 }
 END_TEST
 
+/*
+ * A ring coming back from a slow spell: the other links burst at four times
+ * their rate in 5 of every 16 ticks, which lifts their upper quartiles to
+ * 1.8 times the steady rate (43 of 24 MB/s). A steady link's upper quartile
+ * is then 0.56 of theirs, under the 60 % bound, but its median is theirs:
+ * no straggler.
+ */
+START_TEST(test_straggler_others_bursting)
+{
+	struct path_history *h = history();
+	const double fan[4] = { 1, 1, 1, 1 };
+	struct event_verdict out[4];
+	int64_t now = 0;
+
+	for (unsigned t = 0; t < 3 * PATH_SAMPLES; t++) {
+		double burst = t % 16 < 5 ? 100e6 : 24e6;
+		const double r[4] = { 24e6, burst, burst, burst };
+
+		now = feed(h, now + 100, 1, r, fan);
+		ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+	}
+}
+END_TEST
+
 /* Comparing needs two other active peers: one peer against one is no
  * median; peers idle past the window are forgotten and not compared. */
 START_TEST(test_needs_others)
@@ -319,6 +343,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);
 	tcase_add_test(tc, test_straggler_table);
+	tcase_add_test(tc, test_straggler_others_bursting);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
