@@ -109,7 +109,7 @@ static int row_out(const struct event_row *r, void *arg)
 {
 	struct list_ctx *ctx = arg;
 	struct strbuf *sb = &ctx->sb;
-	char t0[64], t1[64], dur[32], *js;
+	char t0[64], t1[64], topen[64], dur[32], *js;
 	json_t *o;
 
 	ctx->n++;
@@ -125,9 +125,11 @@ static int row_out(const struct event_row *r, void *arg)
 	} else if (ctx->a->cm.format == CLI_CSV) {
 		time_format_rfc3339(r->start_ms, t0, sizeof(t0));
 		time_format_rfc3339(r->end_ms, t1, sizeof(t1));
+		time_format_rfc3339(r->open_ms, topen, sizeof(topen));
 		strbuf_addf(sb, "%lld,%s,", (long long)r->id, r->kind);
 		cli_csv_field(sb, r->subject);
-		strbuf_addf(sb, ",%s,%s,%.3f,", t0, r->end_ms ? t1 : "", r->peak);
+		strbuf_addf(sb, ",%s,%s,%s,%.3f,", t0, r->open_ms ? topen : "", r->end_ms ? t1 : "",
+			    r->peak);
 		cli_csv_field(sb, r->evidence ? r->evidence : "{}");
 		strbuf_addch(sb, '\n');
 	} else {
@@ -160,7 +162,7 @@ static int list(const struct events_args *a, sqlite3 *db)
 
 	strbuf_init(&ctx.sb);
 	if (a->cm.format == CLI_CSV)
-		strbuf_addstr(&ctx.sb, "id,kind,subject,start,end,peak_score,evidence\n");
+		strbuf_addstr(&ctx.sb, "id,kind,subject,start,opened,end,peak_score,evidence\n");
 	else if (a->cm.format == CLI_TABLE)
 		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
 			    "END", "DURATION", "KIND", "SUBJECT", "PEAK", "EVIDENCE");

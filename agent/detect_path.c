@@ -177,6 +177,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	struct event_verdict slowest = { 0 };
 	struct path_peer *slow = NULL;
 	size_t k = 0, nincast = 0;
+	int losing = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate;
@@ -284,8 +285,13 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		p->lossy_run |= over[i] == 2;
 		p->over_ms = now_ms;
 	}
+	/* while one receiver's path loses, another that only runs slow waits
+	 * on it: its senders are the same, held up by the losing one */
+	for (size_t j = 0; j < nincast; j++)
+		losing |= h->peers[who[j]].lossy_run;
 	for (size_t j = 0; j < nincast && k < max; j++)
-		if (h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS || h->peers[who[j]].lossy_run)
+		if (h->peers[who[j]].lossy_run ||
+		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
 	if (slow && slow->over_ticks >= PATH_STRAGGLER_TICKS && k < max)
 		out[k++] = slowest;

@@ -113,7 +113,9 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    the median of its last 3 rate samples stays under PATH_LOSS_RATE_SHARE
  *    of the others' (TCP soon fits the queue and stops losing). Where the
  *    tick's rate sample is under incast_fraction too, the verdict's event
- *    opens on that tick (at_once): no moment of a queue does both;
+ *    opens on that tick (at_once): no moment of a queue does both. While
+ *    any peer's run saw loss, a peer whose run did not is not named: it
+ *    shares the losing one's senders, and waits on it;
  *  - straggler: its senders send to it alone (a ring neighbour) and the
  *    upper quartile of its last PATH_SAMPLES samples is under
  *    straggler_fraction of the median of the others' upper quartiles, and

@@ -87,6 +87,7 @@ static void over(struct events *ev, struct event *e, const struct event_verdict 
 			e->peak = v->score;
 		if (e->over >= ev->open_ticks || v->at_once) {
 			e->open = 1;
+			e->open_ms = now;
 			e->end_ms = 0;
 			e->changes |= EVENT_OPENED;
 			ev->opened[e->kind]++;

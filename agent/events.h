@@ -52,6 +52,7 @@ struct event {
 	char subject[EVENT_SUBJECT_MAX];
 	char evidence[EVENT_EVIDENCE_MAX]; /* of the first tick over */
 	int64_t start_ms; /* first tick over */
+	int64_t open_ms; /* tick it opened: start_ms, or open_ticks - 1 ticks later */
 	int64_t end_ms; /* tick it closed; 0 while open */
 	double peak;
 	int open;

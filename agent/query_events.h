@@ -24,6 +24,7 @@ struct event_row {
 	int64_t id;
 	const char *kind, *subject, *evidence;
 	int64_t start_ms, end_ms; /* end_ms 0: still open */
+	int64_t open_ms; /* 0: stored before the agent recorded it (schema 4) */
 	double peak;
 };
 
@@ -35,8 +36,8 @@ int query_events(sqlite3 *db, const struct events_query *q,
 		 int (*fn)(const struct event_row *r, void *arg), void *arg);
 
 /*
- * The row as a JSON object: id, kind, subject, start and end (RFC 3339 UTC;
- * end null while open), duration_seconds (to now_ms while open), peak_score,
+ * The row as a JSON object: id, kind, subject, start, opened and end (RFC
+ * 3339 UTC; opened null if not recorded, end null while open), duration_seconds (to now_ms while open), peak_score,
  * evidence (the detector's JSON object). NULL on allocation failure.
  */
 json_t *event_row_json(const struct event_row *r, int64_t now_ms);

@@ -603,6 +603,12 @@ bench_probe_cost() {
 		printf "  (a packet is one program run, one skb: veth passes TCP on as GSO aggregates,"
 		printf " here\n  %.1f KB or ~%.0f MSS-size segments each;", b / n / 1024, b / n / 1448
 		printf " the probe'"'"'s own work is the excess over the floor)\n" }'
+	# what the probe adds per packet on the wire: its excess over the floor
+	# spread over the segments of the aggregate it ran once for
+	awk -v b="$bytes" -v n="$in_n" -v ns="$in_ns" -v f="$in_floor" 'BEGIN {
+		seg = b / n / 1448
+		printf "  ingress excess over the floor per MSS-size segment carried: %.1f ns\n",
+			(ns - f) / seg }'
 	echo "  the agent's raw tracepoints meanwhile (they see the whole host), per run:"
 	for id in $others; do
 		set -- $(run_delta "$id")

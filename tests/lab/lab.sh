@@ -229,23 +229,11 @@ lab_expect() {
 }
 
 # lab_open DB KIND T0: prints "onset -> event open: N ms", N from T0 to the
-# tick the agent opened DB's first KIND event: its start_ms (first tick
-# over), plus event_open_ticks - 1 ticks (2 and 100 ms, as the scenarios run
-# the agent) unless it opened at once: a stall where the peer stopped
-# reading (a closed window, or acked data unread for stall_read_after, 300 ms)
-# or cut off both ways (for stall_read_after), a hand-off judged while under
-# way, or an incast losing at under incast_percent (25) of the others' rate.
+# tick the agent opened DB's first KIND event (its open_ms: event_open_ticks
+# after its first tick over, or that tick where the detector opens at once).
 lab_open() {
-	open=$(sqlite3 "$1" "SELECT start_ms + CASE WHEN kind = 'stall' AND
-		(json_extract(evidence, '$.zero_window_connections') > 0 OR
-		 json_extract(evidence, '$.read_stall_seconds') >= 0.3 OR
-		 (json_extract(evidence, '$.ack_stall_seconds') >= 0.3 AND
-		  json_extract(evidence, '$.sender_ack_stall_seconds') >= 0.3)) OR
-		(kind = 'slow_handoff' AND
-		 json_extract(evidence, '$.open_transfer_seconds') IS NOT NULL) OR
-		(kind = 'incast' AND
-		 json_extract(evidence, '$.delivery_rate_share_now') < 0.25) THEN 0 ELSE 100 END
-		FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")
+	open=$(sqlite3 "$1" "SELECT open_ms FROM events WHERE kind = '$2' ORDER BY id LIMIT 1")
+	[ -n "$open" ] || fail "no $2 event with an open_ms in $1"
 	echo "onset -> event open: $((open - $3)) ms"
 }
 

@@ -331,6 +331,51 @@ START_TEST(test_incast_lossy)
 }
 END_TEST
 
+/*
+ * All-to-all with one receiver (peer 3) losing at a fifth of the others'
+ * rate and its neighbour (peer 4) as slow by both measures but losing
+ * nothing: the neighbour waits on the hot one (t_incast named it once so).
+ * Only peer 3 is named while it loses; once it runs clean again, peer 4,
+ * still slow, is named after PATH_INCAST_TICKS ticks.
+ */
+START_TEST(test_incast_neighbour_of_losing)
+{
+	struct path_history *h = history();
+	const double clean[4] = { 50e6, 40e6, 60e6, 55e6 };
+	const double hot[4] = { 50e6, 40e6, 10e6, 8e6 }, retx_hot[4] = { 0, 0, 990, 0 };
+	const double after[4] = { 50e6, 40e6, 60e6, 8e6 }, none[4] = { 0 };
+	struct event_verdict out[4];
+	struct path_input in[4];
+	int64_t now = 0;
+
+	for (unsigned t = 0; t < 30; t++, now += 100) {
+		const double *rate = t < 10 ? clean : t < 20 ? hot : after;
+		const double *retx = t >= 10 && t < 20 ? retx_hot : none;
+		size_t n;
+
+		for (unsigned i = 0; i < 4; i++)
+			in[i] = (struct path_input){ .peer = peers[i],
+						     .rate = rate[i],
+						     .fanout = 3,
+						     .goodput = rate[i],
+						     .retransmits = retx[i],
+						     .acked = rate[i] };
+		path_history_update(h, in, 4, cfg.window_ms, now);
+		n = detect_path(h, &cfg, now, out, 4);
+		if (t < 10) {
+			ck_assert_uint_eq(n, 0);
+		} else if (t < 20) {
+			ck_assert_msg(n == 1, "tick %u: %zu verdicts", t, n);
+			ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+		} else if (t >= 20 + PATH_INCAST_TICKS + 2) {
+			/* peer 3's samples recover over 3 ticks, then peer 4's run */
+			ck_assert_msg(n == 1, "tick %u: %zu verdicts", t, n);
+			ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
+		}
+	}
+}
+END_TEST
+
 Suite *detect_path_suite(void)
 {
 	Suite *s = suite_create("detect_path");
@@ -340,6 +385,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_incast_tail_fanout);
 	tcase_add_test(tc, test_incast_both_agree);
 	tcase_add_test(tc, test_incast_lossy);
+	tcase_add_test(tc, test_incast_neighbour_of_losing);
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);
 	tcase_add_test(tc, test_straggler_table);

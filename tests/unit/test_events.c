@@ -56,6 +56,7 @@ START_TEST(test_hysteresis)
 	s = tick(ev, "peer=a", 2.0, 1100);
 	ck_assert_uint_eq(s.opened, 1);
 	ck_assert_int_eq(s.last.start_ms, 1000);
+	ck_assert_int_eq(s.last.open_ms, 1100);
 	ck_assert_str_eq(s.last.evidence, "{\"score\":1.5}");
 	ck_assert_double_eq(s.last.peak, 2.0);
 	s = tick(ev, "peer=a", 3.0, 1200);
@@ -131,6 +132,7 @@ START_TEST(test_stall_opens_at_once)
 	events_foreach_changed(ev, count, &s);
 	ck_assert_uint_eq(s.opened, 1);
 	ck_assert_int_eq(s.last.start_ms, 1000);
+	ck_assert_int_eq(s.last.open_ms, 1000);
 	events_tick(ev, &v, 1, 1100);
 	events_tick(ev, &v, 1, 1250);
 	events_tick(ev, NULL, 0, 1300); /* closes */

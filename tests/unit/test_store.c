@@ -192,6 +192,9 @@ START_TEST(test_migrate_older)
 	store_close(st);
 	ck_assert_int_eq(q(path, "PRAGMA user_version"), store_schema_version());
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM events"), 0);
+	ck_assert_int_eq(
+		q(path, "SELECT count(*) FROM pragma_table_info('events') WHERE name = 'open_ms'"),
+		1);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'samples'"), 0);
 	ck_assert(hist(path, "fabmon_x", 1000, 1000, HISTORY_LAST, &n) == 42.0 && n == 1);
 	ck_assert(hist(path, "fabmon_x", 2000, 1000, HISTORY_LAST, &n) == 43.0 && n == 1);
@@ -433,7 +436,7 @@ END_TEST
 START_TEST(test_prune_events)
 {
 	const char *path = tmp_db();
-	struct event ongoing = { .kind = EVENT_INCAST, .start_ms = 500, .peak = 2 };
+	struct event ongoing = { .kind = EVENT_INCAST, .start_ms = 500, .open_ms = 600, .peak = 2 };
 	struct store *st;
 	char err[256];
 
@@ -458,6 +461,7 @@ START_TEST(test_prune_events)
 	ck_assert_int_eq(q(path, "SELECT min(start_ms) FROM events WHERE end_ms IS NOT NULL"),
 			 4000);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM events WHERE end_ms IS NULL"), 1);
+	ck_assert_int_eq(q(path, "SELECT open_ms FROM events WHERE end_ms IS NULL"), 600);
 	rm_db(path);
 }
 END_TEST
