@@ -67,6 +67,19 @@ enum {
  * link that went down then left its read stall within 10 ms of its ack
  * stall. A paused rank's window takes 100-400 ms to fill there. */
 #define TCP_READ_PROOF_NS (100 * 1000000LL)
+/*
+ * A connection with data outstanding is never quiet for long while it
+ * lives: it retransmits at each RTO, the RTO doubling from the first (RFC
+ * 6298 5.5), or the peer ACKs its window probes; each of those refreshes
+ * last_ns. Between two retransmissions the quiet time is at most the wait
+ * before the first plus an RTO, so well under 9/10 of the wait once the
+ * wait passes a few RTOs; an entry quiet for at least 9/10 of its wait and
+ * TCP_ORPHAN_QUIET_NS is a connection that went away unseen (no close
+ * reached tcp_state), and its wait is not a stall. A clean bench run once
+ * had two such entries stalled for exactly bpf_flow_idle, 120 s, until the
+ * collector aged them out.
+ */
+#define TCP_ORPHAN_QUIET_NS (2000 * 1000000LL)
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
@@ -284,9 +297,20 @@ static int tcp_pair_fanout(const void *key, void *val, void *arg)
 	return 1;
 }
 
+/* Whether connection v, waiting since progress_ns, has gone away unseen
+ * (TCP_ORPHAN_QUIET_NS). Only where retransmissions are seen: without that
+ * probe a live connection's RTOs leave last_ns alone too. */
+static int tcp_orphaned(const struct bpf_state *st, const struct fm_tcp_val *v, int64_t now_ns)
+{
+	int64_t quiet = now_ns - (int64_t)v->last_ns, waited = now_ns - (int64_t)v->progress_ns;
+
+	return st->up[PROBE_TCP_RETRANSMIT] && v->progress_ns && quiet >= TCP_ORPHAN_QUIET_NS &&
+	       10 * quiet >= 9 * waited;
+}
+
 /* The waits of connection k (v) with data outstanding, in flight or queued
  * behind a closed window, into its peer's gauges g, which it leaves invalid
- * (a kmap_put() into their table). */
+ * (a kmap_put() into their table). A connection gone unseen has none. */
 static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 			   const struct fm_tcp_val *v, int64_t now_ns, struct tcp_gauges *g)
 {
@@ -305,6 +329,8 @@ static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 	struct tcp_gauges *from;
 	struct peer_id id;
 
+	if (tcp_orphaned(st, v, now_ns))
+		return;
 	if (waited > g->stall_max_s)
 		g->stall_max_s = waited;
 	if (unread > g->read_stall_max_s)
