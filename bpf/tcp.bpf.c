@@ -90,7 +90,11 @@ static __always_inline int tcp_key(const struct sock *sk, struct fm_tcp_key *key
 	} else {
 		return -1;
 	}
-	key->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	/* inet_sport, not skc_num: a connection reset goes from ESTABLISHED
+	 * straight to CLOSE, and tcp_set_state() releases the port
+	 * (inet_put_port() zeroes skc_num) before the state tracepoint fires;
+	 * inet_sport keeps it, so that close still finds the entry */
+	key->sport = bpf_ntohs(BPF_CORE_READ((const struct inet_sock *)sk, inet_sport));
 	key->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	/* Containers reuse addresses (loopback at least): the namespace tells them
 	 * apart. It stays 0 on a kernel without network namespaces. */
@@ -302,7 +306,7 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 	}
 	if (!tp)
 		return 0;
-	key.sport = c->skc_num;
+	key.sport = bpf_ntohs(tp->inet_conn.icsk_inet.inet_sport); /* as tcp_key() */
 	key.dport = bpf_ntohs(c->skc_dport);
 	key.netns = c->skc_net.net->ns.inum;
 	val = tcp_entry_key(&key);
@@ -327,9 +331,9 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
  * that starts to close is marked closed, with nothing pending, and the
  * collector removes it once it has counted its last deltas. Its last
  * readings (data in flight when it was reset, say) would otherwise look like
- * a stall until it went idle. FIN_WAIT1 and CLOSE_WAIT, not only CLOSE: by
- * CLOSE the kernel has released the local port (inet_put_port() zeroes it)
- * and the key no longer matches.
+ * a stall until it went idle. FIN_WAIT1 and CLOSE_WAIT as well as CLOSE:
+ * CLOSE alone comes after a reset (the key's port is inet_sport, which
+ * tcp_set_state() leaves, tcp_key()).
  */
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(fabmon_tcp_state, const struct sock *sk, int oldstate, int newstate)

@@ -108,7 +108,9 @@ int main(int argc, char **argv)
 	val.snd_wnd = 1u << 20;
 	fd = find_map(argv[1], &id);
 	if (fd < 0) {
-		fprintf(stderr, TOOL ": process %s holds no fm_tcp map (a fabmon agent with the bpf collector?)\n",
+		fprintf(stderr,
+			TOOL
+			": process %s holds no fm_tcp map (a fabmon agent with the bpf collector?)\n",
 			argv[1]);
 		return 1;
 	}
