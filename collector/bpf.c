@@ -609,9 +609,10 @@ static const struct {
 	  "New RoCEv2 queue pairs the tc probe could not store." },
 };
 
-/* Adds the per-CPU counts v of interface ifindex, direction dir, to its
- * total this tick. */
-static void if_total_add(struct bpf_state *st, __u32 ifindex, __u32 dir, const struct fm_if_val *v)
+/* Adds n per-CPU values of interface ifindex, direction dir, stride bytes
+ * apart from v, to its total this tick. */
+static void if_total_add(struct bpf_state *st, __u32 ifindex, __u32 dir, const void *v, int n,
+			 size_t stride)
 {
 	const struct fm_if_key k = { .ifindex = ifindex, .dir = dir };
 	struct fm_if_val *sum = kmap_put(st->if_totals, &k, NULL);
@@ -619,8 +620,10 @@ static void if_total_add(struct bpf_state *st, __u32 ifindex, __u32 dir, const s
 	/* through the fields' own type (__u64 is unsigned long long,
 	 * uint64_t unsigned long): with uint64_t the compiler may assume
 	 * the sum's fields unchanged (strict aliasing) and read them as 0 */
-	for (size_t f = 0; sum && f < sizeof(*sum) / sizeof(__u64); f++)
-		((__u64 *)sum)[f] += ((const __u64 *)v)[f];
+	for (int c = 0; sum && c < n; c++)
+		for (size_t f = 0; f < sizeof(*sum) / sizeof(__u64); f++)
+			((__u64 *)sum)[f] += ((const __u64 *)(const void *)((const char *)v +
+									    (size_t)c * stride))[f];
 }
 
 struct if_emit {
@@ -665,8 +668,8 @@ static int if_total_emit(const void *key, void *val, void *arg)
  */
 static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 {
-	size_t slot = (sizeof(struct fm_if_slot) + 7) & ~(size_t)7;
-	size_t val = (sizeof(struct fm_if_val) + 7) & ~(size_t)7;
+	/* a per-CPU value's stride: the reader holds all CPUs' */
+	size_t slot = st->ifslots.val_size / (size_t)st->ncpus;
 	struct if_emit arg = { st, out };
 
 	kmap_clear(st->if_totals);
@@ -678,17 +681,16 @@ static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
 				(const void *)((const char *)map_val(&st->ifslots, i) +
 					       (size_t)c * slot);
 
+			/* each CPU's slot may hold another interface */
 			if (s->ifindex)
-				if_total_add(st, s->ifindex, *idx & 1, &s->v);
+				if_total_add(st, s->ifindex, *idx & 1, &s->v, 1, 0);
 		}
 	}
 	for (unsigned i = 0; i < st->ifstats.count; i++) {
 		const struct fm_if_key *k = map_key(&st->ifstats, i);
 
-		for (int c = 0; c < st->ncpus; c++)
-			if_total_add(st, k->ifindex, k->dir,
-				     (const void *)((const char *)map_val(&st->ifstats, i) +
-						    (size_t)c * val));
+		if_total_add(st, k->ifindex, k->dir, map_val(&st->ifstats, i), st->ncpus,
+			     st->ifstats.val_size / (size_t)st->ncpus);
 	}
 	st->flows.made = st->qps.made = 0;
 	kmap_sweep(st->if_totals, if_total_emit, &arg);

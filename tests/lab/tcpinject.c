@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +37,24 @@ static long sys_bpf(enum bpf_cmd cmd, union bpf_attr *attr)
  * -ENOENT if it holds none. */
 static int find_map(const char *pid, __u32 *ret_id)
 {
-	char path[64], line[128];
+	char path[300], line[128];
+	struct dirent *de;
 	int best = -ENOENT;
+	DIR *d;
 
-	for (int n = 0; n < 4096 && best < 0; n++) {
+	snprintf(path, sizeof(path), "/proc/%s/fdinfo", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (best < 0 && (de = readdir(d))) {
 		struct bpf_map_info info;
 		union bpf_attr a;
 		unsigned id = 0;
 		FILE *f;
 		int fd;
 
-		snprintf(path, sizeof(path), "/proc/%s/fdinfo/%d", pid, n);
-		f = fopen(path, "r");
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", pid, de->d_name);
+		f = de->d_name[0] != '.' ? fopen(path, "r") : NULL;
 		if (!f)
 			continue;
 		while (fgets(line, sizeof(line), f))
@@ -75,6 +82,7 @@ static int find_map(const char *pid, __u32 *ret_id)
 			close(fd);
 		}
 	}
+	closedir(d);
 	return best;
 }
 
