@@ -132,10 +132,11 @@ void config_defaults(struct config *cfg)
 	 * deliver is a hot receiver, not noise (medians of three samples in the
 	 * lab stay within 3x of each other on a clean fabric) */
 	cfg->incast_percent = 25;
-	/* a ring runs at its slowest link: persistently under 60 % of the
-	 * other links (upper quartiles of 16 samples, where the lab's clean
-	 * links stay within 0.75 of each other and a half-rate link sits near
-	 * 0.5) is one link holding every rank back */
+	/* a ring runs at its slowest link: under 60 % of what the other links
+	 * give while busy, tick after tick (the lab's clean links' one-tick
+	 * samples stay over 0.6 of the others' but for single ticks, and a
+	 * half-rate link sits at 0.45-0.55) is one link holding every rank
+	 * back */
 	cfg->straggler_percent = 60;
 	/* an all-to-all iteration through a hot receiver can take seconds, in
 	 * which the other peers deliver once: they stay comparable this long */

@@ -138,6 +138,8 @@ static int gather_stall(struct series *s, void *arg)
 		path->retransmits = s->rate;
 	else if (strcmp(s->name, "fabmon_tcp_acked_bytes_total") == 0 && s->has_rate)
 		path->acked = s->rate;
+	else if (strcmp(s->name, "fabmon_tcp_busy_seconds_total") == 0 && s->has_rate)
+		path->busy = s->rate;
 	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
 		path->fanout = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_transfer_bytes_total") == 0 && s->has_rate)
@@ -366,6 +368,12 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 		 * a moment: from the bound (with any, t_incast's first tick over
 		 * went from 0.2 to 0.39 s, one run's to 3 s). */
 		sg.handoff[i].stalled = stalled || sg.in[i].read_stall_s > 0;
+		/* busy while its peer does not read or ack is the stall's to
+		 * judge, from its own bound: a rate from such a tick would name
+		 * a paused rank or a cut link a straggler first. Under a
+		 * quarter of that bound a wait is a delayed ACK's (40 ms). */
+		if (sg.in[i].read_stall_s > 0 || sg.in[i].ack_stall_s >= cfg->stall.after_s / 4)
+			sg.path[i].busy = 0;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;

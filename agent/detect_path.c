@@ -7,27 +7,8 @@
 
 /* Samples an incast verdict looks at: a collapse shows within a few transfers. */
 #define PATH_INCAST_SAMPLES 3
-/*
- * A straggler is judged on what its link gives at its best, the upper
- * quartile of its samples: what lowers a healthy link's samples (a sender or
- * receiver not scheduled, an application-limited moment, a small window)
- * comes and goes, while a slow link caps every sample.
- */
-#define PATH_STRAGGLER_QUANTILE 0.75
-/*
- * ...and on its share of the others' medians too, which must be under the
- * bound times this. A healthy link's upper quartile can fall under the bound
- * of the others' upper quartiles when theirs are bursts: a ring link that
- * comes back from a slow spell catches up at several times the port rate,
- * and ACKs that come compressed read the same way (t_straggler named a
- * healthy peer so after the slow port was restored, in about 1 run of 10:
- * its share 0.525 of an others' median of 45 MB/s on 25 MB/s ports). A
- * median is not moved by such bursts. The margin keeps a slow link named as
- * soon as before: while its window still holds samples from before it
- * slowed, its share of the medians runs 0.05-0.15 above its share of the
- * upper quartiles (t_straggler, 100 ms ticks).
- */
-#define PATH_STRAGGLER_MEDIAN_MARGIN 1.25
+/* Busy rate samples a peer's typical rate is the median of. */
+#define PATH_BUSY_TYPICAL 3
 
 static struct path_peer *path_find(struct path_history *h, const char *peer)
 {
@@ -39,6 +20,7 @@ static struct path_peer *path_find(struct path_history *h, const char *peer)
 	memset(&h->peers[h->n], 0, sizeof(h->peers[0]));
 	snprintf(h->peers[h->n].peer, sizeof(h->peers[0].peer), "%s", peer);
 	h->peers[h->n].stalled_ms = INT64_MIN / 2;
+	h->peers[h->n].lost_ms = INT64_MIN / 2;
 	return &h->peers[h->n++];
 }
 
@@ -48,22 +30,36 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 	size_t kept = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		double busy_rate = in[i].busy >= PATH_BUSY_MIN && in[i].acked > 0
+					   ? in[i].acked / in[i].busy
+					   : 0;
+		int sampled = in[i].rate > 0 || in[i].goodput > 0 || busy_rate > 0;
 		struct path_peer *p;
 
 		/* a rate of 0 is a connection with no sample yet, not a dead path:
 		 * a dead path is the stall detector's */
-		if ((in[i].rate <= 0 && in[i].goodput <= 0 && !in[i].stalled) ||
-		    !(p = path_find(h, in[i].peer)))
+		if ((!sampled && !in[i].stalled) || !(p = path_find(h, in[i].peer)))
 			continue;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
-		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS ||
-		    (in[i].rate <= 0 && in[i].goodput <= 0))
+		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
 			continue;
+		if (busy_rate > 0) {
+			window_add(&p->busy, busy_rate);
+			p->busy_ms = now_ms;
+		}
 		if (in[i].acked > 0 || in[i].retransmits > 0) {
 			p->loss = in[i].acked > 0 ? in[i].retransmits / in[i].acked : INFINITY;
 			p->loss_ms = now_ms;
+			if (p->loss >= PATH_LOSS_FLOOR)
+				p->lost_ms = now_ms;
 		}
+		/* the straggler's sample (header) */
+		if (busy_rate > 0)
+			p->busy_now =
+				in[i].rate > 0 && now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
+					? in[i].rate
+					: fmax(busy_rate, in[i].rate);
 		if (in[i].goodput > 0)
 			window_add(&p->goodput, in[i].goodput);
 		if (in[i].rate > 0)
@@ -161,21 +157,98 @@ static int path_lossy(const struct path_history *h, size_t i, const double *loss
 	return loss[i] * bound >= mid;
 }
 
+/*
+ * The straggler among the ring peers, if any (header), into *v: each
+ * peer's typical busy rate in typical[], NAN where it has none in the
+ * window.
+ */
+/*
+ * Of two ring peers under the straggler bound, whether a is named before b
+ * (header): one whose path lost data lately, then the one named the tick
+ * before, then the lower typical busy rate, then the lower sample.
+ */
+static int path_slower(const struct path_history *h, size_t a, size_t b, const double *typical,
+		       int64_t now_ms)
+{
+	const struct path_peer *pa = &h->peers[a], *pb = &h->peers[b];
+	int lost_a = now_ms - pa->lost_ms <= PATH_STRAGGLER_LOSS_MS,
+	    lost_b = now_ms - pb->lost_ms <= PATH_STRAGGLER_LOSS_MS;
+	int named_a = strcmp(pa->peer, h->straggler) == 0,
+	    named_b = strcmp(pb->peer, h->straggler) == 0;
+
+	if (lost_a != lost_b)
+		return lost_a;
+	if (named_a != named_b)
+		return named_a;
+	if (typical[a] != typical[b])
+		return typical[a] < typical[b];
+	return pa->busy_now < pb->busy_now;
+}
+
+static int path_straggler(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
+			  struct event_verdict *v)
+{
+	static double typical[PATH_PEERS];
+	const struct path_peer *slow = NULL;
+	double slow_share = 0, slow_mid = 0;
+	size_t slow_m = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct window *b = &h->peers[i].busy;
+
+		typical[i] =
+			b->count && now_ms - h->peers[i].busy_ms <= cfg->window_ms
+				? window_median(b, 0,
+						b->count < PATH_BUSY_TYPICAL ? b->count
+									     : PATH_BUSY_TYPICAL)
+				: NAN;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		const struct path_peer *p = &h->peers[i];
+		double mid, share;
+		size_t m;
+
+		if (p->fanout >= 2 || p->busy_ms != now_ms ||
+		    p->busy.count < PATH_STRAGGLER_SAMPLES)
+			continue;
+		mid = path_others_median(h, i, typical, &m);
+		share = mid > 0 ? p->busy_now / mid : NAN;
+		if (!(share < cfg->straggler_fraction) ||
+		    (slow && !path_slower(h, i, (size_t)(slow - h->peers), typical, now_ms)))
+			continue;
+		slow = p;
+		slow_share = share;
+		slow_mid = mid;
+		slow_m = m;
+	}
+	snprintf(h->straggler, sizeof(h->straggler), "%s", slow ? slow->peer : "");
+	if (!slow)
+		return 0;
+	v->kind = EVENT_STRAGGLER;
+	v->at_once = 0;
+	snprintf(v->subject, sizeof(v->subject), "peer=%s", slow->peer);
+	v->score = slow_share > 0 ? cfg->straggler_fraction / slow_share
+				  : cfg->straggler_fraction * 1e6;
+	snprintf(v->evidence, sizeof(v->evidence),
+		 "{\"busy_rate_share\":%.3f,\"others_median_bytes_per_second\":%.0f,"
+		 "\"sender_fanout\":%.0f,\"peers\":%zu}",
+		 slow_share, slow_mid, slow->fanout, slow_m + 1);
+	return 1;
+}
+
 size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
 	/*
-	 * Each active peer's typical reading, NAN where it has none: the upper
-	 * quartile of its delivery rate (a straggler's measure), the median of
-	 * its transfer goodput and of its delivery rate (an incast's).
+	 * Each active peer's typical reading, NAN where it has none: the
+	 * median of its transfer goodput and of its delivery rate, and its
+	 * last loss.
 	 */
-	static double rate_q3[PATH_PEERS], goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS],
-		loss[PATH_PEERS];
+	static double goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS], loss[PATH_PEERS];
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
-	struct event_verdict slowest = { 0 };
-	struct path_peer *slow = NULL;
+	struct event_verdict straggler;
 	size_t k = 0, nincast = 0;
 	int losing = 0;
 
@@ -183,8 +256,6 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate;
 		int active = path_active(&h->peers[i], cfg->window_ms, now_ms);
 
-		rate_q3[i] =
-			active ? window_quantile(r, 0, r->count, PATH_STRAGGLER_QUANTILE) : NAN;
 		rate_mid[i] = active ? window_median(r, 0, r->count) : NAN;
 		goodput_mid[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
 		loss[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
@@ -192,77 +263,50 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
-		int incast = p->fanout >= 2, lossy = 0, at_once = 0;
-		double bound = incast ? cfg->incast_fraction : cfg->straggler_fraction;
-		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0;
-		const char *measure = incast ? "goodput_share" : "delivery_rate_share";
+		int lossy = 0, at_once = 0;
+		double bound = cfg->incast_fraction;
+		/* this tick's own rate sample, if it brought one */
+		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0, now_share;
+		const char *measure = "goodput_share";
 		size_t m = 0, m2 = 0;
 		struct event_verdict *v;
 
-		if (!path_active(p, cfg->window_ms, now_ms))
+		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms))
 			continue;
-		if (incast) {
-			/* this tick's own rate sample, if it brought one */
-			double now_share = p->last_ms == now_ms
-						   ? path_share(h, i, 0, rate_mid, 1, 0.5,
-								&rate_mid_others, &m2)
-						   : NAN;
-
-			/* a loss burst at speed is a queue's moment, not an incast
-			 * (one in a clean all-gather lasted 4 ticks) */
-			lossy = now_share < PATH_LOSS_RATE_SHARE &&
-				path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
-			share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid,
-					   &m);
-			rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
-						&rate_mid_others, &m2);
-			/* both must agree: the rate estimate jumps past any link
-			 * when ACKs come compressed; goodput to a peer mixes its
-			 * senders, one of which may wait on a congested ACK path */
-			if (isnan(rate_share) || rate_share >= bound || isnan(share) ||
-			    share >= bound) {
-				/* a losing path's run goes on while it stays slow */
-				if (lossy) {
-					share = now_share;
-					measure = "delivery_rate_share_now";
-					/* losing while it delivers under the bound:
-					 * no queue's moment does both */
-					at_once = now_share < bound;
-				} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
-					share = rate_share;
-					measure = "delivery_rate_share";
-				} else {
-					continue;
-				}
-				mid = rate_mid_others;
-				m = m2;
+		now_share = p->last_ms == now_ms
+				    ? path_share(h, i, 0, rate_mid, 1, 0.5, &rate_mid_others, &m2)
+				    : NAN;
+		/* a loss burst at speed is a queue's moment, not an incast
+		 * (one in a clean all-gather lasted 4 ticks) */
+		lossy = now_share < PATH_LOSS_RATE_SHARE &&
+			path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
+		share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
+		rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
+					&rate_mid_others, &m2);
+		/* both must agree: the rate estimate jumps past any link when
+		 * ACKs come compressed; goodput to a peer mixes its senders, one
+		 * of which may wait on a congested ACK path */
+		if (isnan(rate_share) || rate_share >= bound || isnan(share) || share >= bound) {
+			/* a losing path's run goes on while it stays slow */
+			if (lossy) {
+				share = now_share;
+				measure = "delivery_rate_share_now";
+				/* losing while it delivers under the bound: no
+				 * queue's moment does both */
+				at_once = now_share < bound;
+			} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
+				share = rate_share;
+				measure = "delivery_rate_share";
+			} else {
+				continue;
 			}
-		} else {
-			double of_mid, mid2;
-
-			share = path_share(h, i, 0, rate_q3, PATH_SAMPLES, PATH_STRAGGLER_QUANTILE,
-					   &mid, &m);
-			if (isnan(share) || share >= bound)
-				continue;
-			of_mid = path_share(h, i, 0, rate_mid, PATH_SAMPLES,
-					    PATH_STRAGGLER_QUANTILE, &mid2, &m2);
-			if (!(of_mid < bound * PATH_STRAGGLER_MEDIAN_MARGIN))
-				continue;
+			mid = rate_mid_others;
+			m = m2;
 		}
-		/* a ring runs at the speed of its slowest link, and that link's
-		 * queue delays the ACKs of the next one too: only the slowest
-		 * ring peer is the straggler */
-		if (incast) {
-			who[nincast] = i;
-			v = &incasts[nincast++];
-			over[i] = 1 + lossy;
-		} else {
-			v = &slowest;
-			if (slow && bound / share <= v->score)
-				continue;
-			slow = &h->peers[i];
-		}
-		v->kind = incast ? EVENT_INCAST : EVENT_STRAGGLER;
+		who[nincast] = i;
+		v = &incasts[nincast++];
+		over[i] = 1 + lossy;
+		v->kind = EVENT_INCAST;
 		v->at_once = at_once;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
@@ -271,8 +315,6 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			 "\"loss_over_others\":%.3g,\"sender_fanout\":%.0f,\"peers\":%zu}",
 			 measure, share, mid, fmin(loss_ratio, 1e9), p->fanout, m + 1);
 	}
-	if (slow)
-		over[slow - h->peers] = 1;
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
 
@@ -293,7 +335,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (h->peers[who[j]].lossy_run ||
 		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
-	if (slow && slow->over_ticks >= PATH_STRAGGLER_TICKS && k < max)
-		out[k++] = slowest;
+	if (k < max && path_straggler(h, cfg, now_ms, &straggler))
+		out[k++] = straggler;
 	return k;
 }

@@ -28,17 +28,25 @@ struct path_input {
 	int stalled; /* over the stall detector's bound this tick, or not reading */
 	double retransmits; /* segments retransmitted towards it, per second */
 	double acked; /* bytes it acknowledged, per second */
+	/* seconds per second the connections to it had data to move; 0 when
+	 * this tick's are not the path's measure (the caller's to say: the
+	 * peer waits unacked or unread) */
+	double busy;
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
 #define PATH_SAMPLES WINDOW_SAMPLES
 /*
- * Ticks in a row a ring peer must be the slowest under the bound before it is
- * a straggler ("persistently slower", DESIGN.md): a congested moment, a
- * receiver not scheduled, a link's burst after it recovered move the upper
- * quartiles for a tick or two.
+ * A tick whose connections were busy for less than this share of it gives
+ * no busy rate: a few ms of a transfer's start or tail are its RTT, not its
+ * path's rate.
  */
-#define PATH_STRAGGLER_TICKS 4
+#define PATH_BUSY_MIN 0.1
+/* Busy rate samples a ring peer needs before it is judged: a new
+ * connection's first transfers are its slow start. */
+#define PATH_STRAGGLER_SAMPLES 3
+/* How long after a loss a ring peer's path counts as losing. */
+#define PATH_STRAGGLER_LOSS_MS 1000
 /*
  * The same for an incast, from the first tick its newest samples put it
  * under the bound: a neighbour of the hot receiver can dip under for a tick
@@ -61,13 +69,17 @@ struct path_peer {
 	char peer[48];
 	struct window rate; /* delivery rate samples */
 	struct window goodput; /* transfer goodput samples */
+	struct window busy; /* busy rate samples: acked bytes over busy seconds */
+	int64_t busy_ms; /* the last tick with one */
+	double busy_now; /* that tick's sample as judged (detect_path()) */
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
 	int64_t stalled_ms; /* last tick stalled */
 	double loss; /* retransmits per acknowledged byte at loss_ms */
 	int64_t loss_ms; /* the last tick that acknowledged or retransmitted */
-	unsigned over_ticks; /* consecutive ticks judged an incast, or the ring's slowest */
+	int64_t lost_ms; /* the last tick its loss reached PATH_LOSS_FLOOR */
+	unsigned over_ticks; /* consecutive ticks judged an incast */
 	int64_t over_ms; /* the last of them */
 	int lossy_run; /* an incast run that saw the path losing: named at once */
 };
@@ -75,6 +87,7 @@ struct path_peer {
 struct path_history {
 	struct path_peer peers[PATH_PEERS];
 	size_t n;
+	char straggler[48]; /* the peer the last tick named a straggler; "" if none */
 };
 
 struct path_config {
@@ -116,14 +129,30 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    opens on that tick (at_once): no moment of a queue does both. While
  *    any peer's run saw loss, a peer whose run did not is not named: it
  *    shares the losing one's senders, and waits on it;
- *  - straggler: its senders send to it alone (a ring neighbour) and the
- *    upper quartile of its last PATH_SAMPLES samples is under
- *    straggler_fraction of the median of the others' upper quartiles, and
- *    under 1.25 times straggler_fraction of the median of the others'
- *    medians (bursts lift upper quartiles, not medians), and it has been
- *    the lowest such peer for PATH_STRAGGLER_TICKS ticks. Only
- *    the lowest is named: a ring has one slowest link, and its queue holds
- *    the next link's ACKs, which slows that one too.
+ *  - straggler: its senders send to it alone (a ring neighbour), it has
+ *    PATH_STRAGGLER_SAMPLES busy rate samples, and this tick's, and its
+ *    delivery rate too, are under straggler_fraction of the median of the
+ *    others' typical busy rates (each the median of its newest 3). The
+ *    busy rate, bytes acknowledged over the time there was data to move,
+ *    is what the path gives while used: a ring paced by one slow link
+ *    leaves the others idle between steps, which dilutes their throughput
+ *    to the slow one's but not their busy rate, and a slow link shows on
+ *    its first tick. A receiver's host that stalls for a moment slows its
+ *    link's busy rate as much, but its ACKs then come in a burst, and the
+ *    delivery rate jumps past the link's (the lab's clean runs: busy at
+ *    0.4 of the others, delivery rate at 18 times): a slow link paces its
+ *    ACKs, and both are low. Within PATH_STRAGGLER_LOSS_MS of a loss
+ *    (PATH_LOSS_FLOOR) the delivery rate alone is the sample: a
+ *    retransmission that fills a hole acknowledges at once data that
+ *    arrived over the ticks before, and lifts the busy rate. A ring has
+ *    one slowest link, and its queue holds the next link's ACKs, which
+ *    slows that one too, for a tick or a few (as much as the slow link
+ *    itself, for half a second after the lab's port slowed): of the peers
+ *    under the bound one is named, the first of: one whose path lost data
+ *    within PATH_STRAGGLER_LOSS_MS (the slow link's queue overflows; a
+ *    link whose ACKs wait in it loses nothing), the one named the tick
+ *    before, the one with the lowest typical rate. The events' ticks in a
+ *    row (event_open_ticks) make it persistent.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
  * Writes at most max verdicts to out; returns how many. Pure (no I/O); it

@@ -177,8 +177,9 @@ struct fm_tcp_val {
 	/*
 	 * Bulk transfers: from the moment data became pending on an idle
 	 * connection until the last of it was acknowledged, if at least
-	 * FM_XFER_MIN_BYTES were. The start is seen at the first ACK, so it is
-	 * taken one smoothed RTT earlier. Durations go to a histogram whose
+	 * FM_XFER_MIN_BYTES were. The start is seen at the first ACK, and
+	 * taken as the send time of the first segment (tcp_sock's
+	 * first_tx_mstamp), or one smoothed RTT earlier without it. Durations go to a histogram whose
 	 * bucket i counts transfers of at most 1 ms * 2^i (the last: any).
 	 */
 	__u64 xfer_start_ns; /* 0: idle */
@@ -187,6 +188,13 @@ struct fm_tcp_val {
 	__u64 xfer_ns; /* summed durations */
 	__u64 xfer_bytes; /* summed bytes */
 	__u64 xfer_hist[FM_XFER_BUCKETS];
+	/*
+	 * The same periods of any size, summed: how long the connection had
+	 * data to move. Bytes acknowledged over it is the path's rate while
+	 * busy, which idle time between a collective's steps does not dilute.
+	 * A period under way counts from xfer_start_ns to last_ns.
+	 */
+	__u64 busy_ns;
 };
 
 /* skb:kfree_skb reasons are an enum of about 100 values (include/net/dropreason-core.h);

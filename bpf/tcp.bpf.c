@@ -168,16 +168,23 @@ struct tcp_probe_in {
 	__u32 snd_una, snd_nxt, srtt_us, cwnd, write_seq, snd_wnd;
 	/* the last rate sample (tcp_rate_gen() on the previous ACK) */
 	__u32 rate_delivered, rate_interval_us, mss;
+	/* tcp_rate_skb_sent() sets it to a segment's send time (us, the
+	 * monotonic clock bpf_ktime_get_ns() reads) when nothing was out:
+	 * before the first ACK after idle is processed, when data became
+	 * pending */
+	__u64 first_tx_us;
 	const void *th; /* the segment's TCP header (skb->data) */
 };
 
-/* Everything sent was acknowledged: a bulk transfer's duration is counted. */
+/* Everything sent was acknowledged: the busy period ends, and a bulk
+ * transfer's duration is counted. */
 static __always_inline void xfer_end(struct fm_tcp_val *val, __u64 now)
 {
 	__u64 d = now - val->xfer_start_ns;
 	__u32 b;
 
 	val->xfer_start_ns = 0;
+	val->busy_ns += d;
 	if (val->bytes_acked - val->xfer_acked0 < FM_XFER_MIN_BYTES)
 		return;
 	for (b = 0; b < FM_XFER_BUCKETS - 1; b++)
@@ -214,9 +221,17 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 			in->snd_una = ack;
 	}
 	if (val->probes && seq_after(in->snd_una, val->snd_una)) {
-		/* data pending after idle: a transfer began about an RTT ago */
+		/* data pending after idle: a transfer began when its first
+		 * segment went out; about an RTT ago if that time is not in
+		 * the last second (a kernel without it, or a stale one). Not
+		 * srtt alone: a queue that drained while the connection was
+		 * idle inflates it, and busy periods then overlap. */
 		if (!val->xfer_start_ns) {
-			val->xfer_start_ns = now - (__u64)(in->srtt_us >> 3) * 1000;
+			__u64 sent = in->first_tx_us * 1000;
+
+			val->xfer_start_ns = sent <= now && now - sent < 1000000000ULL
+						     ? sent
+						     : now - (__u64)(in->srtt_us >> 3) * 1000;
 			val->xfer_acked0 = val->bytes_acked;
 		}
 		val->bytes_acked += in->snd_una - val->snd_una;
@@ -270,6 +285,8 @@ int BPF_PROG(fabmon_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	in.rate_delivered = BPF_CORE_READ(tp, rate_delivered);
 	in.rate_interval_us = BPF_CORE_READ(tp, rate_interval_us);
 	in.mss = BPF_CORE_READ(tp, mss_cache);
+	in.first_tx_us =
+		bpf_core_field_exists(tp->first_tx_mstamp) ? BPF_CORE_READ(tp, first_tx_mstamp) : 0;
 	in.th = BPF_CORE_READ(skb, data);
 	tcp_probe_update(val, &in);
 	return 0;
@@ -321,6 +338,7 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 	in.rate_delivered = tp->rate_delivered;
 	in.rate_interval_us = tp->rate_interval_us;
 	in.mss = tp->mss_cache;
+	in.first_tx_us = tp->first_tx_mstamp;
 	in.th = skb->data;
 	tcp_probe_update(val, &in);
 	return 0;

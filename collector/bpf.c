@@ -50,6 +50,7 @@ enum {
 	TCP_XFERS,
 	TCP_XFER_NS,
 	TCP_XFER_BYTES,
+	TCP_BUSY_NS,
 	TCP_XFER_B0, /* FM_XFER_BUCKETS transfer-duration buckets from here */
 	TCP_N = TCP_XFER_B0 + FM_XFER_BUCKETS
 };
@@ -348,6 +349,15 @@ static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 		from->sender_read_stall_max_s = unread;
 }
 
+/* Connection v's busy time so far: its ended busy periods and the one under
+ * way, up to its last event (so with the bytes acknowledged by then). */
+static uint64_t tcp_busy_ns(const struct fm_tcp_val *v)
+{
+	return v->busy_ns + (v->xfer_start_ns && v->last_ns > v->xfer_start_ns
+				     ? v->last_ns - v->xfer_start_ns
+				     : 0);
+}
+
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
@@ -360,8 +370,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		const struct fm_tcp_val *v = map_val(r, i);
 		/* ACKs processed rank the peers: a healthy connection has no
 		 * retransmits but is still worth a series */
-		uint64_t cur[TCP_N] = { v->probes, v->retransmits, v->bytes_acked,
-					v->xfers,  v->xfer_ns,	   v->xfer_bytes },
+		uint64_t cur[TCP_N] = { v->probes,  v->retransmits, v->bytes_acked, v->xfers,
+					v->xfer_ns, v->xfer_bytes,  tcp_busy_ns(v) },
 			 d[TCP_N];
 		struct tcp_gauges *g;
 		struct peer_id id;
@@ -437,8 +447,8 @@ struct emit_ctx {
 
 _Static_assert(TCP_N <= PEER_COUNTERS_MAX, "TCP counters exceed a peer's");
 
-/* The peer's bulk transfer durations (fm_tcp_val's xfer_*) as a histogram;
- * l has room for one more label after n. */
+/* The peer's bulk transfer durations (fm_tcp_val's xfer_*) as a histogram,
+ * and its busy time; l has room for one more label after n. */
 static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
 			   const uint64_t *totals)
 {
@@ -460,6 +470,14 @@ static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
 		.type = METRIC_HISTOGRAM
 	};
 #undef XFER_HELP
+	static const struct metric_desc busy = {
+		.name = "fabmon_tcp_busy_seconds_total",
+		.help = "Time the connections to the peer had data to move (pending since idle, of any "
+			"size), summed: fabmon_tcp_acked_bytes_total over it is the path's rate while "
+			"busy, which idle time between a collective's steps does not dilute.",
+		.type = METRIC_COUNTER,
+		.scale = 1e-9
+	};
 	uint64_t cumulative = 0;
 	char le[24];
 
@@ -474,6 +492,7 @@ static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
 	}
 	(void)sample_counter(out, &sum, l, n, totals[TCP_XFER_NS]);
 	(void)sample_counter(out, &count, l, n, totals[TCP_XFERS]);
+	(void)sample_counter(out, &busy, l, n, totals[TCP_BUSY_NS]);
 }
 
 /* The per-peer gauges of struct tcp_gauges, in the order tcp_gauge_values()
