@@ -278,6 +278,10 @@ static void check_stream(int family, const char *test, int btf)
 	ck_assert_uint_ge(client.xfers, 1);
 	ck_assert_uint_gt(client.xfer_ns, 0);
 	ck_assert_uint_eq(client.xfer_start_ns, 0);
+	/* busy periods: the transfers' and the request's; each from its first
+	 * segment's send time, so within the test */
+	ck_assert_uint_ge(client.busy_ns, client.xfer_ns);
+	ck_assert_int_le((int64_t)client.busy_ns, mono_ns() - start);
 	{
 		uint64_t in_buckets = 0;
 
