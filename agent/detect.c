@@ -132,6 +132,8 @@ static int gather_stall(struct series *s, void *arg)
 		in->read_stall_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_sender_read_stall_seconds") == 0)
 		in->sender_read_stall_s = s->value;
+	else if (strcmp(s->name, "fabmon_tcp_sender_busy_seconds") == 0)
+		in->sender_busy_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_delivery_rate_bytes_per_second") == 0)
 		path->rate = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_retransmits_total") == 0 && s->has_rate)

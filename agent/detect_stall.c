@@ -3,11 +3,19 @@
 
 #include "detect_stall.h"
 
+/* p's read stall, 0 while it waits on a send of its own (header). */
+static double stall_read_s(const struct stall_input *p)
+{
+	return p->sender_busy_s >= p->read_stall_s && p->sender_stall_s < p->read_stall_s
+		       ? 0
+		       : p->read_stall_s;
+}
+
 /* Whether p's application stopped reading: its window's edge stood still
  * while its kernel acked, or its window closed. */
 static int stall_unread(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return p->read_stall_s >= b->read_after_s || p->zero_window > 0;
+	return stall_read_s(p) >= b->read_after_s || p->zero_window > 0;
 }
 
 /* Whether p is cut off: data to it and from it (where this host sees its
@@ -21,7 +29,7 @@ static int stall_cut_off(const struct stall_input *p, const struct stall_bounds 
 
 static int stall_over(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return p->ack_stall_s >= b->after_s || p->read_stall_s >= b->read_after_s ||
+	return p->ack_stall_s >= b->after_s || stall_read_s(p) >= b->read_after_s ||
 	       stall_cut_off(p, b);
 }
 
@@ -35,7 +43,7 @@ static int stall_victim(const struct stall_input *p, int cut_off_seen, const str
 		/* blocked sending since before it stopped reading: it waits on
 		 * its own receiver. A wait that began later (a retransmission
 		 * timer on what a paused rank had sent) is not the cause. */
-		return blocked >= (p->read_stall_s > 0 ? p->read_stall_s : p->ack_stall_s);
+		return blocked >= (stall_read_s(p) > 0 ? stall_read_s(p) : p->ack_stall_s);
 	return cut_off_seen && !stall_cut_off(p, b);
 }
 
@@ -62,7 +70,7 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 	for (size_t i = 0; i < n && k < max; i++) {
 		double ack = in[i].ack_stall_s /
 			     (stall_cut_off(&in[i], b) ? b->read_after_s : b->after_s),
-		       read = in[i].read_stall_s / b->read_after_s;
+		       read = stall_read_s(&in[i]) / b->read_after_s;
 		struct event_verdict *v;
 
 		if (!stall_over(&in[i], b) || (victims && stall_victim(&in[i], cut_off, b)))

@@ -28,6 +28,8 @@ struct stall_input {
 	 * the same for its own connections' receivers */
 	double read_stall_s;
 	double sender_read_stall_s;
+	/* as sender_stall_s: how long its longest send under way has run */
+	double sender_busy_s;
 };
 
 struct stall_bounds {
@@ -54,6 +56,13 @@ struct stall_bounds {
  *    the cut-off one, and the peers it sent to are its victims.
  * If that would leave no one (a cycle), every stalled peer is reported. The
  * culprit's evidence counts the victims left out.
+ *
+ * A peer that has not read since before a send of its own began, a send
+ * still moving (sender_busy_s at least its read stall, sender_stall_s
+ * under it), has no read stall: its application waits on that send, as
+ * an all-to-all rank does on the slowest of its receivers, and the slow
+ * path is that path's event (incast, hotspot). A paused rank's own send
+ * drains within the read bound and ends.
  */
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max);

@@ -88,6 +88,7 @@ struct tcp_gauges {
 	double sender_stall_max_s; /* of connections from the peer's address, when it is local */
 	double read_stall_max_s; /* acknowledged since the peer last read: how long ago that was */
 	double sender_read_stall_max_s; /* the same of connections from the peer's address */
+	double sender_busy_max_s; /* the longest busy period under way of those, so far */
 	uint64_t in_flight;
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
@@ -347,6 +348,9 @@ static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 		from->sender_stall_max_s = waited;
 	if (unread > from->sender_read_stall_max_s)
 		from->sender_read_stall_max_s = unread;
+	if (v->xfer_start_ns && now_ns > (int64_t)v->xfer_start_ns &&
+	    (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9 > from->sender_busy_max_s)
+		from->sender_busy_max_s = (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9;
 }
 
 /* Connection v's busy time so far: its ended busy periods and the one under
@@ -538,6 +542,11 @@ static const struct metric_desc tcp_gauge_descs[] = {
 	  .help = "When the peer's address is also a local sender: the same for its own "
 		  "connections, whose receivers stopped reading; 0 otherwise.",
 	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_sender_busy_seconds",
+	  .help = "When the peer's address is also a local sender: how long the longest busy period "
+		  "(data pending since idle) of its own connections has run so far; 0 when none is "
+		  "under way, or otherwise.",
+	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_delivery_rate_bytes_per_second",
 	  .help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), best "
 		  "among the connections that delivered data to the peer this tick: what the path "
@@ -561,7 +570,7 @@ static const struct metric_desc tcp_gauge_descs[] = {
 
 static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 {
-	_Static_assert(TCP_GAUGES == 13, "a value for each of tcp_gauge_descs");
+	_Static_assert(TCP_GAUGES == 14, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
 	v[1] = (double)g->in_flight;
 	v[2] = (double)g->connections;
@@ -571,10 +580,11 @@ static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 	v[6] = g->sender_stall_max_s;
 	v[7] = g->read_stall_max_s;
 	v[8] = g->sender_read_stall_max_s;
-	v[9] = g->delivery_rate;
-	v[10] = (double)g->fanout;
-	v[11] = g->xfer_open_s;
-	v[12] = (double)g->xfer_open_bytes;
+	v[9] = g->sender_busy_max_s;
+	v[10] = g->delivery_rate;
+	v[11] = (double)g->fanout;
+	v[12] = g->xfer_open_s;
+	v[13] = (double)g->xfer_open_bytes;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)

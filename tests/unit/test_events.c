@@ -154,11 +154,11 @@ END_TEST
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0 },
-		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0 }, /* its window still open */
-		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0 },
+		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0 },
+		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0, 0 }, /* its window still open */
+		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[8];
@@ -191,22 +191,22 @@ END_TEST
 START_TEST(test_detect_stall_culprit)
 {
 	const struct stall_input paused[] = {
-		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4 },
-		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0 },
+		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4, 0 },
+		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0, 0 },
 	};
 	const struct stall_input cut[] = {
-		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0 },
-		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0 },
-		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0 },
+		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0, 0 },
 	};
 	/* cut off both ways for the shorter bound: at once */
 	const struct stall_input cut_early[] = {
-		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0 },
-		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0, 0 },
+		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_input cycle[] = {
-		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0 },
-		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0 },
+		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0, 0 },
+		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -223,6 +223,30 @@ START_TEST(test_detect_stall_culprit)
 	ck_assert(out[0].at_once);
 	ck_assert_double_eq_tol(out[0].score, 0.35 / 0.3, 1e-9);
 	ck_assert_uint_eq(detect_stall(cycle, 2, &b, out, 4), 2);
+}
+END_TEST
+
+/*
+ * An all-to-all whose one receiver's port slowed (t_incast): the other
+ * ranks finish their receives and wait on their sends to it, leaving the
+ * next iteration's data unread. A read stall no older than a send of the
+ * peer's own that still moves is no stall; one older than that send, or
+ * whose send waits unacked as long, is.
+ */
+START_TEST(test_detect_stall_reader_sending)
+{
+	const struct stall_input in[] = {
+		{ "198.18.0.1", 0, 60000, 0, 0.02, 0.48, 0, 0.6 },
+		{ "198.18.0.2", 0, 60000, 0, 0.02, 0.48, 0, 0.3 }, /* began after */
+		{ "198.18.0.4", 0, 60000, 0, 0.48, 0.48, 0, 0.6 }, /* not moving */
+	};
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct event_verdict out[4];
+
+	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(detect_stall(in + 1, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(detect_stall(in + 2, 1, &b, out, 4), 1);
+	ck_assert(out[0].at_once);
 }
 END_TEST
 
@@ -260,6 +284,7 @@ Suite *events_suite(void)
 		{ "stall_opens_at_once", test_stall_opens_at_once, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
+		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
 	};
 
