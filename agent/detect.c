@@ -142,6 +142,8 @@ static int gather_stall(struct series *s, void *arg)
 		path->acked = s->rate;
 	else if (strcmp(s->name, "fabmon_tcp_busy_seconds_total") == 0 && s->has_rate)
 		path->busy = s->rate;
+	else if (strcmp(s->name, "fabmon_tcp_sender_busy_rate_bytes_per_second") == 0)
+		path->sender_rate = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_sender_fanout_peers") == 0)
 		path->fanout = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_transfer_bytes_total") == 0 && s->has_rate)

@@ -54,6 +54,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 			if (p->loss >= PATH_LOSS_FLOOR)
 				p->lost_ms = now_ms;
 		}
+		p->sender_rate = in[i].sender_rate;
 		/* the straggler's sample (header) */
 		if (busy_rate > 0)
 			p->busy_now =
@@ -162,22 +163,37 @@ static int path_lossy(const struct path_history *h, size_t i, const double *loss
  * peer's typical busy rate in typical[], NAN where it has none in the
  * window.
  */
+/* Whether ring peer i's own sending is under the straggler bound too. */
+static int path_sends_slow(const struct path_history *h, size_t i, const double *typical,
+			   double bound)
+{
+	size_t m;
+	double mid = path_others_median(h, i, typical, &m);
+
+	return h->peers[i].sender_rate > 0 && h->peers[i].sender_rate < bound * mid;
+}
+
 /*
  * Of two ring peers under the straggler bound, whether a is named before b
- * (header): one whose path lost data lately, then the one named the tick
- * before, then the lower typical busy rate, then the lower sample.
+ * (header): one whose path lost data lately, then one whose own sending is
+ * slow too, then the one named the tick before, then the lower typical busy
+ * rate, then the lower sample.
  */
 static int path_slower(const struct path_history *h, size_t a, size_t b, const double *typical,
-		       int64_t now_ms)
+		       double bound, int64_t now_ms)
 {
 	const struct path_peer *pa = &h->peers[a], *pb = &h->peers[b];
 	int lost_a = now_ms - pa->lost_ms <= PATH_STRAGGLER_LOSS_MS,
 	    lost_b = now_ms - pb->lost_ms <= PATH_STRAGGLER_LOSS_MS;
+	int both_a = path_sends_slow(h, a, typical, bound),
+	    both_b = path_sends_slow(h, b, typical, bound);
 	int named_a = strcmp(pa->peer, h->straggler) == 0,
 	    named_b = strcmp(pb->peer, h->straggler) == 0;
 
 	if (lost_a != lost_b)
 		return lost_a;
+	if (both_a != both_b)
+		return both_a;
 	if (named_a != named_b)
 		return named_a;
 	if (typical[a] != typical[b])
@@ -214,7 +230,8 @@ static int path_straggler(struct path_history *h, const struct path_config *cfg,
 		mid = path_others_median(h, i, typical, &m);
 		share = mid > 0 ? p->busy_now / mid : NAN;
 		if (!(share < cfg->straggler_fraction) ||
-		    (slow && !path_slower(h, i, (size_t)(slow - h->peers), typical, now_ms)))
+		    (slow && !path_slower(h, i, (size_t)(slow - h->peers), typical,
+					  cfg->straggler_fraction, now_ms)))
 			continue;
 		slow = p;
 		slow_share = share;

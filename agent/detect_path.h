@@ -32,6 +32,9 @@ struct path_input {
 	 * this tick's are not the path's measure (the caller's to say: the
 	 * peer waits unacked or unread) */
 	double busy;
+	/* where the peer's address is a local sender too: what its own
+	 * connections gave while busy this tick, bytes/s; else 0 */
+	double sender_rate;
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
@@ -72,6 +75,7 @@ struct path_peer {
 	struct window busy; /* busy rate samples: acked bytes over busy seconds */
 	int64_t busy_ms; /* the last tick with one */
 	double busy_now; /* that tick's sample as judged (detect_path()) */
+	double sender_rate; /* its own sending's, that tick */
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
@@ -150,8 +154,11 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    itself, for half a second after the lab's port slowed): of the peers
  *    under the bound one is named, the first of: one whose path lost data
  *    within PATH_STRAGGLER_LOSS_MS (the slow link's queue overflows; a
- *    link whose ACKs wait in it loses nothing), the one named the tick
- *    before, the one with the lowest typical rate. The events' ticks in a
+ *    link whose ACKs wait in it loses nothing), one whose own sending
+ *    (sender_rate, where it is a local sender too) is under the bound as
+ *    well (its port holds the ACKs of what it sends: the next link's
+ *    sender is the slow link's receiver), the one named the tick before,
+ *    the one with the lowest typical rate. The events' ticks in a
  *    row (event_open_ticks) make it persistent.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).

@@ -89,6 +89,8 @@ struct tcp_gauges {
 	double read_stall_max_s; /* acknowledged since the peer last read: how long ago that was */
 	double sender_read_stall_max_s; /* the same of connections from the peer's address */
 	double sender_busy_max_s; /* the longest busy period under way of those, so far */
+	uint64_t sender_acked; /* bytes those acknowledged this tick */
+	uint64_t sender_busy_ns; /* and the time they were busy */
 	uint64_t in_flight;
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
@@ -362,6 +364,22 @@ static uint64_t tcp_busy_ns(const struct fm_tcp_val *v)
 				     : 0);
 }
 
+/* Adds connection k's deltas d this tick to what its sender moved, in the
+ * gauges of the sender's address (a peer too, where it is a local rank);
+ * leaves pointers into the gauges' table invalid. */
+static void tcp_note_sent(struct bpf_state *st, const struct fm_tcp_key *k, const uint64_t *d)
+{
+	struct tcp_gauges *from;
+	struct peer_id id;
+
+	peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
+	from = kmap_put(st->tcp_gauges, &id, NULL);
+	if (!from)
+		return;
+	from->sender_acked += d[TCP_ACKED_BYTES];
+	from->sender_busy_ns += d[TCP_BUSY_NS];
+}
+
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
@@ -423,6 +441,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		}
 		if (v->in_flight || v->unsent)
 			tcp_note_waits(st, k, v, now_ns, g);
+		if (d[TCP_BUSY_NS])
+			tcp_note_sent(st, k, d);
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
 }
@@ -547,6 +567,12 @@ static const struct metric_desc tcp_gauge_descs[] = {
 		  "(data pending since idle) of its own connections has run so far; 0 when none is "
 		  "under way, or otherwise.",
 	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_sender_busy_rate_bytes_per_second",
+	  .help = "When the peer's address is also a local sender: what its own connections had "
+		  "acknowledged this tick over the time they were busy, where that was 64 KiB or "
+		  "more; 0 otherwise. A port congested towards the peer holds the ACKs of what it "
+		  "sends: its own sending slows too.",
+	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_delivery_rate_bytes_per_second",
 	  .help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), best "
 		  "among the connections that delivered data to the peer this tick: what the path "
@@ -570,7 +596,7 @@ static const struct metric_desc tcp_gauge_descs[] = {
 
 static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 {
-	_Static_assert(TCP_GAUGES == 14, "a value for each of tcp_gauge_descs");
+	_Static_assert(TCP_GAUGES == 15, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
 	v[1] = (double)g->in_flight;
 	v[2] = (double)g->connections;
@@ -581,10 +607,13 @@ static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 	v[7] = g->read_stall_max_s;
 	v[8] = g->sender_read_stall_max_s;
 	v[9] = g->sender_busy_max_s;
-	v[10] = g->delivery_rate;
-	v[11] = (double)g->fanout;
-	v[12] = g->xfer_open_s;
-	v[13] = (double)g->xfer_open_bytes;
+	v[10] = g->sender_acked >= TCP_BULK_ACKED && g->sender_busy_ns
+			? (double)g->sender_acked * 1e9 / (double)g->sender_busy_ns
+			: 0;
+	v[11] = g->delivery_rate;
+	v[12] = (double)g->fanout;
+	v[13] = g->xfer_open_s;
+	v[14] = (double)g->xfer_open_bytes;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)

@@ -259,6 +259,39 @@ START_TEST(test_straggler_neighbour)
 }
 END_TEST
 
+/*
+ * The same onset seen from a host that holds every rank: peer 3, the slow
+ * link's receiver, is the sender of the link to peer 4, and its own sending
+ * runs as slow as peer 4's path (its port holds those ACKs), while peer 4's
+ * own sending does not. Peer 3 is named though peer 4 is lower.
+ */
+START_TEST(test_straggler_sender_slow)
+{
+	struct path_history *h = history();
+	const double clean[4] = { 25e6, 25e6, 25e6, 25e6 }, dip[4] = { 25e6, 25e6, 12e6, 10e6 };
+	const double sending[4] = { 25e6, 25e6, 10e6, 25e6 };
+	struct event_verdict out[4];
+	struct path_input in[4];
+	int64_t now = 0;
+
+	for (unsigned t = 0; t < 11; t++, now += 100) {
+		const double *r = t < 10 ? clean : dip;
+
+		for (unsigned i = 0; i < 4; i++)
+			in[i] = (struct path_input){ .peer = peers[i],
+						     .rate = r[i],
+						     .fanout = 1,
+						     .acked = r[i],
+						     .busy = 1,
+						     .sender_rate =
+							     t < 10 ? clean[i] : sending[i] };
+		path_history_update(h, in, 4, cfg.window_ms, now);
+		ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), t == 10);
+	}
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+}
+END_TEST
+
 /* A tick busy for under PATH_BUSY_MIN of it gives no busy rate sample. */
 START_TEST(test_straggler_busy_min)
 {
@@ -491,6 +524,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_ack_burst);
 	tcase_add_test(tc, test_straggler_busy_min);
 	tcase_add_test(tc, test_straggler_neighbour);
+	tcase_add_test(tc, test_straggler_sender_slow);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
