@@ -347,6 +347,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	static struct path_history ph;
 	static struct handoff_history hh;
 	static struct roce_gather rg;
+	static struct stall_history sh;
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
 	size_t n;
@@ -383,6 +384,8 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;
 	}
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
+	/* the paths above still see such waits as the stalls they are */
+	stall_aftermath(&sh, sg.in, sg.n, &cfg->stall, registry_now(reg));
 	n = detect_stall(sg.in, sg.n, &cfg->stall, out, max);
 	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);
 	handoff_history_update(&hh, sg.handoff, sg.n, cfg->handoff_ratio, pcfg.window_ms,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
+#include <string.h>
 
 #include "detect_stall.h"
 
@@ -95,4 +96,47 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 			in[i].in_flight_bytes, in[i].zero_window, victims);
 	}
 	return k;
+}
+
+void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
+		     const struct stall_bounds *b, int64_t now_ms)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (!stall_cut_off(&in[i], b))
+			continue;
+		for (j = 0; j < h->n && strcmp(h->cut[j].peer, in[i].peer) != 0; j++)
+			;
+		if (j == h->n) {
+			if (h->n == STALL_CUT_PEERS || strlen(in[i].peer) >= sizeof(h->cut[0].peer))
+				continue;
+			snprintf(h->cut[j].peer, sizeof(h->cut[j].peer), "%s", in[i].peer);
+			h->cut[j].start_ms = now_ms;
+			h->n++;
+		}
+		h->cut[j].last_ms = now_ms;
+	}
+	/* a cut-off is forgotten once its aftermath is over: it began
+	 * read_after_s before it was seen */
+	for (size_t j = 0; j < h->n; j++)
+		if (now_ms - h->cut[j].last_ms <=
+		    h->cut[j].last_ms - h->cut[j].start_ms + (int64_t)(b->read_after_s * 1000))
+			h->cut[kept++] = h->cut[j];
+	h->n = kept;
+	for (size_t j = 0; j < h->n; j++) {
+		const struct stall_input *x = NULL;
+
+		if (h->cut[j].last_ms == now_ms)
+			continue; /* cut off now: detect_stall() names its victims */
+		for (size_t i = 0; i < n && !x; i++)
+			if (strcmp(in[i].peer, h->cut[j].peer) == 0)
+				x = &in[i];
+		for (size_t i = 0; x && i < n; i++)
+			if (&in[i] != x && !stall_unread(&in[i], b) &&
+			    x->sender_stall_s >= in[i].ack_stall_s)
+				in[i].ack_stall_s = 0;
+	}
 }

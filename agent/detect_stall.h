@@ -3,6 +3,7 @@
 #define FABMON_DETECT_STALL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "events.h"
 
@@ -66,5 +67,32 @@ struct stall_bounds {
  */
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max);
+
+/* Peers cut off (detect_stall()) lately: up to STALL_CUT_PEERS of them. */
+#define STALL_CUT_PEERS 64
+
+struct stall_history {
+	struct {
+		char peer[48];
+		int64_t start_ms, last_ms; /* first and last tick cut off */
+	} cut[STALL_CUT_PEERS];
+	size_t n;
+};
+
+/*
+ * The aftermath of a cut-off: once a peer's link is back, its own
+ * connections wait on retransmission timers backed off while it was down,
+ * for up to as long again as it was cut off, which began read_after_s
+ * before it was seen (the timeout doubles with each
+ * retransmission, RFC 6298 5.5); the peers it sends to then show waits that
+ * are its. Notes in h (zeroed by the caller before first use) which peers of
+ * in[0..n) are cut off at now_ms, and clears the ack stall of each peer that
+ * is not cut off and does not stop reading where a peer cut off within its
+ * aftermath waits on its own sending at least as long (sender_stall_s): a
+ * victim of that cut-off, not a stall of its own. The culprit itself may
+ * stall again in its aftermath, and is left as it is.
+ */
+void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
+		     const struct stall_bounds *b, int64_t now_ms);
 
 #endif

@@ -250,6 +250,44 @@ START_TEST(test_detect_stall_reader_sending)
 }
 END_TEST
 
+/*
+ * t_ring's downed link, as CI once saw it: rank 3 is cut off for 2 s; once
+ * its link is back, its own connection to rank 4 waits on a retransmission
+ * timer backed off meanwhile, and rank 4 shows a 0.55 s ack stall: rank 3's
+ * aftermath, not rank 4's stall. Past the aftermath (as long again as the
+ * cut-off, from its onset), the same wait is rank 4's.
+ */
+START_TEST(test_stall_aftermath)
+{
+	static struct stall_history h;
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct event_verdict out[4];
+	int64_t now = 0;
+
+	memset(&h, 0, sizeof(h));
+	for (unsigned t = 0; t < 20; t++, now += 100) {
+		struct stall_input cut[] = {
+			{ "198.18.0.3", 0.3 + t * 0.1, 60000, 0, 0.3 + t * 0.1, 0, 0, 0 },
+			{ "198.18.0.4", 0.3 + t * 0.1, 60000, 0, 0, 0, 0, 0 },
+		};
+
+		stall_aftermath(&h, cut, 2, &b, now);
+		ck_assert_uint_eq(detect_stall(cut, 2, &b, out, 4), 1);
+		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	}
+	for (unsigned t = 0; t < 30; t++, now += 100) {
+		struct stall_input after[] = {
+			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0 },
+			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0 },
+		};
+
+		stall_aftermath(&h, after, 2, &b, now);
+		/* cut off from 0 to 1900 ms, seen 300 ms after it began */
+		ck_assert_uint_eq(detect_stall(after, 2, &b, out, 4), t < 22 ? 0 : 1);
+	}
+}
+END_TEST
+
 /* Paused half the time, or waiting while sending (almost) nothing: a storm.
  * Busy ports, brief pauses and unknown readings are not. */
 START_TEST(test_detect_pfc)
@@ -285,6 +323,7 @@ Suite *events_suite(void)
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
+		{ "stall_aftermath", test_stall_aftermath, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
 	};
 
