@@ -42,7 +42,8 @@ struct path_input {
 /*
  * A tick whose connections were busy for less than this share of it gives
  * no busy rate: a few ms of a transfer's start or tail are its RTT, not its
- * path's rate.
+ * path's rate. Nor does one without a delivery rate (under 64 KiB
+ * acknowledged by any connection to the peer).
  */
 #define PATH_BUSY_MIN 0.1
 /* Busy rate samples a ring peer needs before it is judged: a new
