@@ -301,6 +301,15 @@ static int tcp_pair_fanout(const void *key, void *val, void *arg)
 	return 1;
 }
 
+/* How long connection v's busy period under way has run at now_ns; 0 when
+ * it is idle. */
+static double tcp_open_s(const struct fm_tcp_val *v, int64_t now_ns)
+{
+	return v->xfer_start_ns && now_ns > (int64_t)v->xfer_start_ns
+		       ? (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9
+		       : 0;
+}
+
 /* Whether connection v, waiting since progress_ns, has gone away unseen
  * (TCP_ORPHAN_QUIET_NS). Only where retransmissions are seen: without that
  * probe a live connection's RTOs leave last_ns alone too. */
@@ -350,9 +359,8 @@ static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
 		from->sender_stall_max_s = waited;
 	if (unread > from->sender_read_stall_max_s)
 		from->sender_read_stall_max_s = unread;
-	if (v->xfer_start_ns && now_ns > (int64_t)v->xfer_start_ns &&
-	    (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9 > from->sender_busy_max_s)
-		from->sender_busy_max_s = (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9;
+	if (tcp_open_s(v, now_ns) > from->sender_busy_max_s)
+		from->sender_busy_max_s = tcp_open_s(v, now_ns);
 }
 
 /* Connection v's busy time so far: its ended busy periods and the one under
@@ -428,9 +436,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->window_limited++;
 		/* a hand-off still under way: how far it got, so that a slow one
 		 * is seen before it ends */
-		if (v->xfer_start_ns && now_ns > (int64_t)v->xfer_start_ns &&
-		    (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9 > g->xfer_open_s) {
-			g->xfer_open_s = (double)(now_ns - (int64_t)v->xfer_start_ns) / 1e9;
+		if (tcp_open_s(v, now_ns) > g->xfer_open_s) {
+			g->xfer_open_s = tcp_open_s(v, now_ns);
 			g->xfer_open_bytes = v->bytes_acked - v->xfer_acked0;
 		}
 		/* a barrier or a request is not a path's measure: bulk only */
