@@ -18,11 +18,13 @@ static struct handoff_peer *handoff_find(struct handoff_history *h, const char *
 	return &h->peers[h->n++];
 }
 
-/* Whether x is ratio times p's baseline or more (never, before it has one). */
-static int handoff_slow(const struct handoff_peer *p, double x, double ratio)
+/* Whether a sample of these seconds and goodput is slow for p (header):
+ * never before p has a baseline. */
+static int handoff_slow(const struct handoff_peer *p, double seconds, double goodput, double ratio)
 {
 	return p->baseline.count >= HANDOFF_BASELINE_MIN &&
-	       x >= ratio * window_median(&p->baseline, 0, p->baseline.count);
+	       seconds >= ratio * window_median(&p->baseline, 0, p->baseline.count) &&
+	       goodput * ratio <= window_median(&p->baseline_goodput, 0, p->baseline_goodput.count);
 }
 
 void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
@@ -52,12 +54,12 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 		window_add(&p->goodput, in[i].goodput);
 		p->last_ms = now_ms;
 		if (p->seconds.count > HANDOFF_RECENT) {
-			double left = window_median(&p->seconds, HANDOFF_RECENT, 1);
+			double left = window_median(&p->seconds, HANDOFF_RECENT, 1),
+			       left_goodput = window_median(&p->goodput, HANDOFF_RECENT, 1);
 
-			if (!handoff_slow(p, left, ratio)) {
+			if (!handoff_slow(p, left, left_goodput, ratio)) {
 				window_add(&p->baseline, left);
-				window_add(&p->baseline_goodput,
-					   window_median(&p->goodput, HANDOFF_RECENT, 1));
+				window_add(&p->baseline_goodput, left_goodput);
 			}
 		}
 	}
@@ -85,7 +87,7 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 			continue;
 		recent = window_median(&p->seconds, 0, HANDOFF_RECENT);
 		baseline = window_median(&p->baseline, 0, p->baseline.count);
-		if (handoff_slow(p, recent, ratio)) {
+		if (handoff_slow(p, recent, window_median(&p->goodput, 0, HANDOFF_RECENT), ratio)) {
 			v = &out[k++];
 			v->score = recent / baseline / ratio;
 			v->at_once = 0;

@@ -60,8 +60,8 @@ struct handoff_history {
 
 /*
  * Adds this tick's samples to h (zeroed before first use). A sample joins the
- * baseline once HANDOFF_RECENT newer ones have come, unless it was ratio
- * times the baseline or more: a lasting slowdown stays one until the peer
+ * baseline once HANDOFF_RECENT newer ones have come, unless it was slow
+ * (below): a lasting slowdown stays one until the peer
  * has been idle for window_ms and is forgotten. A transfer that
  * completes within STALL_AFTERMATH_MS of a stall on its peer is the
  * stall's, already reported: it is not a sample. Peers without a sample for
@@ -73,7 +73,12 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 /*
  * A slow hand-off: the median of a peer's newest HANDOFF_RECENT samples is at
  * least ratio times the median of its baseline, which holds at least
- * HANDOFF_BASELINE_MIN samples; or, before it completes, a transfer under
+ * HANDOFF_BASELINE_MIN samples, and the median of their goodput at most
+ * 1 / ratio times the baseline's. Duration alone reads a change of
+ * workload as a slowdown: a lab clean run whose all-gather transfers to a
+ * peer (about 1 MiB, 24 ms at the baseline's median) gave way to 4 MiB
+ * hand-offs (88 ms; 46-48 MB/s in both) raised a 20 s slow_handoff. Or,
+ * before it completes, a transfer under
  * way this tick (baseline HANDOFF_OPEN_MIN_S or more) has run at least the
  * baseline's median duration and moved
  * at most 1 / ratio of what the baseline's median goodput moves in that

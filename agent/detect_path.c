@@ -10,12 +10,13 @@
 /* Busy rate samples a peer's typical rate is the median of. */
 #define PATH_BUSY_TYPICAL 3
 
-static struct path_peer *path_find(struct path_history *h, const char *peer)
+/* The peer's history; a new one when create is set and there is room. */
+static struct path_peer *path_find(struct path_history *h, const char *peer, int create)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (strcmp(h->peers[i].peer, peer) == 0)
 			return &h->peers[i];
-	if (h->n == PATH_PEERS || strlen(peer) >= sizeof(h->peers[0].peer))
+	if (!create || h->n == PATH_PEERS || strlen(peer) >= sizeof(h->peers[0].peer))
 		return NULL;
 	memset(&h->peers[h->n], 0, sizeof(h->peers[0]));
 	snprintf(h->peers[h->n].peer, sizeof(h->peers[0].peer), "%s", peer);
@@ -38,12 +39,20 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 					   ? in[i].acked / in[i].busy
 					   : 0;
 		int sampled = in[i].rate > 0 || in[i].goodput > 0 || busy_rate > 0;
+		/* the tick's busy time is the caller's to drop (a stall), and
+		 * its acknowledged bytes with it */
+		double acked = in[i].busy > 0 ? in[i].acked : 0;
+		double prev_acked, prev_busy;
 		struct path_peer *p;
 
 		/* a rate of 0 is a connection with no sample yet, not a dead path:
 		 * a dead path is the stall detector's */
-		if ((!sampled && !in[i].stalled) || !(p = path_find(h, in[i].peer)))
+		if (!(p = path_find(h, in[i].peer, sampled || in[i].stalled)))
 			continue;
+		prev_acked = p->prev_acked;
+		prev_busy = p->prev_busy;
+		p->prev_acked = acked;
+		p->prev_busy = in[i].busy;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
@@ -62,9 +71,11 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		/* the straggler's sample (header) */
 		if (busy_rate > 0)
 			p->busy_now =
-				in[i].rate > 0 && now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
-					? in[i].rate
-					: fmax(busy_rate, in[i].rate);
+				fmax(now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
+					     ? fmin(busy_rate,
+						    (acked + prev_acked) / (in[i].busy + prev_busy))
+					     : busy_rate,
+				     in[i].rate);
 		if (in[i].goodput > 0)
 			window_add(&p->goodput, in[i].goodput);
 		if (in[i].rate > 0)

@@ -173,6 +173,30 @@ START_TEST(test_not_slow)
 }
 END_TEST
 
+/* Bigger transfers take longer at the same goodput (a clean lab run's
+ * all-gather, about 1 MiB to a peer in 24 ms, then 4 MiB hand-offs in 88
+ * ms): not slow, and they become the baseline. The same size at a quarter
+ * of the goodput then is. */
+START_TEST(test_bigger_transfers)
+{
+	struct handoff_history *h = history();
+	struct event_verdict out[2];
+	int64_t now = 0;
+	struct handoff_input in = { .peer = "198.18.0.2", .transfers = 10 };
+
+	for (int i = 0; i < 30; i++) {
+		double seconds = i < 10 ? 0.024 : i < 25 ? 0.088 : 0.352;
+
+		in.seconds = seconds * in.transfers;
+		in.goodput = (i < 10 ? 1048576.0 : HANDOFF_BYTES) / seconds;
+		now += 100;
+		handoff_history_update(h, &in, 1, RATIO, WINDOW_MS, now);
+		ck_assert_uint_eq(judge(h, now, 1, out), i >= 26);
+	}
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.2");
+}
+END_TEST
+
 /* The transfer a stall held up completes long after it began: it is the
  * stall's, reported as one, not a slow hand-off. */
 START_TEST(test_stall_not_sample)
@@ -215,6 +239,7 @@ Suite *detect_handoff_suite(void)
 	tcase_add_test(tc, test_slow_open);
 	tcase_add_test(tc, test_slow_open_after_stall);
 	tcase_add_test(tc, test_not_slow);
+	tcase_add_test(tc, test_bigger_transfers);
 	tcase_add_test(tc, test_stall_not_sample);
 	tcase_add_test(tc, test_forgotten);
 	suite_add_tcase(s, tc);
