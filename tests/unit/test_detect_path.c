@@ -270,27 +270,31 @@ END_TEST
  */
 START_TEST(test_straggler_clean_loss)
 {
+	/* peer 4's busy rate, delivery rate and retransmits a second each
+	 * tick after ten clean ones, and whether it is named */
+	static const struct {
+		double rate, dr, retx;
+		size_t named;
+	} ticks[] = {
+		{ 45e6, 15e6, 1000, 0 }, { 45e6, 15e6, 0, 0 },
+		{ 20e6, 45e6, 1000, 0 }, /* held behind the hole */
+		{ 60e6, 15e6, 0, 0 }, /* the fill: (20 + 60) / 2 over the two */
+		{ 12e6, 12e6, 0, 1 },
+	};
 	struct path_history *h = history();
 	const double clean[4] = { 45e6, 45e6, 45e6, 45e6 }, none[4] = { 0 };
-	const double low_dr[4] = { 45e6, 45e6, 45e6, 15e6 }, retx[4] = { 0, 0, 0, 1000 };
-	const double held[4] = { 45e6, 45e6, 45e6, 20e6 }, burst[4] = { 45e6, 45e6, 45e6, 60e6 };
-	const double slow[4] = { 45e6, 45e6, 45e6, 12e6 };
 	struct event_verdict out[4];
 	int64_t now = 0;
 
 	for (unsigned t = 0; t < 10; t++, now += 100)
 		ck_assert_uint_eq(ring_tick(h, now, clean, clean, none, out), 0);
-	ck_assert_uint_eq(ring_tick(h, now, clean, low_dr, retx, out), 0);
-	now += 100;
-	ck_assert_uint_eq(ring_tick(h, now, clean, low_dr, none, out), 0);
-	now += 100;
-	/* held behind the hole: 20 of 45 with the delivery rate at 45 */
-	ck_assert_uint_eq(ring_tick(h, now, held, clean, retx, out), 0);
-	now += 100;
-	/* the fill: (20 + 60) / 2 = 40 over two ticks, 0.89 of the others */
-	ck_assert_uint_eq(ring_tick(h, now, burst, low_dr, none, out), 0);
-	now += 100;
-	ck_assert_uint_eq(ring_tick(h, now, slow, slow, none, out), 1);
+	for (size_t t = 0; t < sizeof(ticks) / sizeof(ticks[0]); t++, now += 100) {
+		const double rate[4] = { 45e6, 45e6, 45e6, ticks[t].rate };
+		const double dr[4] = { 45e6, 45e6, 45e6, ticks[t].dr };
+		const double retx[4] = { 0, 0, 0, ticks[t].retx };
+
+		ck_assert_uint_eq(ring_tick(h, now, rate, dr, retx, out), ticks[t].named);
+	}
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
 }
 END_TEST
