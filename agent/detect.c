@@ -351,6 +351,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
 	size_t n;
+	int paced = 0; /* an incast verdict this tick */
 
 	sg.n = 0;
 	pg.n = 0;
@@ -373,21 +374,27 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 		 * a moment: from the bound (with any, t_incast's first tick over
 		 * went from 0.2 to 0.39 s, one run's to 3 s). */
 		sg.handoff[i].stalled = stalled || sg.in[i].read_stall_s > 0;
-		/* busy while its peer does not read or ack is the stall's to
-		 * judge, from its own bound: a rate from such a tick would name
-		 * a paused rank or a cut link a straggler first. Under a
-		 * quarter of that bound a wait is a delayed ACK's (40 ms). */
-		if (sg.in[i].read_stall_s > 0 || sg.in[i].ack_stall_s >= cfg->stall.after_s / 4)
+		/* busy while its peer does not ack is the stall's to judge,
+		 * from its own bound: a rate from such a tick would name a cut
+		 * link a straggler or an incast first. Under a quarter of that
+		 * bound a wait is a delayed ACK's (40 ms). One it leaves unread
+		 * (detect_path.h) is no straggler's either. */
+		if (sg.in[i].ack_stall_s >= cfg->stall.after_s / 4)
 			sg.path[i].busy = 0;
+		sg.path[i].unread = sg.in[i].read_stall_s > 0;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;
 	}
 	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
+	n = detect_path(&ph, &pcfg, registry_now(reg), out, max);
+	for (size_t j = 0; j < n; j++)
+		paced |= out[j].kind == EVENT_INCAST;
+	for (size_t i = 0; i < sg.n; i++)
+		sg.in[i].paced = paced;
 	/* the paths above still see such waits as the stalls they are */
 	stall_aftermath(&sh, sg.in, sg.n, &cfg->stall, registry_now(reg));
-	n = detect_stall(sg.in, sg.n, &cfg->stall, out, max);
-	n += detect_path(&ph, &pcfg, registry_now(reg), out + n, max - n);
+	n += detect_stall(sg.in, sg.n, &cfg->stall, out + n, max - n);
 	handoff_history_update(&hh, sg.handoff, sg.n, cfg->handoff_ratio, pcfg.window_ms,
 			       registry_now(reg));
 	n += detect_handoff(&hh, cfg->handoff_ratio,

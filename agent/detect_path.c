@@ -39,9 +39,8 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 					   ? in[i].acked / in[i].busy
 					   : 0;
 		int sampled = in[i].rate > 0 || in[i].goodput > 0 || busy_rate > 0;
-		/* the tick's busy time is the caller's to drop (a stall), and
-		 * its acknowledged bytes with it */
-		double acked = in[i].busy > 0 ? in[i].acked : 0;
+		/* a tick the peer left unread is no straggler's (header) */
+		double acked = in[i].unread ? 0 : in[i].acked, busy = in[i].unread ? 0 : in[i].busy;
 		double prev_acked, prev_busy;
 		struct path_peer *p;
 
@@ -52,12 +51,16 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		prev_acked = p->prev_acked;
 		prev_busy = p->prev_busy;
 		p->prev_acked = acked;
-		p->prev_busy = in[i].busy;
+		p->prev_busy = busy;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
 			continue;
 		if (busy_rate > 0) {
+			p->busy_tick = busy_rate;
+			p->busy_tick_ms = now_ms;
+		}
+		if (busy_rate > 0 && !in[i].unread) {
 			window_add(&p->busy, busy_rate);
 			p->busy_ms = now_ms;
 		}
@@ -69,13 +72,12 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		}
 		p->sender_rate = in[i].sender_rate;
 		/* the straggler's sample (header) */
-		if (busy_rate > 0)
-			p->busy_now =
-				fmax(now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
-					     ? fmin(busy_rate,
-						    (acked + prev_acked) / (in[i].busy + prev_busy))
-					     : busy_rate,
-				     in[i].rate);
+		if (busy_rate > 0 && !in[i].unread)
+			p->busy_now = fmax(
+				now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
+					? fmin(busy_rate, (acked + prev_acked) / (busy + prev_busy))
+					: busy_rate,
+				in[i].rate);
 		if (in[i].goodput > 0)
 			window_add(&p->goodput, in[i].goodput);
 		if (in[i].rate > 0)
@@ -173,11 +175,6 @@ static int path_lossy(const struct path_history *h, size_t i, const double *loss
 	return loss[i] * bound >= mid;
 }
 
-/*
- * The straggler among the ring peers, if any (header), into *v: each
- * peer's typical busy rate in typical[], NAN where it has none in the
- * window.
- */
 /* Whether ring peer i's own sending is under the straggler bound too. */
 static int path_sends_slow(const struct path_history *h, size_t i, const double *typical,
 			   double bound)
@@ -216,24 +213,17 @@ static int path_slower(const struct path_history *h, size_t a, size_t b, const d
 	return pa->busy_now < pb->busy_now;
 }
 
+/*
+ * The straggler among the ring peers, if any (header), into *v, from each
+ * peer's typical busy rate in typical[] (NAN: none in the window).
+ */
 static int path_straggler(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
-			  struct event_verdict *v)
+			  const double *typical, struct event_verdict *v)
 {
-	static double typical[PATH_PEERS];
 	const struct path_peer *slow = NULL;
 	double slow_share = 0, slow_mid = 0;
 	size_t slow_m = 0;
 
-	for (size_t i = 0; i < h->n; i++) {
-		const struct window *b = &h->peers[i].busy;
-
-		typical[i] =
-			b->count && now_ms - h->peers[i].busy_ms <= cfg->window_ms
-				? window_median(b, 0,
-						b->count < PATH_BUSY_TYPICAL ? b->count
-									     : PATH_BUSY_TYPICAL)
-				: NAN;
-	}
 	for (size_t i = 0; i < h->n; i++) {
 		const struct path_peer *p = &h->peers[i];
 		double mid, share;
@@ -277,6 +267,8 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * last loss.
 	 */
 	static double goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS], loss[PATH_PEERS];
+	/* and the median of its newest PATH_BUSY_TYPICAL busy rates */
+	static double busy_typical[PATH_PEERS];
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
@@ -285,12 +277,19 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	int losing = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
-		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate;
+		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate,
+				    *b = &h->peers[i].busy;
 		int active = path_active(&h->peers[i], cfg->window_ms, now_ms);
 
 		rate_mid[i] = active ? window_median(r, 0, r->count) : NAN;
 		goodput_mid[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
 		loss[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
+		busy_typical[i] =
+			b->count && now_ms - h->peers[i].busy_ms <= cfg->window_ms
+				? window_median(b, 0,
+						b->count < PATH_BUSY_TYPICAL ? b->count
+									     : PATH_BUSY_TYPICAL)
+				: NAN;
 	}
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
@@ -299,8 +298,10 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		double bound = cfg->incast_fraction;
 		/* this tick's own rate sample, if it brought one */
 		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0, now_share;
+		/* and its busy rate's, against the others' typical */
+		double busy_share, busy_mid;
 		const char *measure = "goodput_share";
-		size_t m = 0, m2 = 0;
+		size_t m = 0, m2 = 0, m3 = 0;
 		struct event_verdict *v;
 
 		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms))
@@ -308,9 +309,12 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		now_share = p->last_ms == now_ms
 				    ? path_share(h, i, 0, rate_mid, 1, 0.5, &rate_mid_others, &m2)
 				    : NAN;
+		busy_mid = path_others_median(h, i, busy_typical, &m3);
+		busy_share =
+			p->busy_tick_ms == now_ms && busy_mid > 0 ? p->busy_tick / busy_mid : NAN;
 		/* a loss burst at speed is a queue's moment, not an incast
 		 * (one in a clean all-gather lasted 4 ticks) */
-		lossy = now_share < PATH_LOSS_RATE_SHARE &&
+		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_RATE_SHARE &&
 			path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
 		share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
 		rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
@@ -320,20 +324,25 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		 * of which may wait on a congested ACK path */
 		if (isnan(rate_share) || rate_share >= bound || isnan(share) || share >= bound) {
 			/* a losing path's run goes on while it stays slow */
-			if (lossy) {
+			mid = rate_mid_others;
+			m = m2;
+			if (lossy && !isnan(busy_share)) {
+				share = busy_share;
+				measure = "busy_rate_share_now";
+				mid = busy_mid;
+				m = m3;
+			} else if (lossy) {
 				share = now_share;
 				measure = "delivery_rate_share_now";
-				/* losing while it delivers under the bound: no
-				 * queue's moment does both */
-				at_once = now_share < bound;
 			} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
 				share = rate_share;
 				measure = "delivery_rate_share";
 			} else {
 				continue;
 			}
-			mid = rate_mid_others;
-			m = m2;
+			/* losing while it delivers under the bound: no queue's
+			 * moment does both */
+			at_once = lossy && share < bound;
 		}
 		who[nincast] = i;
 		v = &incasts[nincast++];
@@ -367,7 +376,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (h->peers[who[j]].lossy_run ||
 		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
-	if (k < max && path_straggler(h, cfg, now_ms, &straggler))
+	if (k < max && path_straggler(h, cfg, now_ms, busy_typical, &straggler))
 		out[k++] = straggler;
 	return k;
 }

@@ -30,8 +30,18 @@ struct path_input {
 	double acked; /* bytes it acknowledged, per second */
 	/* seconds per second the connections to it had data to move; 0 when
 	 * this tick's are not the path's measure (the caller's to say: the
-	 * peer waits unacked or unread) */
+	 * peer waits unacked) */
 	double busy;
+	/*
+	 * The peer left data unread this tick (a read stall): its busy rate
+	 * is no straggler's sample, as the reader may have set it (its window
+	 * fills; a paused rank would be named a straggler before it is a
+	 * stall). It still serves an incast's losing tick: a reader that does
+	 * not read drops nothing, and an all-to-all receiver reads its
+	 * senders in turn (the hot one of t_incast had 137 ms unread on the
+	 * tick its queue first dropped).
+	 */
+	int unread;
 	/* where the peer's address is a local sender too: what its own
 	 * connections gave while busy this tick, bytes/s; else 0 */
 	double sender_rate;
@@ -76,6 +86,8 @@ struct path_peer {
 	struct window busy; /* busy rate samples: acked bytes over busy seconds */
 	int64_t busy_ms; /* the last tick with one */
 	double busy_now; /* that tick's sample as judged (detect_path()) */
+	double busy_tick; /* the last busy rate, read unread or not */
+	int64_t busy_tick_ms; /* its tick */
 	double sender_rate; /* its own sending's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
@@ -126,14 +138,18 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    one peer mixes all its senders. A path that loses data this tick (its
  *    loss at least PATH_LOSS_FLOOR and 1 / incast_fraction times the median
  *    of the others' latest, at least two of them) while this tick's rate
- *    sample is under PATH_LOSS_RATE_SHARE of the others' is judged an
- *    incast at once, and its run of ticks is named from its first: an
+ *    sample, or its busy rate against the median of the others' typical
+ *    busy rates (as for a straggler, below), is under PATH_LOSS_RATE_SHARE
+ *    of the others' is judged an incast at once, and its run of ticks is named from its first: an
  *    overloaded receiver's queue drops what its senders push, while a
  *    neighbour that only waits on it loses nothing. Such a run goes on while
  *    the median of its last 3 rate samples stays under PATH_LOSS_RATE_SHARE
  *    of the others' (TCP soon fits the queue and stops losing). Where the
- *    tick's rate sample is under incast_fraction too, the verdict's event
- *    opens on that tick (at_once): no moment of a queue does both. While
+ *    lower of the two is under incast_fraction too, the verdict's event
+ *    opens on that tick (at_once): no moment of a queue does both. On the
+ *    first tick a receiver's queue drops, the rate estimate still reads
+ *    what the path gave before (0.45-2.8 of the others' in 4 t_incast
+ *    runs), while the busy rate already reads 0.04-0.07. While
  *    any peer's run saw loss, a peer whose run did not is not named: it
  *    shares the losing one's senders, and waits on it;
  *  - straggler: its senders send to it alone (a ring neighbour), it has

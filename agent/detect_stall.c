@@ -7,7 +7,8 @@
 /* p's read stall, 0 while it waits on a send of its own (header). */
 static double stall_read_s(const struct stall_input *p)
 {
-	return p->sender_busy_s >= p->read_stall_s && p->sender_stall_s < p->read_stall_s
+	return p->paced || (p->sender_busy_s >= p->read_stall_s &&
+			    p->sender_stall_s < p->read_stall_s)
 		       ? 0
 		       : p->read_stall_s;
 }

@@ -31,6 +31,8 @@ struct stall_input {
 	double sender_read_stall_s;
 	/* as sender_stall_s: how long its longest send under way has run */
 	double sender_busy_s;
+	/* an incast paces this host's collective this tick (detect_path()) */
+	int paced;
 };
 
 struct stall_bounds {
@@ -63,7 +65,12 @@ struct stall_bounds {
  * under it), has no read stall: its application waits on that send, as
  * an all-to-all rank does on the slowest of its receivers, and the slow
  * path is that path's event (incast, hotspot). A paused rank's own send
- * drains within the read bound and ends.
+ * drains within the read bound and ends. Nor does any peer while an
+ * incast paces the collective (paced): each rank waits on the hot
+ * receiver's senders, and one blocked reading a slow sender leaves the
+ * others' data unread, for as long as the incast lasts (t_incast: 857 ms
+ * on a bystander whose own sending was idle, 1 run in 15; 332 ms on the
+ * hot receiver in another). Waits for acks are still judged.
  */
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max);

@@ -154,11 +154,11 @@ END_TEST
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0 },
-		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0, 0 }, /* its window still open */
-		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0, 0 },
+		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0, 0, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0, 0, 0 }, /* its window still open */
+		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[8];
@@ -191,22 +191,22 @@ END_TEST
 START_TEST(test_detect_stall_culprit)
 {
 	const struct stall_input paused[] = {
-		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4, 0 },
-		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0, 0 },
+		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4, 0, 0 },
+		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0, 0, 0 },
 	};
 	const struct stall_input cut[] = {
-		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0 },
-		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0 },
+		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	/* cut off both ways for the shorter bound: at once */
 	const struct stall_input cut_early[] = {
-		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0, 0 },
-		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_input cycle[] = {
-		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0, 0 },
-		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0, 0 },
+		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -236,9 +236,9 @@ END_TEST
 START_TEST(test_detect_stall_reader_sending)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.1", 0, 60000, 0, 0.02, 0.48, 0, 0.6 },
-		{ "198.18.0.2", 0, 60000, 0, 0.02, 0.48, 0, 0.3 }, /* began after */
-		{ "198.18.0.4", 0, 60000, 0, 0.48, 0.48, 0, 0.6 }, /* not moving */
+		{ "198.18.0.1", 0, 60000, 0, 0.02, 0.48, 0, 0.6, 0 },
+		{ "198.18.0.2", 0, 60000, 0, 0.02, 0.48, 0, 0.3, 0 }, /* began after */
+		{ "198.18.0.4", 0, 60000, 0, 0.48, 0.48, 0, 0.6, 0 }, /* not moving */
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -247,6 +247,28 @@ START_TEST(test_detect_stall_reader_sending)
 	ck_assert_uint_eq(detect_stall(in + 1, 1, &b, out, 4), 1);
 	ck_assert_uint_eq(detect_stall(in + 2, 1, &b, out, 4), 1);
 	ck_assert(out[0].at_once);
+}
+END_TEST
+
+/*
+ * While an incast paces the collective, a bystander that left a peer's
+ * data unread for 857 ms, its own sending idle (t_incast, blocked reading
+ * a sender that waits on the hot receiver), has no read stall; one whose
+ * data waits unacked past the bound is still a stall.
+ */
+START_TEST(test_detect_stall_paced)
+{
+	struct stall_input in[] = {
+		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1 },
+	};
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct event_verdict out[4];
+
+	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 1);
+	in[0].paced = 1;
+	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(detect_stall(in + 1, 1, &b, out, 4), 1);
 }
 END_TEST
 
@@ -267,8 +289,8 @@ START_TEST(test_stall_aftermath)
 	memset(&h, 0, sizeof(h));
 	for (unsigned t = 0; t < 20; t++, now += 100) {
 		struct stall_input cut[] = {
-			{ "198.18.0.3", 0.3 + t * 0.1, 60000, 0, 0.3 + t * 0.1, 0, 0, 0 },
-			{ "198.18.0.4", 0.3 + t * 0.1, 60000, 0, 0, 0, 0, 0 },
+			{ "198.18.0.3", 0.3 + t * 0.1, 60000, 0, 0.3 + t * 0.1, 0, 0, 0, 0 },
+			{ "198.18.0.4", 0.3 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, cut, 2, &b, now);
@@ -277,8 +299,8 @@ START_TEST(test_stall_aftermath)
 	}
 	for (unsigned t = 0; t < 30; t++, now += 100) {
 		struct stall_input after[] = {
-			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0 },
-			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0 },
+			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0 },
+			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, after, 2, &b, now);
@@ -323,6 +345,7 @@ Suite *events_suite(void)
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
+		{ "detect_stall_paced", test_detect_stall_paced, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
 	};
