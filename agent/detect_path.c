@@ -57,8 +57,8 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
 			continue;
 		if (busy_rate > 0) {
-			p->busy_tick = busy_rate;
-			p->busy_tick_ms = now_ms;
+			window_add(&p->busy_seen, busy_rate);
+			p->busy_seen_ms = now_ms;
 		}
 		if (busy_rate > 0 && !in[i].unread) {
 			window_add(&p->busy, busy_rate);
@@ -298,8 +298,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		double bound = cfg->incast_fraction;
 		/* this tick's own rate sample, if it brought one */
 		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0, now_share;
-		/* and its busy rate's, against the others' typical */
-		double busy_share, busy_mid;
+		/* and its busy rate's, this tick's and typical, against the
+		 * others' typical */
+		double busy_share, busy_run_share, busy_mid;
 		const char *measure = "goodput_share";
 		size_t m = 0, m2 = 0, m3 = 0;
 		struct event_verdict *v;
@@ -310,8 +311,13 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 				    ? path_share(h, i, 0, rate_mid, 1, 0.5, &rate_mid_others, &m2)
 				    : NAN;
 		busy_mid = path_others_median(h, i, busy_typical, &m3);
-		busy_share =
-			p->busy_tick_ms == now_ms && busy_mid > 0 ? p->busy_tick / busy_mid : NAN;
+		busy_share = p->busy_seen_ms == now_ms && busy_mid > 0
+				     ? window_median(&p->busy_seen, 0, 1) / busy_mid
+				     : NAN;
+		busy_run_share =
+			p->busy_seen.count >= PATH_INCAST_SAMPLES && busy_mid > 0
+				? window_median(&p->busy_seen, 0, PATH_INCAST_SAMPLES) / busy_mid
+				: NAN;
 		/* a loss burst at speed is a queue's moment, not an incast
 		 * (one in a clean all-gather lasted 4 ticks) */
 		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_RATE_SHARE &&
@@ -337,6 +343,11 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
 				share = rate_share;
 				measure = "delivery_rate_share";
+			} else if (p->lossy_run && busy_run_share < PATH_LOSS_RATE_SHARE) {
+				share = busy_run_share;
+				measure = "busy_rate_share";
+				mid = busy_mid;
+				m = m3;
 			} else {
 				continue;
 			}

@@ -86,8 +86,9 @@ struct path_peer {
 	struct window busy; /* busy rate samples: acked bytes over busy seconds */
 	int64_t busy_ms; /* the last tick with one */
 	double busy_now; /* that tick's sample as judged (detect_path()) */
-	double busy_tick; /* the last busy rate, read unread or not */
-	int64_t busy_tick_ms; /* its tick */
+	/* every busy rate sample, data left unread or not (an incast's) */
+	struct window busy_seen;
+	int64_t busy_seen_ms; /* the last tick with one */
 	double sender_rate; /* its own sending's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
@@ -137,19 +138,26 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    rate estimate jump past any link (ACKs come compressed), and goodput to
  *    one peer mixes all its senders. A path that loses data this tick (its
  *    loss at least PATH_LOSS_FLOOR and 1 / incast_fraction times the median
- *    of the others' latest, at least two of them) while this tick's rate
- *    sample, or its busy rate against the median of the others' typical
- *    busy rates (as for a straggler, below), is under PATH_LOSS_RATE_SHARE
- *    of the others' is judged an incast at once, and its run of ticks is named from its first: an
+ *    of the others' latest, at least two of them) while its busy rate this
+ *    tick, against the median of the others' typical busy rates (as for a
+ *    straggler, below), or on a tick without one its rate sample against
+ *    the others', is under PATH_LOSS_RATE_SHARE is judged an incast at
+ *    once, and its run of ticks is named from its first: an
  *    overloaded receiver's queue drops what its senders push, while a
  *    neighbour that only waits on it loses nothing. Such a run goes on while
- *    the median of its last 3 rate samples stays under PATH_LOSS_RATE_SHARE
- *    of the others' (TCP soon fits the queue and stops losing). Where the
- *    lower of the two is under incast_fraction too, the verdict's event
- *    opens on that tick (at_once): no moment of a queue does both. On the
- *    first tick a receiver's queue drops, the rate estimate still reads
- *    what the path gave before (0.45-2.8 of the others' in 4 t_incast
- *    runs), while the busy rate already reads 0.04-0.07. While
+ *    the median of its last 3 rate samples, or of its last 3 busy rates,
+ *    stays under PATH_LOSS_RATE_SHARE of the others' (TCP soon fits the
+ *    queue and stops losing; a run named from the busy rate on its first
+ *    tick has rate samples from before it, and one CI run of t_incast
+ *    closed such an event mid-fault and opened a second). Where that
+ *    share is under incast_fraction too, the verdict's event opens on that
+ *    tick (at_once): no moment of a queue does both. The busy rate comes
+ *    first: on the first tick a receiver's queue drops, the rate estimate
+ *    still reads what the path gave before (0.45-2.8 of the others' in 4
+ *    t_incast runs) while the busy rate reads 0.04-0.07, and after a
+ *    retransmission timeout the estimate spans the timeout (a neighbour
+ *    whose ACKs the hot port dropped read 0.002 in 2 of 7 runs, its busy
+ *    rate 0.45). While
  *    any peer's run saw loss, a peer whose run did not is not named: it
  *    shares the losing one's senders, and waits on it;
  *  - straggler: its senders send to it alone (a ring neighbour), it has

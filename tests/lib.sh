@@ -23,13 +23,22 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"; }
 
-# A free TCP port on loopback (bounded tries).
+# A free TCP port on loopback (bounded tries): under the ephemeral range,
+# where the local ends of outgoing connections take theirs (a CI run's agent
+# could not bind a port one of them held), and no socket on it.
 free_port() {
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		p=$(( (($$ + $(date +%N | sed 's/^0*//') ) % 20000) + 30000 ))
-		if ! (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo $p; return; fi
+	read -r eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
+	[ "$eph" -gt 12000 ] || eph=32768
+	for _ in $(seq 20); do
+		p=$(((RANDOM * 32768 + RANDOM) % (eph - 10000) + 10000))
+		if command -v ss >/dev/null; then
+			[ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] && { echo $p; return; }
+		elif ! (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
+			echo $p
+			return
+		fi
 	done
-	echo 39478
+	echo 19478
 }
 
 # start_agent PORT [ARGS...]: runs fabmon agent in the background (pid in

@@ -75,7 +75,12 @@ grep -q "event hotspot closed: interface=$up1" "$WORK/agent.log" || fail "no clo
 kill "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null
 rows=$(sqlite3 "$WORK/s.db" "SELECT kind || '|' || subject || '|' || (end_ms IS NOT NULL) FROM events")
-[ "$rows" = "hotspot|interface=$up1|1" ] || fail "want one closed hotspot on $up1, events: $rows"
+# on failure, each event's ms from the shaping (t0) and from its removal
+# (t2), and its evidence: what a re-open or a second subject looked like
+[ "$rows" = "hotspot|interface=$up1|1" ] || {
+	sqlite3 "$WORK/s.db" "SELECT kind, subject, start_ms - $t0, end_ms - $t2, evidence FROM events"
+	fail "want one closed hotspot on $up1, events: $rows"
+}
 echo "evidence: $(sqlite3 "$WORK/s.db" "SELECT evidence FROM events")"
 echo "onset -> first tick over the bound: $(($(sqlite3 "$WORK/s.db" "SELECT start_ms FROM events") - t0)) ms"
 lab_open "$WORK/s.db" hotspot "$t0"
