@@ -79,22 +79,25 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		return 0;
 	for (size_t i = 0; i < h->n && k < max; i++) {
 		const struct handoff_peer *p = &h->peers[i];
-		double recent, baseline;
+		double recent, recent_goodput, baseline;
 		struct event_verdict *v;
 
 		if (now_ms - p->last_ms > window_ms || p->seconds.count < HANDOFF_RECENT ||
 		    p->baseline.count < HANDOFF_BASELINE_MIN)
 			continue;
 		recent = window_median(&p->seconds, 0, HANDOFF_RECENT);
+		recent_goodput = window_median(&p->goodput, 0, HANDOFF_RECENT);
 		baseline = window_median(&p->baseline, 0, p->baseline.count);
-		if (handoff_slow(p, recent, window_median(&p->goodput, 0, HANDOFF_RECENT), ratio)) {
+		if (handoff_slow(p, recent, recent_goodput, ratio)) {
 			v = &out[k++];
 			v->score = recent / baseline / ratio;
 			v->at_once = 0;
 			snprintf(v->evidence, sizeof(v->evidence),
 				 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
-				 "\"ratio\":%.2f}",
-				 recent, baseline, recent / baseline);
+				 "\"ratio\":%.2f,\"goodput_bytes_per_second\":%.0f,"
+				 "\"baseline_goodput_bytes_per_second\":%.0f}",
+				 recent, baseline, recent / baseline, recent_goodput,
+				 window_median(&p->baseline_goodput, 0, p->baseline_goodput.count));
 		} else if (p->open_ms == now_ms && baseline >= HANDOFF_OPEN_MIN_S &&
 			   p->open_s >= baseline &&
 			   now_ms - (int64_t)(p->open_s * 1000) > p->stalled_ms) {

@@ -60,10 +60,6 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 			window_add(&p->busy_seen, busy_rate);
 			p->busy_seen_ms = now_ms;
 		}
-		if (busy_rate > 0 && !in[i].unread) {
-			window_add(&p->busy, busy_rate);
-			p->busy_ms = now_ms;
-		}
 		if (in[i].acked > 0 || in[i].retransmits > 0) {
 			p->loss = in[i].acked > 0 ? in[i].retransmits / in[i].acked : INFINITY;
 			p->loss_ms = now_ms;
@@ -71,13 +67,16 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 				p->lost_ms = now_ms;
 		}
 		p->sender_rate = in[i].sender_rate;
-		/* the straggler's sample (header) */
-		if (busy_rate > 0 && !in[i].unread)
+		/* the straggler's samples (header) */
+		if (busy_rate > 0 && !in[i].unread) {
+			window_add(&p->busy, busy_rate);
+			p->busy_ms = now_ms;
 			p->busy_now = fmax(
 				now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
 					? fmin(busy_rate, (acked + prev_acked) / (busy + prev_busy))
 					: busy_rate,
 				in[i].rate);
+		}
 		if (in[i].goodput > 0)
 			window_add(&p->goodput, in[i].goodput);
 		if (in[i].rate > 0)
