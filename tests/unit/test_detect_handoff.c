@@ -58,6 +58,10 @@ START_TEST(test_slow)
 	ck_assert(out[0].kind == EVENT_SLOW_HANDOFF);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.2");
 	ck_assert_double_eq_tol(out[0].score, 0.34 / 0.09 / RATIO, 1e-9);
+	/* the goodput it is judged on too: 4 MiB in 0.34 s, in 0.09 s before */
+	ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"goodput_bytes_per_second\":12336188"));
+	ck_assert_ptr_nonnull(
+		strstr(out[0].evidence, "\"baseline_goodput_bytes_per_second\":46603378"));
 	for (int i = 0; i < 30; i++) {
 		now = tick(h, now, i % 4 ? 0 : 0.34, 0); /* a slow transfer every 4 ticks */
 		ck_assert_uint_eq(judge(h, now, 1, out), 1);
