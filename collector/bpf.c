@@ -63,7 +63,7 @@ enum {
 #define TCP_WINDOW_SLACK 9000
 #define TCP_BULK_ACKED 65536
 /* Acks this long after the peer last read prove it alive and not reading
- * (tcp_note_waits). An application reading a stream does so more often: a
+ * (tcp_waits). An application reading a stream does so more often: a
  * reading rank's acks without a read spanned a few ms in the lab, and a
  * link that went down then left its read stall within 10 ms of its ack
  * stall. A paused rank's window takes 100-400 ms to fill there. */
@@ -321,46 +321,28 @@ static int tcp_orphaned(const struct bpf_state *st, const struct fm_tcp_val *v, 
 	       10 * quiet >= 9 * waited;
 }
 
-/* The waits of connection k (v) with data outstanding, in flight or queued
- * behind a closed window, into its peer's gauges g, which it leaves invalid
- * (a kmap_put() into their table). A connection gone unseen has none. */
-static void tcp_note_waits(struct bpf_state *st, const struct fm_tcp_key *k,
-			   const struct fm_tcp_val *v, int64_t now_ns, struct tcp_gauges *g)
+/* The waits of connection v, which has data outstanding (in flight or
+ * queued behind a closed window), into *waited and *unread (seconds);
+ * 0 for a connection gone unseen, which has none. */
+static int tcp_waits(const struct bpf_state *st, const struct fm_tcp_val *v, int64_t now_ns,
+		     double *waited, double *unread)
 {
-	/* no ack progress: how long it has waited */
-	double waited = v->progress_ns && now_ns > (int64_t)v->progress_ns
-				? (double)(now_ns - (int64_t)v->progress_ns) / 1e9
-				: 0;
 	/* the peer's kernel went on taking data well after its application's
 	 * last read, or closed its window: it is alive and not reading. A dead
 	 * path stops acks within the gap between two reads of a stream. */
 	int unread_seen =
 		v->progress_ns >= v->read_ns + TCP_READ_PROOF_NS || (v->unsent && v->snd_wnd == 0);
-	double unread = unread_seen && v->read_ns && now_ns > (int64_t)v->read_ns
-				? (double)(now_ns - (int64_t)v->read_ns) / 1e9
-				: 0;
-	struct tcp_gauges *from;
-	struct peer_id id;
 
 	if (tcp_orphaned(st, v, now_ns))
-		return;
-	if (waited > g->stall_max_s)
-		g->stall_max_s = waited;
-	if (unread > g->read_stall_max_s)
-		g->read_stall_max_s = unread;
-	/* the same waits, seen from the sender: where the sender is a peer too
-	 * (a rank in another namespace), they say it is blocked, which tells
-	 * victims from culprits */
-	peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, NULL, k->saddr);
-	from = kmap_put(st->tcp_gauges, &id, NULL);
-	if (!from)
-		return;
-	if (waited > from->sender_stall_max_s)
-		from->sender_stall_max_s = waited;
-	if (unread > from->sender_read_stall_max_s)
-		from->sender_read_stall_max_s = unread;
-	if (tcp_open_s(v, now_ns) > from->sender_busy_max_s)
-		from->sender_busy_max_s = tcp_open_s(v, now_ns);
+		return 0;
+	/* no ack progress: how long it has waited */
+	*waited = v->progress_ns && now_ns > (int64_t)v->progress_ns
+			  ? (double)(now_ns - (int64_t)v->progress_ns) / 1e9
+			  : 0;
+	*unread = unread_seen && v->read_ns && now_ns > (int64_t)v->read_ns
+			  ? (double)(now_ns - (int64_t)v->read_ns) / 1e9
+			  : 0;
+	return 1;
 }
 
 /* Connection v's busy time so far: its ended busy periods and the one under
@@ -372,10 +354,17 @@ static uint64_t tcp_busy_ns(const struct fm_tcp_val *v)
 				     : 0);
 }
 
-/* Adds connection k's deltas d this tick to what its sender moved, in the
- * gauges of the sender's address (a peer too, where it is a local rank);
- * leaves pointers into the gauges' table invalid. */
-static void tcp_note_sent(struct bpf_state *st, const struct fm_tcp_key *k, const uint64_t *d)
+/*
+ * Connection k (v) seen from its sender, in the gauges of the sender's
+ * address (a peer too, where it is a local rank: another namespace): its
+ * waits (waits set; waited and unread from tcp_waits()), which say the
+ * sender is blocked and tell victims from culprits, and what it moved this
+ * tick (deltas d). Leaves pointers into the gauges' table invalid (a
+ * kmap_put()).
+ */
+static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
+			    const struct fm_tcp_val *v, int64_t now_ns, int waits, double waited,
+			    double unread, const uint64_t *d)
 {
 	struct tcp_gauges *from;
 	struct peer_id id;
@@ -384,8 +373,18 @@ static void tcp_note_sent(struct bpf_state *st, const struct fm_tcp_key *k, cons
 	from = kmap_put(st->tcp_gauges, &id, NULL);
 	if (!from)
 		return;
-	from->sender_acked += d[TCP_ACKED_BYTES];
-	from->sender_busy_ns += d[TCP_BUSY_NS];
+	if (waits) {
+		if (waited > from->sender_stall_max_s)
+			from->sender_stall_max_s = waited;
+		if (unread > from->sender_read_stall_max_s)
+			from->sender_read_stall_max_s = unread;
+		if (tcp_open_s(v, now_ns) > from->sender_busy_max_s)
+			from->sender_busy_max_s = tcp_open_s(v, now_ns);
+	}
+	if (d[TCP_BUSY_NS]) {
+		from->sender_acked += d[TCP_ACKED_BYTES];
+		from->sender_busy_ns += d[TCP_BUSY_NS];
+	}
 }
 
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
@@ -405,6 +404,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			 d[TCP_N];
 		struct tcp_gauges *g;
 		struct peer_id id;
+		double waited = 0, unread = 0;
+		int waits;
 
 		memcpy(&cur[TCP_XFER_B0], v->xfer_hist, sizeof(v->xfer_hist));
 		entry_deltas(st->tcp_last, k, cur, TCP_N, st->tick, d);
@@ -446,10 +447,14 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			if ((double)v->delivery_rate > g->delivery_rate)
 				g->delivery_rate = (double)v->delivery_rate;
 		}
-		if (v->in_flight || v->unsent)
-			tcp_note_waits(st, k, v, now_ns, g);
-		if (d[TCP_BUSY_NS])
-			tcp_note_sent(st, k, d);
+		waits = (v->in_flight || v->unsent) && tcp_waits(st, v, now_ns, &waited, &unread);
+		if (waits && waited > g->stall_max_s)
+			g->stall_max_s = waited;
+		if (waits && unread > g->read_stall_max_s)
+			g->read_stall_max_s = unread;
+		/* g is not used past this: the sender's gauges may move it */
+		if (waits || d[TCP_BUSY_NS])
+			tcp_note_sender(st, k, v, now_ns, waits, waited, unread, d);
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
 }
