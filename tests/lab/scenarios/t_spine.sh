@@ -44,8 +44,8 @@ lab_shape "$up1" off
 
 lab_loadgen ring-allreduce 10
 sleep 1
-t0=$(date +%s%3N)
-lab_shape "$up1" 150mbit
+lab_onset "lab_shape $up1 150mbit"
+t0=$LAB_T0
 seen=""
 for _ in $(seq 50); do
 	[ "$(lab_metric "$active")" = 1 ] && { seen=$(date +%s%3N); break; }
