@@ -113,31 +113,47 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 }
 
 /*
- * The median of v[j] over the peers other than i where it is not NAN, and
- * in *ret_m how many those are; NAN when fewer than two.
+ * One reading of each peer this tick (NAN: none), and those readings
+ * sorted: every peer is set against the median of the others', and one
+ * sort a tick serves them all (at 1024 peers, a sort for each cost 126 ms
+ * a tick, more than the tick: tests/bench/pathcost.c).
  */
-static double path_others_median(const struct path_history *h, size_t i, const double *v,
-				 size_t *ret_m)
-{
-	static double others[PATH_PEERS];
-	size_t m = 0;
+struct path_measure {
+	double v[PATH_PEERS];
+	double sorted[PATH_PEERS];
+	unsigned n; /* readings that are not NAN */
+};
 
+/* Sorts m's readings of h's peers. */
+static void path_measure_sort(const struct path_history *h, struct path_measure *m)
+{
+	m->n = 0;
 	for (size_t j = 0; j < h->n; j++)
-		if (j != i && !isnan(v[j]))
-			others[m++] = v[j];
-	*ret_m = m;
-	return m < 2 ? NAN : quantile_of(others, (unsigned)m, 0.5);
+		if (!isnan(m->v[j]))
+			m->sorted[m->n++] = m->v[j];
+	sort_values(m->sorted, m->n);
+}
+
+/*
+ * The median of m's readings of the peers other than i, and in *ret_m how
+ * many those are; NAN when fewer than two.
+ */
+static double path_others_median(const struct path_measure *m, size_t i, size_t *ret_m)
+{
+	*ret_m = m->n - !isnan(m->v[i]);
+	return *ret_m < 2 ? NAN : quantile_without(m->sorted, m->n, m->v[i], 0.5);
 }
 
 /*
  * Peer i's share of what the other active peers' paths give: the q-quantile
  * of its newest k samples in the window its w picks over the median of the
- * others' typical[j] (NAN: none). NAN when it cannot be judged: fewer than k
+ * others' typical readings. NAN when it cannot be judged: fewer than k
  * samples, or fewer than two others. *ret_mid and *ret_m: that median and
  * how many others.
  */
-static double path_share(const struct path_history *h, size_t i, int goodput, const double *typical,
-			 unsigned k, double q, double *ret_mid, size_t *ret_m)
+static double path_share(const struct path_history *h, size_t i, int goodput,
+			 const struct path_measure *typical, unsigned k, double q, double *ret_mid,
+			 size_t *ret_m)
 {
 	const struct window *w = goodput ? &h->peers[i].goodput : &h->peers[i].rate;
 	size_t m;
@@ -145,7 +161,7 @@ static double path_share(const struct path_history *h, size_t i, int goodput, co
 
 	if (w->count < k)
 		return NAN;
-	mid = path_others_median(h, i, typical, &m);
+	mid = path_others_median(typical, i, &m);
 	if (isnan(mid))
 		return NAN;
 	*ret_mid = mid;
@@ -154,32 +170,32 @@ static double path_share(const struct path_history *h, size_t i, int goodput, co
 }
 
 /*
- * Whether peer i's path is losing this tick (header): loss[] holds each
- * active peer's last, NAN where it has none. The others' may be older than
- * this tick: an all-to-all waiting on one receiver moves nothing else.
- * *ret_ratio: its loss over the others' median (INFINITY when that is 0).
+ * Whether peer i's path is losing this tick (header): loss holds each
+ * active peer's last. The others' may be older than this tick: an
+ * all-to-all waiting on one receiver moves nothing else. *ret_ratio: its
+ * loss over the others' median (INFINITY when that is 0).
  */
-static int path_lossy(const struct path_history *h, size_t i, const double *loss, double bound,
-		      int64_t now_ms, double *ret_ratio)
+static int path_lossy(const struct path_history *h, size_t i, const struct path_measure *loss,
+		      double bound, int64_t now_ms, double *ret_ratio)
 {
 	size_t m;
 	double mid;
 
-	if (h->peers[i].loss_ms != now_ms || loss[i] < PATH_LOSS_FLOOR)
+	if (h->peers[i].loss_ms != now_ms || loss->v[i] < PATH_LOSS_FLOOR)
 		return 0;
-	mid = path_others_median(h, i, loss, &m);
+	mid = path_others_median(loss, i, &m);
 	if (isnan(mid))
 		return 0;
-	*ret_ratio = mid > 0 ? loss[i] / mid : INFINITY;
-	return loss[i] * bound >= mid;
+	*ret_ratio = mid > 0 ? loss->v[i] / mid : INFINITY;
+	return loss->v[i] * bound >= mid;
 }
 
 /* Whether ring peer i's own sending is under the straggler bound too. */
-static int path_sends_slow(const struct path_history *h, size_t i, const double *typical,
-			   double bound)
+static int path_sends_slow(const struct path_history *h, size_t i,
+			   const struct path_measure *typical, double bound)
 {
 	size_t m;
-	double mid = path_others_median(h, i, typical, &m);
+	double mid = path_others_median(typical, i, &m);
 
 	return h->peers[i].sender_rate > 0 && h->peers[i].sender_rate < bound * mid;
 }
@@ -190,8 +206,8 @@ static int path_sends_slow(const struct path_history *h, size_t i, const double 
  * slow too, then the one named the tick before, then the lower typical busy
  * rate, then the lower sample.
  */
-static int path_slower(const struct path_history *h, size_t a, size_t b, const double *typical,
-		       double bound, int64_t now_ms)
+static int path_slower(const struct path_history *h, size_t a, size_t b,
+		       const struct path_measure *typical, double bound, int64_t now_ms)
 {
 	const struct path_peer *pa = &h->peers[a], *pb = &h->peers[b];
 	int lost_a = now_ms - pa->lost_ms <= PATH_STRAGGLER_LOSS_MS,
@@ -207,17 +223,17 @@ static int path_slower(const struct path_history *h, size_t a, size_t b, const d
 		return both_a;
 	if (named_a != named_b)
 		return named_a;
-	if (typical[a] != typical[b])
-		return typical[a] < typical[b];
+	if (typical->v[a] != typical->v[b])
+		return typical->v[a] < typical->v[b];
 	return pa->busy_now < pb->busy_now;
 }
 
 /*
  * The straggler among the ring peers, if any (header), into *v, from each
- * peer's typical busy rate in typical[] (NAN: none in the window).
+ * peer's typical busy rate in typical.
  */
 static int path_straggler(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
-			  const double *typical, struct event_verdict *v)
+			  const struct path_measure *typical, struct event_verdict *v)
 {
 	const struct path_peer *slow = NULL;
 	double slow_share = 0, slow_mid = 0;
@@ -231,7 +247,7 @@ static int path_straggler(struct path_history *h, const struct path_config *cfg,
 		if (p->fanout >= 2 || p->busy_ms != now_ms ||
 		    p->busy.count < PATH_STRAGGLER_SAMPLES)
 			continue;
-		mid = path_others_median(h, i, typical, &m);
+		mid = path_others_median(typical, i, &m);
 		share = mid > 0 ? p->busy_now / mid : NAN;
 		if (!(share < cfg->straggler_fraction) ||
 		    (slow && !path_slower(h, i, (size_t)(slow - h->peers), typical,
@@ -265,9 +281,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * median of its transfer goodput and of its delivery rate, and its
 	 * last loss.
 	 */
-	static double goodput_mid[PATH_PEERS], rate_mid[PATH_PEERS], loss[PATH_PEERS];
+	static struct path_measure goodput_mid, rate_mid, loss;
 	/* and the median of its newest PATH_BUSY_TYPICAL busy rates */
-	static double busy_typical[PATH_PEERS];
+	static struct path_measure busy_typical;
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
@@ -280,16 +296,20 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 				    *b = &h->peers[i].busy;
 		int active = path_active(&h->peers[i], cfg->window_ms, now_ms);
 
-		rate_mid[i] = active ? window_median(r, 0, r->count) : NAN;
-		goodput_mid[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
-		loss[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
-		busy_typical[i] =
+		rate_mid.v[i] = active ? window_median(r, 0, r->count) : NAN;
+		goodput_mid.v[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
+		loss.v[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
+		busy_typical.v[i] =
 			b->count && now_ms - h->peers[i].busy_ms <= cfg->window_ms
 				? window_median(b, 0,
 						b->count < PATH_BUSY_TYPICAL ? b->count
 									     : PATH_BUSY_TYPICAL)
 				: NAN;
 	}
+	path_measure_sort(h, &goodput_mid);
+	path_measure_sort(h, &rate_mid);
+	path_measure_sort(h, &loss);
+	path_measure_sort(h, &busy_typical);
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
@@ -307,9 +327,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms))
 			continue;
 		now_share = p->last_ms == now_ms
-				    ? path_share(h, i, 0, rate_mid, 1, 0.5, &rate_mid_others, &m2)
+				    ? path_share(h, i, 0, &rate_mid, 1, 0.5, &rate_mid_others, &m2)
 				    : NAN;
-		busy_mid = path_others_median(h, i, busy_typical, &m3);
+		busy_mid = path_others_median(&busy_typical, i, &m3);
 		busy_share = p->busy_seen_ms == now_ms && busy_mid > 0
 				     ? window_median(&p->busy_seen, 0, 1) / busy_mid
 				     : NAN;
@@ -320,9 +340,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		/* a loss burst at speed is a queue's moment, not an incast
 		 * (one in a clean all-gather lasted 4 ticks) */
 		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_RATE_SHARE &&
-			path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
-		share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
-		rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
+			path_lossy(h, i, &loss, bound, now_ms, &loss_ratio);
+		share = path_share(h, i, 1, &goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
+		rate_share = path_share(h, i, 0, &rate_mid, PATH_INCAST_SAMPLES, 0.5,
 					&rate_mid_others, &m2);
 		/* both must agree: the rate estimate jumps past any link when
 		 * ACKs come compressed; goodput to a peer mixes its senders, one
@@ -386,7 +406,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (h->peers[who[j]].lossy_run ||
 		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
-	if (k < max && path_straggler(h, cfg, now_ms, busy_typical, &straggler))
+	if (k < max && path_straggler(h, cfg, now_ms, &busy_typical, &straggler))
 		out[k++] = straggler;
 	return k;
 }

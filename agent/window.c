@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <stdlib.h>
 
 #include "window.h"
@@ -18,14 +19,20 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void sort_values(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+}
+
 double quantile_of(double *v, unsigned n, double q)
 {
 	double pos = q * (n - 1);
 	unsigned lo = (unsigned)pos;
 
-	qsort(v, n, sizeof(*v), cmp_double);
-	if (lo + 1 >= n)
-		return v[n - 1];
+	sort_values(v, n);
+	/* on a rank exactly, that reading: 0 * (INFINITY - v) would be NAN */
+	if (lo + 1 >= n || pos == lo)
+		return v[lo];
 	return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
 }
 
@@ -36,4 +43,34 @@ double window_quantile(const struct window *w, unsigned skip, unsigned k, double
 	for (unsigned i = 0; i < k; i++)
 		v[i] = w->v[(w->next + 2 * WINDOW_SAMPLES - 1 - skip - i) % WINDOW_SAMPLES];
 	return quantile_of(v, k, q);
+}
+
+double quantile_without(const double *sorted, unsigned n, double x, double q)
+{
+	unsigned lo = 0, hi = n, skip = n, m = n, at;
+	double pos, a, b;
+
+	if (!isnan(x)) {
+		/* the first reading not below x: x itself, as it is there */
+		while (lo < hi) {
+			unsigned mid = lo + (hi - lo) / 2;
+
+			if (sorted[mid] < x)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		skip = lo;
+		m = n - 1;
+	}
+	if (m == 0)
+		return NAN;
+	pos = q * (m - 1);
+	at = (unsigned)pos;
+	/* rank r of the rest is sorted[r], or the one after where x was */
+	a = sorted[at < skip ? at : at + 1];
+	if (at + 1 >= m || pos == at)
+		return a;
+	b = sorted[at + 1 < skip ? at + 1 : at + 2];
+	return a + (pos - at) * (b - a);
 }

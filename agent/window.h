@@ -32,4 +32,15 @@ static inline double window_median(const struct window *w, unsigned skip, unsign
 /* The q-quantile of v[0..n), n >= 1; sorts v. */
 double quantile_of(double *v, unsigned n, double q);
 
+/* Sorts v[0..n) ascending (NANs not allowed), for quantile_without(). */
+void sort_values(double *v, unsigned n);
+
+/*
+ * The q-quantile, as quantile_of()'s, of sorted[0..n) (sort_values()) less
+ * one reading equal to x, which must be among them; of all n when x is NAN.
+ * NAN when that leaves none. O(log n): each of n peers can be set against
+ * the others' median of one sort, not n sorts.
+ */
+double quantile_without(const double *sorted, unsigned n, double x, double q);
+
 #endif

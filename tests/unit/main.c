@@ -18,7 +18,7 @@ int main(void)
 		bpf_flow_suite,	      bpf_tcp_suite,	 bpf_drop_reasons_suite, events_suite,
 		detect_hotspot_suite, detect_path_suite, detect_handoff_suite,	 lldp_suite,
 		kmap_suite,	      detect_roce_suite, timefmt_suite,		 pack_suite,
-		web_config_suite,     privilege_suite,
+		web_config_suite,     privilege_suite,	 window_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -31,5 +31,6 @@ Suite *timefmt_suite(void);
 Suite *pack_suite(void);
 Suite *web_config_suite(void);
 Suite *privilege_suite(void);
+Suite *window_suite(void);
 
 #endif

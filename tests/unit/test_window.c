@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+
+#include "suites.h"
+
+#include "../../agent/window.h"
+
+/* Readings with repeats: a leave-one-out over equal values is the same. */
+#define WINDOW_TEST_N 9
+
+/* quantile_without() is quantile_of() over the readings less the one left out. */
+START_TEST(test_without_matches)
+{
+	double v[WINDOW_TEST_N], sorted[WINDOW_TEST_N], rest[WINDOW_TEST_N];
+	const double qs[] = { 0, 0.25, 0.5, 0.9, 1 };
+
+	srand(7);
+	for (int round = 0; round < 200; round++) {
+		unsigned n = 1 + (unsigned)rand() % WINDOW_TEST_N;
+
+		for (unsigned i = 0; i < n; i++)
+			v[i] = sorted[i] = (double)(rand() % 5);
+		sort_values(sorted, n);
+		for (unsigned i = 0; i < n; i++)
+			for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++) {
+				unsigned m = 0;
+
+				for (unsigned j = 0; j < n; j++)
+					if (j != i)
+						rest[m++] = v[j];
+				if (m == 0) {
+					ck_assert(isnan(quantile_without(sorted, n, v[i], qs[q])));
+					continue;
+				}
+				ck_assert_double_eq(quantile_without(sorted, n, v[i], qs[q]),
+						    quantile_of(rest, m, qs[q]));
+			}
+		/* NAN leaves none out */
+		for (unsigned j = 0; j < n; j++)
+			rest[j] = v[j];
+		ck_assert_double_eq(quantile_without(sorted, n, NAN, 0.5), quantile_of(rest, n, 0.5));
+	}
+}
+END_TEST
+
+/* A median on a rank exactly is that reading, an INFINITY beside it or not. */
+START_TEST(test_infinite_neighbour)
+{
+	double v[] = { INFINITY, 1, 2 };
+	double sorted[] = { 1, 2, 3, INFINITY };
+
+	ck_assert_double_eq(quantile_of(v, 3, 0.5), 2);
+	ck_assert_double_eq(quantile_without(sorted, 4, 3, 0.5), 2);
+	ck_assert_double_eq(quantile_without(sorted, 4, 1, 0.5), 3);
+	ck_assert(isinf(quantile_without(sorted, 4, 1, 1)));
+}
+END_TEST
+
+Suite *window_suite(void)
+{
+	Suite *s = suite_create("window");
+	TCase *tc = tcase_create("window");
+
+	tcase_add_test(tc, test_without_matches);
+	tcase_add_test(tc, test_infinite_neighbour);
+	suite_add_tcase(s, tc);
+	return s;
+}
