@@ -22,8 +22,42 @@ struct stall_gather {
 	struct handoff_input handoff[DETECT_PEERS];
 	char peer[DETECT_PEERS][48];
 	const char *labels[DETECT_PEERS]; /* the series' labels: one row per peer */
+	size_t order[DETECT_PEERS]; /* the rows by their labels, ascending */
 	size_t n;
+	size_t next; /* where in order the last row found was, plus 1 */
 };
+
+/*
+ * Where labels' row is in g->order, or where it would go, and whether it is
+ * there. The registry walks each family's series in the order of their
+ * labels, so a family's rows come as the family before's did: the place
+ * after the last is tried first, then a binary search (a scan of the rows
+ * made the gathering O(peers^2): 21 ms a tick at 1000 peers).
+ */
+static size_t stall_row(struct stall_gather *g, const char *labels, int *ret_found)
+{
+	size_t lo = 0, hi = g->n;
+
+	if (g->next < g->n && strcmp(g->labels[g->order[g->next]], labels) == 0) {
+		*ret_found = 1;
+		return g->next;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(g->labels[g->order[mid]], labels);
+
+		if (c == 0) {
+			*ret_found = 1;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_found = 0;
+	return lo;
+}
 
 /* The value of key in Prometheus label text (key="value",...), into buf. */
 static int label_value(const char *labels, const char *key, char *buf, size_t len)
@@ -92,19 +126,19 @@ static int gather_stall(struct series *s, void *arg)
 	struct stall_input *in = NULL;
 	struct path_input *path = NULL;
 	struct handoff_input *ho = NULL;
-	size_t i;
+	size_t at;
+	int found;
 
 	/* one row per peer: a histogram's buckets carry an le label besides */
 	if (strncmp(s->name, "fabmon_tcp_", 11) != 0 ||
 	    strcmp(s->name, "fabmon_tcp_transfer_duration_seconds_bucket") == 0)
 		return 0;
-	for (i = 0; i < g->n && !in; i++)
-		if (strcmp(g->labels[i], s->labels) == 0) {
-			in = &g->in[i];
-			path = &g->path[i];
-			ho = &g->handoff[i];
-		}
-	if (!in) {
+	at = stall_row(g, s->labels, &found);
+	if (found) {
+		in = &g->in[g->order[at]];
+		path = &g->path[g->order[at]];
+		ho = &g->handoff[g->order[at]];
+	} else {
 		if (g->n == DETECT_PEERS ||
 		    label_value(s->labels, "peer", g->peer[g->n], sizeof(g->peer[g->n])) < 0 ||
 		    strcmp(g->peer[g->n], "other") == 0)
@@ -118,8 +152,11 @@ static int gather_stall(struct series *s, void *arg)
 		ho = &g->handoff[g->n];
 		memset(ho, 0, sizeof(*ho));
 		ho->peer = g->peer[g->n];
-		g->labels[g->n++] = s->labels;
+		g->labels[g->n] = s->labels;
+		memmove(&g->order[at + 1], &g->order[at], (g->n - at) * sizeof(g->order[0]));
+		g->order[at] = g->n++;
 	}
+	g->next = at + 1;
 	if (strcmp(s->name, "fabmon_tcp_ack_stall_seconds") == 0)
 		in->ack_stall_s = s->value;
 	else if (strcmp(s->name, "fabmon_tcp_in_flight_bytes") == 0)
@@ -354,6 +391,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	int paced = 0; /* an incast verdict this tick */
 
 	sg.n = 0;
+	sg.next = 0;
 	pg.n = 0;
 	rg.n = 0;
 	(void)registry_foreach(reg, gather_roce, &rg);

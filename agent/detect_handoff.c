@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include "detect_handoff.h"
+#include "name_find.h"
 
 static struct handoff_peer *handoff_find(struct handoff_history *h, const char *peer)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (strcmp(h->peers[i].peer, peer) == 0)
-			return &h->peers[i];
+	size_t i = name_find(h->peers, h->n, sizeof(h->peers[0]), peer, &h->hint);
+
+	if (i < h->n)
+		return &h->peers[i];
 	if (h->n == HANDOFF_PEERS || strlen(peer) >= sizeof(h->peers[0].peer))
 		return NULL;
 	memset(&h->peers[h->n], 0, sizeof(h->peers[0]));

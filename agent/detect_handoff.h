@@ -56,6 +56,7 @@ struct handoff_peer {
 struct handoff_history {
 	struct handoff_peer peers[HANDOFF_PEERS];
 	size_t n;
+	size_t hint; /* name_find()'s */
 };
 
 /*

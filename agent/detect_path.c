@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "detect_path.h"
+#include "name_find.h"
 
 /* Samples an incast verdict looks at: a collapse shows within a few transfers. */
 #define PATH_INCAST_SAMPLES 3
@@ -13,9 +14,10 @@
 /* The peer's history; a new one when create is set and there is room. */
 static struct path_peer *path_find(struct path_history *h, const char *peer, int create)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (strcmp(h->peers[i].peer, peer) == 0)
-			return &h->peers[i];
+	size_t i = name_find(h->peers, h->n, sizeof(h->peers[0]), peer, &h->hint);
+
+	if (i < h->n)
+		return &h->peers[i];
 	if (!create || h->n == PATH_PEERS || strlen(peer) >= sizeof(h->peers[0].peer))
 		return NULL;
 	memset(&h->peers[h->n], 0, sizeof(h->peers[0]));

@@ -107,6 +107,7 @@ struct path_peer {
 struct path_history {
 	struct path_peer peers[PATH_PEERS];
 	size_t n;
+	size_t hint; /* name_find()'s */
 	char straggler[48]; /* the peer the last tick named a straggler; "" if none */
 };
 

@@ -39,7 +39,8 @@ START_TEST(test_without_matches)
 		/* NAN leaves none out */
 		for (unsigned j = 0; j < n; j++)
 			rest[j] = v[j];
-		ck_assert_double_eq(quantile_without(sorted, n, NAN, 0.5), quantile_of(rest, n, 0.5));
+		ck_assert_double_eq(quantile_without(sorted, n, NAN, 0.5),
+				    quantile_of(rest, n, 0.5));
 	}
 }
 END_TEST
