@@ -32,7 +32,7 @@ struct stall_gather {
  * there. The registry walks each family's series in the order of their
  * labels, so a family's rows come as the family before's did: the place
  * after the last is tried first, then a binary search (a scan of the rows
- * made the gathering O(peers^2): 21 ms a tick at 1000 peers).
+ * made the gathering O(peers^2): most of 21 ms a tick at 1000 peers).
  */
 static size_t stall_row(struct stall_gather *g, const char *labels, int *ret_found)
 {

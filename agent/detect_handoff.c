@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "detect_handoff.h"
 #include "name_find.h"
+
+/* name_find() reads a peer's name as its record's start */
+_Static_assert(offsetof(struct handoff_peer, peer) == 0, "a handoff_peer starts with its name");
 
 static struct handoff_peer *handoff_find(struct handoff_history *h, const char *peer)
 {

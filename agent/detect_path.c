@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,9 @@
 #define PATH_INCAST_SAMPLES 3
 /* Busy rate samples a peer's typical rate is the median of. */
 #define PATH_BUSY_TYPICAL 3
+
+/* name_find() reads a peer's name as its record's start */
+_Static_assert(offsetof(struct path_peer, peer) == 0, "a path_peer starts with its name");
 
 /* The peer's history; a new one when create is set and there is room. */
 static struct path_peer *path_find(struct path_history *h, const char *peer, int create)
@@ -117,8 +121,8 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 /*
  * One reading of each peer this tick (NAN: none), and those readings
  * sorted: every peer is set against the median of the others', and one
- * sort a tick serves them all (at 1024 peers, a sort for each cost 126 ms
- * a tick, more than the tick: tests/bench/pathcost.c).
+ * sort a tick serves them all (at 1024 peers, a sort for each peer cost
+ * 126 ms a tick, more than the tick; tests/bench/detectcost.c).
  */
 struct path_measure {
 	double v[PATH_PEERS];

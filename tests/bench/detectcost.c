@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "p:t:")) != -1) {
 		if ((c == 'p' && parse_uint(optarg, DETECTCOST_PEERS, &peers) < 0) ||
-		    (c == 't' && parse_uint(optarg, 1000000, &ticks) < 0) || (c != 'p' && c != 't')) {
+		    (c == 't' && parse_uint(optarg, 1000000, &ticks) < 0) ||
+		    (c != 'p' && c != 't')) {
 			fprintf(stderr, "usage: detectcost [-p PEERS (1..%d)] [-t TICKS]\n",
 				DETECTCOST_PEERS);
 			return 2;

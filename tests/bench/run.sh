@@ -984,7 +984,8 @@ bench_detect() {
 		done
 	done
 	echo "  each scenario as \`make test\` runs it (bash, 100 ms ticks); figures are what it prints;"
-	echo "  latencies are medians over the runs that found the event, from the fault going in:"
+	echo "  latencies are medians over the runs that found the event, from the fault in place"
+	echo "  (lab_onset: its command returned; a PFC storm's first counter step):"
 	echo "  on /metrics (polled every 0.1 s: ms, ticks), to the event's first tick over its"
 	echo "  bound, its start_ms (bound), and to the tick the agent opened it (open, lab_open:"
 	echo "  event_open_ticks in a row, or on its first where it opens at once; in ticks:"
