@@ -415,13 +415,11 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 		/* busy while its peer does not ack is the stall's to judge,
 		 * from its own bound: a rate from such a tick would name a cut
 		 * link a straggler or an incast first. Under a quarter of that
-		 * bound a wait is a delayed ACK's (40 ms). One it leaves unread,
-		 * or waits on with nothing lost (detect_path.h), is no
-		 * straggler's either. */
+		 * bound a wait is a delayed ACK's (40 ms). One it leaves unread
+		 * (detect_path.h) is no straggler's either. */
 		if (sg.in[i].ack_stall_s >= cfg->stall.after_s / 4)
 			sg.path[i].busy = 0;
 		sg.path[i].unread = sg.in[i].read_stall_s > 0;
-		sg.path[i].ack_wait = sg.in[i].ack_stall_s;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg.path[i].goodput = sg.handoff[i].goodput =
 			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;

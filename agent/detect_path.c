@@ -45,10 +45,8 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 					   ? in[i].acked / in[i].busy
 					   : 0;
 		int sampled = in[i].rate > 0 || in[i].goodput > 0 || busy_rate > 0;
-		/* a tick the peer's reader held back is no straggler's (header) */
-		int held = in[i].unread ||
-			   (in[i].ack_wait >= PATH_ACK_HELD_S && in[i].retransmits == 0);
-		double acked = held ? 0 : in[i].acked, busy = held ? 0 : in[i].busy;
+		/* a tick the peer left unread is no straggler's (header) */
+		double acked = in[i].unread ? 0 : in[i].acked, busy = in[i].unread ? 0 : in[i].busy;
 		double prev_acked, prev_busy;
 		struct path_peer *p;
 
@@ -76,7 +74,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		}
 		p->sender_rate = in[i].sender_rate;
 		/* the straggler's samples (header) */
-		if (busy_rate > 0 && !held) {
+		if (busy_rate > 0 && !in[i].unread) {
 			window_add(&p->busy, busy_rate);
 			p->busy_ms = now_ms;
 			p->busy_now = fmax(

@@ -42,18 +42,6 @@ struct path_input {
 	 * tick its queue first dropped).
 	 */
 	int unread;
-	/*
-	 * Seconds its connections had waited for an ACK at the tick's end. A
-	 * wait of PATH_ACK_HELD_S or more with nothing retransmitted holds the
-	 * tick back as unread data does: a reader that stops closes its
-	 * window before any read stall shows (t_pause_rank: the two ticks
-	 * after SIGSTOP read 0.12-0.56 of the others' busy rate with no read
-	 * stall, waits of 10-70 ms, and one bench run named the paused rank
-	 * a straggler beside its stall), while a slow link paces its ACKs
-	 * (10 t_straggler runs: a wait of 40 ms or more on 1 tick of 900 a
-	 * run at most, and that one lost data).
-	 */
-	double ack_wait;
 	/* where the peer's address is a local sender too: what its own
 	 * connections gave while busy this tick, bytes/s; else 0 */
 	double sender_rate;
@@ -68,8 +56,6 @@ struct path_input {
  * acknowledged by any connection to the peer).
  */
 #define PATH_BUSY_MIN 0.1
-/* An ACK wait that is not a delayed ACK's (40 ms): see path_input.ack_wait. */
-#define PATH_ACK_HELD_S 0.04
 /* Busy rate samples a ring peer needs before it is judged: a new
  * connection's first transfers are its slow start. */
 #define PATH_STRAGGLER_SAMPLES 3

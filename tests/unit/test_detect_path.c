@@ -446,43 +446,6 @@ START_TEST(test_incast_both_agree)
 END_TEST
 
 /*
- * A ring peer whose ACKs wait 50 ms at the tick's end with nothing lost is
- * held back by its reader (t_pause_rank's first ticks after SIGSTOP, before
- * a read stall shows): no straggler, however slow. The same tick with a
- * loss, or a wait of a delayed ACK's, is the path's: named.
- */
-START_TEST(test_straggler_ack_held)
-{
-	const double fan[4] = { 1, 1, 1, 1 }, clean[4] = { 25e6, 25e6, 25e6, 25e6 };
-	const struct {
-		double wait, retransmits;
-		size_t want;
-	} cases[] = { { 0.05, 0, 0 }, { 0.05, 100, 1 }, { 0.03, 0, 1 } };
-
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct path_history *h = history();
-		struct event_verdict out[4];
-		int64_t now = feed(h, 0, 10, clean, fan) + 100;
-		struct path_input in[4];
-
-		for (unsigned i = 0; i < 4; i++)
-			in[i] = (struct path_input){ .peer = peers[i],
-						     .rate = i == 1 ? 8e6 : 25e6,
-						     .fanout = 1,
-						     .acked = i == 1 ? 8e6 : 25e6,
-						     .busy = 1,
-						     .retransmits =
-							     i == 1 ? cases[c].retransmits : 0,
-						     .ack_wait = i == 1 ? cases[c].wait : 0 };
-		path_history_update(h, in, 4, cfg.window_ms, now);
-		ck_assert_msg(detect_path(h, &cfg, now, out, 4) == cases[c].want, "case %zu", c);
-		if (cases[c].want)
-			ck_assert_str_eq(out[0].subject, "peer=198.18.0.2");
-	}
-}
-END_TEST
-
-/*
  * One all-to-all tick: peer i delivers rate[i], with retx[i] retransmits a
  * second; goodput stays at the clean level (no transfer has completed yet).
  * Busy all the tick, acknowledging busy[i] bytes a second; busy NULL: not
@@ -678,7 +641,6 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
-	tcase_add_test(tc, test_straggler_ack_held);
 	suite_add_tcase(s, tc);
 	return s;
 }
