@@ -26,14 +26,8 @@ void sort_values(double *v, unsigned n)
 
 double quantile_of(double *v, unsigned n, double q)
 {
-	double pos = q * (n - 1);
-	unsigned lo = (unsigned)pos;
-
 	sort_values(v, n);
-	/* on a rank exactly, that reading: 0 * (INFINITY - v) would be NAN */
-	if (lo + 1 >= n || pos == lo)
-		return v[lo];
-	return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
+	return quantile_without(v, n, NAN, q);
 }
 
 double window_quantile(const struct window *w, unsigned skip, unsigned k, double q)
@@ -69,6 +63,7 @@ double quantile_without(const double *sorted, unsigned n, double x, double q)
 	at = (unsigned)pos;
 	/* rank r of the rest is sorted[r], or the one after where x was */
 	a = sorted[at < skip ? at : at + 1];
+	/* on a rank exactly, that reading: 0 * (INFINITY - a) would be NAN */
 	if (at + 1 >= m || pos == at)
 		return a;
 	b = sorted[at + 1 < skip ? at + 1 : at + 2];
