@@ -6,16 +6,7 @@
 
 #include "clock.h"
 #include "collector_set.h"
-
-/* Whole-name match: "eth0" must not select "eth01" (as node_exporter's
- * --collector.netdev.device-include anchors its regex). */
-static int compile_anchored(regex_t *rx, const char *re)
-{
-	char buf[600];
-
-	snprintf(buf, sizeof(buf), "^(%s)$", re);
-	return regcomp(rx, buf, REG_EXTENDED | REG_NOSUB) ? -EINVAL : 0;
-}
+#include "regex_bounded.h"
 
 /* Runs the slot's init; an absent source leaves it unavailable with why. */
 static void slot_init(struct collector_set *set, struct collector_slot *slot)
@@ -60,7 +51,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;
-		r = compile_anchored(rxs[i].rx, rxs[i].re);
+		r = regex_compile_bounded(rxs[i].rx, rxs[i].re, 1);
 		if (r < 0) {
 			collector_set_release(set);
 			return r;

@@ -2,13 +2,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../collector/collector.h"
 #include "config.h"
+#include "regex_bounded.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 
@@ -224,6 +224,7 @@ int config_parse_listen(const char *text, char *host, size_t host_len, unsigned 
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len)
 {
 	const struct key_def *k = NULL;
+	int checked = 0;
 	char *field;
 
 	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++)
@@ -236,7 +237,7 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	field = (char *)cfg + k->offset;
 	switch (k->kind) {
 	case KEY_STRING:
-		if (strlen(value) >= k->size || (k->check && k->check(value) < 0))
+		if (strlen(value) >= k->size || (k->check && (checked = k->check(value)) < 0))
 			goto bad;
 		memcpy(field, value, strlen(value) + 1);
 		return 0;
@@ -265,6 +266,9 @@ bad:
 	/* a long value is cut, so that the key and the form still show */
 	snprintf(err, err_len, "bad value '%.64s%s' for '%s': expected %s", value,
 		 strlen(value) > 64 ? "..." : "", key, k->form);
+	if (checked == -E2BIG && strlen(err) + 1 < err_len)
+		snprintf(err + strlen(err), err_len - strlen(err),
+			 " (its repetitions expand to more than %d atoms)", REGEX_MAX_ATOMS);
 	return -EINVAL;
 }
 
@@ -394,12 +398,14 @@ static int check_nonempty(const char *value)
 	return value[0] ? 0 : -EINVAL;
 }
 
+/* As the collectors will compile it: anchored, and bounded in size. */
 static int check_regex(const char *value)
 {
 	regex_t rx;
+	int r = regex_compile_bounded(&rx, value, 1);
 
-	if (regcomp(&rx, value, REG_EXTENDED | REG_NOSUB))
-		return -EINVAL;
+	if (r < 0)
+		return r;
 	regfree(&rx);
 	return 0;
 }

@@ -12,13 +12,16 @@
 int main(void)
 {
 	Suite *(*const suites[])(void) = {
-		sysfs_suite,	      config_suite,	 registry_suite,	 exposition_suite,
-		store_suite,	      http_suite,	 netdev_suite,		 ethtool_suite,
-		rdma_suite,	      qdisc_suite,	 bpf_peers_suite,	 roce_suite,
-		bpf_flow_suite,	      bpf_tcp_suite,	 bpf_drop_reasons_suite, events_suite,
-		detect_hotspot_suite, detect_path_suite, detect_handoff_suite,	 lldp_suite,
-		kmap_suite,	      detect_roce_suite, timefmt_suite,		 pack_suite,
-		web_config_suite,     privilege_suite,	 window_suite,
+		sysfs_suite,	      config_suite,	    registry_suite,
+		exposition_suite,     store_suite,	    http_suite,
+		netdev_suite,	      ethtool_suite,	    rdma_suite,
+		qdisc_suite,	      bpf_peers_suite,	    roce_suite,
+		bpf_flow_suite,	      bpf_tcp_suite,	    bpf_drop_reasons_suite,
+		events_suite,	      detect_hotspot_suite, detect_path_suite,
+		detect_handoff_suite, lldp_suite,	    kmap_suite,
+		detect_roce_suite,    timefmt_suite,	    pack_suite,
+		web_config_suite,     privilege_suite,	    window_suite,
+		regex_bounded_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

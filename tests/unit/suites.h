@@ -32,5 +32,6 @@ Suite *pack_suite(void);
 Suite *web_config_suite(void);
 Suite *privilege_suite(void);
 Suite *window_suite(void);
+Suite *regex_bounded_suite(void);
 
 #endif
