@@ -58,6 +58,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		prev_busy = p->prev_busy;
 		p->prev_acked = acked;
 		p->prev_busy = busy;
+		p->input_ms = now_ms;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
@@ -239,7 +240,8 @@ static int path_slower(const struct path_history *h, size_t a, size_t b,
  * peer's typical busy rate in typical.
  */
 static int path_straggler(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
-			  const struct path_measure *typical, struct event_verdict *v)
+			  const struct path_measure *typical, const struct path_measure *moving,
+			  struct event_verdict *v)
 {
 	const struct path_peer *slow = NULL;
 	double slow_share = 0, slow_mid = 0;
@@ -252,6 +254,9 @@ static int path_straggler(struct path_history *h, const struct path_config *cfg,
 
 		if (p->fanout >= 2 || p->busy_ms != now_ms ||
 		    p->busy.count < PATH_STRAGGLER_SAMPLES)
+			continue;
+		/* the others stopped: the ring's stall, not a slow link (header) */
+		if (path_others_median(moving, i, &m) < PATH_BUSY_MIN)
 			continue;
 		mid = path_others_median(typical, i, &m);
 		share = mid > 0 ? p->busy_now / mid : NAN;
@@ -288,8 +293,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * last loss.
 	 */
 	static struct path_measure goodput_mid, rate_mid, loss;
-	/* and the median of its newest PATH_BUSY_TYPICAL busy rates */
-	static struct path_measure busy_typical;
+	/* and the median of its newest PATH_BUSY_TYPICAL busy rates, and
+	 * its busy seconds per second this tick (0 when not in the input) */
+	static struct path_measure busy_typical, moving;
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
@@ -311,11 +317,14 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 						b->count < PATH_BUSY_TYPICAL ? b->count
 									     : PATH_BUSY_TYPICAL)
 				: NAN;
+		moving.v[i] =
+			active ? (h->peers[i].input_ms == now_ms ? h->peers[i].prev_busy : 0) : NAN;
 	}
 	path_measure_sort(h, &goodput_mid);
 	path_measure_sort(h, &rate_mid);
 	path_measure_sort(h, &loss);
 	path_measure_sort(h, &busy_typical);
+	path_measure_sort(h, &moving);
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
@@ -412,7 +421,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (h->peers[who[j]].lossy_run ||
 		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
-	if (k < max && path_straggler(h, cfg, now_ms, &busy_typical, &straggler))
+	if (k < max && path_straggler(h, cfg, now_ms, &busy_typical, &moving, &straggler))
 		out[k++] = straggler;
 	return k;
 }

@@ -92,6 +92,7 @@ struct path_peer {
 	double sender_rate; /* its own sending's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
+	int64_t input_ms; /* that tick: the last the peer was in the input */
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
 	int64_t last_ms; /* last tick with a sample */
@@ -193,7 +194,16 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    well (its port holds the ACKs of what it sends: the next link's
  *    sender is the slow link's receiver), the one named the tick before,
  *    the one with the lowest typical rate. The events' ticks in a
- *    row (event_open_ticks) make it persistent.
+ *    row (event_open_ticks) make it persistent. A peer is not judged on
+ *    a tick when the median of the other peers' busy time was under
+ *    PATH_BUSY_MIN: a slow link slows a ring, it does not stop it (the
+ *    others stayed busy 0.25-1.0 of each tick of 12 t_straggler runs),
+ *    while a rank that stops reading stops the whole ring within a tick
+ *    or two (0.00-0.02 on the second tick after SIGSTOP in 4 of 6
+ *    t_pause_rank runs), and the stopped reader's path, acknowledging the
+ *    last of what it took, reads 0.1-0.6 of the others' on both ticks
+ *    before its read stall shows: a bench run named it a straggler beside
+ *    its stall.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
  * Writes at most max verdicts to out; returns how many. Pure (no I/O); it

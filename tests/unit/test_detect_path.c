@@ -215,6 +215,19 @@ static size_t ring_tick(struct path_history *h, int64_t now, const double *rate,
 	return detect_path(h, &cfg, now, out, 4);
 }
 
+/* Ten clean ring ticks from 0 at rate on every path, none judged slow.
+ * Returns the next tick's time. */
+static int64_t ring_clean(struct path_history *h, double rate)
+{
+	const double clean[4] = { rate, rate, rate, rate }, none[4] = { 0 };
+	struct event_verdict out[4];
+	int64_t now = 0;
+
+	for (unsigned t = 0; t < 10; t++, now += 100)
+		ck_assert_uint_eq(ring_tick(h, now, clean, clean, none, out), 0);
+	return now;
+}
+
 /*
  * The ring's slow link (peer 3) and the next one (peer 4), whose ACKs wait
  * in the slow link's queue, as the lab's t_straggler saw them: peer 4 dips
@@ -229,15 +242,13 @@ static size_t ring_tick(struct path_history *h, int64_t now, const double *rate,
 START_TEST(test_straggler_neighbour)
 {
 	struct path_history *h = history();
-	const double clean[4] = { 25e6, 25e6, 25e6, 25e6 }, none[4] = { 0 };
+	const double none[4] = { 0 };
 	const double onset[4] = { 25e6, 25e6, 12e6, 9e6 }, onset_retx[4] = { 0, 0, 1000, 0 };
 	const double hole[4] = { 25e6, 25e6, 17e6, 20e6 }, hole_dr[4] = { 25e6, 25e6, 10e6, 20e6 };
 	const double dip[4] = { 25e6, 25e6, 12e6, 10e6 };
 	struct event_verdict out[4];
-	int64_t now = 0;
+	int64_t now = ring_clean(h, 25e6);
 
-	for (unsigned t = 0; t < 10; t++, now += 100)
-		ck_assert_uint_eq(ring_tick(h, now, clean, clean, none, out), 0);
 	ck_assert_uint_eq(ring_tick(h, now, onset, onset, onset_retx, out), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	now += 100;
@@ -252,9 +263,7 @@ START_TEST(test_straggler_neighbour)
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	/* a fresh history: the lower one */
 	h = history();
-	now = 0;
-	for (unsigned t = 0; t < 10; t++, now += 100)
-		(void)ring_tick(h, now, clean, clean, none, out);
+	now = ring_clean(h, 25e6);
 	ck_assert_uint_eq(ring_tick(h, now, dip, dip, none, out), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
 }
@@ -282,12 +291,9 @@ START_TEST(test_straggler_clean_loss)
 		{ 12e6, 12e6, 0, 1 },
 	};
 	struct path_history *h = history();
-	const double clean[4] = { 45e6, 45e6, 45e6, 45e6 }, none[4] = { 0 };
 	struct event_verdict out[4];
-	int64_t now = 0;
+	int64_t now = ring_clean(h, 45e6);
 
-	for (unsigned t = 0; t < 10; t++, now += 100)
-		ck_assert_uint_eq(ring_tick(h, now, clean, clean, none, out), 0);
 	for (size_t t = 0; t < sizeof(ticks) / sizeof(ticks[0]); t++, now += 100) {
 		const double rate[4] = { 45e6, 45e6, 45e6, ticks[t].rate };
 		const double dr[4] = { 45e6, 45e6, 45e6, ticks[t].dr };
@@ -361,6 +367,42 @@ START_TEST(test_straggler_busy_min)
 	ck_assert_uint_eq(h->peers[2].busy.count, 10);
 	ck_assert_uint_eq(h->peers[3].busy.count, 10);
 	ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), 0);
+}
+END_TEST
+
+/*
+ * A rank that stops reading (SIGSTOP) as t_pause_rank saw it: on the first
+ * tick its path reads half the others' while they still move; on the next
+ * the whole ring has stopped behind it (the others busy 0-2 % of the tick)
+ * and its path, acknowledging the last of what it took, reads 0.12. That
+ * tick is the ring's stall, no straggler's; with the others still busy a
+ * quarter of it, the same reading is one.
+ */
+START_TEST(test_straggler_ring_stopped)
+{
+	const double none[4] = { 0 };
+	const double first[4] = { 25e6, 25e6, 12e6, 25e6 };
+	const double others_busy[2] = { 0.02, 0.25 };
+	struct event_verdict out[4];
+
+	for (unsigned c = 0; c < 2; c++) {
+		struct path_history *h = history();
+		struct path_input in[4];
+		int64_t now = ring_clean(h, 25e6);
+
+		ck_assert_uint_eq(ring_tick(h, now, first, first, none, out), 1);
+		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+		now += 100;
+		for (unsigned i = 0; i < 4; i++)
+			in[i] = (struct path_input){ .peer = peers[i],
+						     .rate = i == 2 ? 3e6 : 25e6,
+						     .fanout = 1,
+						     .acked = i == 2 ? 3e6 * 0.4
+								     : 25e6 * others_busy[c],
+						     .busy = i == 2 ? 0.4 : others_busy[c] };
+		path_history_update(h, in, 4, cfg.window_ms, now);
+		ck_assert_uint_eq(detect_path(h, &cfg, now, out, 4), c);
+	}
 }
 END_TEST
 
@@ -635,6 +677,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_table);
 	tcase_add_test(tc, test_straggler_ack_burst);
 	tcase_add_test(tc, test_straggler_busy_min);
+	tcase_add_test(tc, test_straggler_ring_stopped);
 	tcase_add_test(tc, test_straggler_neighbour);
 	tcase_add_test(tc, test_straggler_clean_loss);
 	tcase_add_test(tc, test_straggler_sender_slow);
