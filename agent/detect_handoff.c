@@ -129,6 +129,7 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 			continue;
 		}
 		v->kind = EVENT_SLOW_HANDOFF;
+		v->hold = 0;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 	}
 	return k;

@@ -89,12 +89,13 @@ size_t detect_hotspot(const struct hotspot_input *in, size_t n, double util_boun
 			util = p->tx_bytes_rate / tx_capacity;
 		if (p->link_bytes > 0 && p->rx_bytes_rate / p->link_bytes > util)
 			util = p->rx_bytes_rate / p->link_bytes;
-		if (util < util_bound || !hotspot_congested(p, tx_capacity))
+		if (util < HOTSPOT_HOLD_SHARE * util_bound || !hotspot_congested(p, tx_capacity))
 			continue;
 		out[k].kind = EVENT_HOTSPOT;
 		snprintf(out[k].subject, sizeof(out[k].subject), "%s", p->subject);
 		out[k].score = util / util_bound;
 		out[k].at_once = 0;
+		out[k].hold = util < util_bound;
 		hotspot_evidence(p, util, tx_capacity, out[k].evidence, sizeof(out[k].evidence));
 		k++;
 	}

@@ -274,6 +274,7 @@ static int path_straggler(struct path_history *h, const struct path_config *cfg,
 		return 0;
 	v->kind = EVENT_STRAGGLER;
 	v->at_once = 0;
+	v->hold = 0;
 	snprintf(v->subject, sizeof(v->subject), "peer=%s", slow->peer);
 	v->score = slow_share > 0 ? cfg->straggler_fraction / slow_share
 				  : cfg->straggler_fraction * 1e6;
@@ -394,6 +395,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		over[i] = 1 + lossy;
 		v->kind = EVENT_INCAST;
 		v->at_once = at_once;
+		v->hold = 0;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
 		snprintf(v->evidence, sizeof(v->evidence),

@@ -79,6 +79,7 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 			continue;
 		v = &out[k++];
 		v->kind = EVENT_STALL;
+		v->hold = 0;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", in[i].peer);
 		v->score = ack > read ? ack : read;
 		/* a receiver that stopped reading said so itself, and the

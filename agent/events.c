@@ -113,6 +113,8 @@ void events_tick(struct events *ev, const struct event_verdict *v, size_t n, int
 	for (size_t i = 0; i < n; i++) {
 		struct event *e = find(ev, v[i].kind, v[i].subject);
 
+		if (v[i].hold && (!e || !e->open))
+			continue;
 		if (!e) {
 			if (ev->n == EVENTS_TRACKED) {
 				ev->dropped++;

@@ -12,7 +12,8 @@
  * tick, the subjects over its threshold (verdicts); an event opens after
  * open_ticks ticks over in a row and closes after close_ticks ticks under,
  * so a blip raises nothing and a flapping subject stays one event; a verdict
- * marked at_once opens it on its first tick over.
+ * marked at_once opens it on its first tick over, and one marked hold only
+ * keeps an open event open.
  */
 
 enum event_kind {
@@ -43,6 +44,10 @@ struct event_verdict {
 	/* the detector waited its own bound already: the event opens on this
 	 * first tick over, not after open_ticks */
 	int at_once;
+	/* over a lower bound only (a detector's hysteresis): it counts as a
+	 * tick over for the subject's open event, and for nothing else: it
+	 * neither starts nor opens one */
+	int hold;
 };
 
 enum event_change { EVENT_OPENED = 1, EVENT_CLOSED = 2, EVENT_PEAK = 4 };

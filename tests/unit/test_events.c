@@ -115,6 +115,50 @@ START_TEST(test_blip_and_totals)
 }
 END_TEST
 
+/* Feeds one tick with a hold verdict (over a detector's lower bound). */
+static struct seen hold_tick(struct events *ev, const char *subject, int64_t ms)
+{
+	struct event_verdict v = verdict(subject, 0.7);
+	struct seen s = { 0 };
+
+	v.hold = 1;
+	events_tick(ev, &v, 1, ms);
+	events_foreach_changed(ev, count, &s);
+	return s;
+}
+
+/* A hold verdict keeps an open event open and its under count at 0, but
+ * neither starts an event nor counts towards opening one. */
+START_TEST(test_hold)
+{
+	struct events *ev = events_new(2, 3);
+	struct seen s;
+
+	for (int64_t ms = 1000; ms < 1500; ms += 100)
+		ck_assert_uint_eq(hold_tick(ev, "interface=u1", ms).opened, 0);
+	tick(ev, "interface=u1", 1.2, 1500);
+	s = hold_tick(ev, "interface=u1", 1600);
+	ck_assert_uint_eq(s.opened, 0);
+	tick(ev, "interface=u1", 1.2, 1700);
+	s = tick(ev, "interface=u1", 1.2, 1800);
+	ck_assert_uint_eq(s.opened, 1);
+	ck_assert_int_eq(s.last.start_ms, 1700);
+	/* held: a tick under between holds starts the count again */
+	hold_tick(ev, "interface=u1", 1900);
+	tick(ev, "interface=u1", 0, 2000);
+	tick(ev, "interface=u1", 0, 2100);
+	hold_tick(ev, "interface=u1", 2200);
+	tick(ev, "interface=u1", 0, 2300);
+	s = tick(ev, "interface=u1", 0, 2400);
+	ck_assert_uint_eq(s.closed, 0);
+	s = tick(ev, "interface=u1", 0, 2500);
+	ck_assert_uint_eq(s.closed, 1);
+	ck_assert_int_eq(s.last.end_ms, 2500);
+	ck_assert_double_eq(s.last.peak, 1.2);
+	events_free(ev);
+}
+END_TEST
+
 /* A verdict at_once (a stall behind a closed window has waited its bound
  * already) opens its event on the first tick over, whatever
  * event_open_ticks says; the time a stall stays open is stall time. */
@@ -341,6 +385,7 @@ Suite *events_suite(void)
 	const struct testutil_case cases[] = {
 		{ "hysteresis", test_hysteresis, 0 },
 		{ "blip_and_totals", test_blip_and_totals, 0 },
+		{ "hold", test_hold, 0 },
 		{ "stall_opens_at_once", test_stall_opens_at_once, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
