@@ -46,8 +46,8 @@ struct hotspot_input {
  * a second in 2 of 7 runs).
  *
  * Score: utilisation / util_bound (>= 1 for a verdict that is not a hold):
- * how far into saturation the link is. The congestion signals gate but do not scale it,
- * since their units (packets, bytes, frames) do not compare. Evidence: the
+ * how far into saturation the link is. The congestion signals gate but do
+ * not scale it, since their units (packets, bytes, frames) do not compare. Evidence: the
  * readings as JSON. Pure: no I/O, no state.
  */
 /* The share of util_bound that keeps an open hotspot open. */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +38,18 @@ static const char *bracket_end(const char *p)
 static unsigned long interval_count(const char *p, const char **end)
 {
 	char *q;
-	unsigned long lo = strtoul(p + 1, &q, 10), hi = lo;
+	unsigned long lo, hi;
 
-	if (q == p + 1)
+	/* digits only: strtoul() would take a sign or spaces too */
+	if (!isdigit((unsigned char)p[1]))
 		return 0;
+	lo = hi = strtoul(p + 1, &q, 10);
 	if (*q == ',') {
-		char *r;
+		char *r = q + 1;
 
-		hi = strtoul(q + 1, &r, 10);
-		if (r == q + 1)
+		if (isdigit((unsigned char)*r))
+			hi = strtoul(r, &r, 10);
+		else
 			hi = lo + 1; /* {m,}: m copies then a star */
 		q = r;
 	}

@@ -27,6 +27,7 @@ START_TEST(test_atoms_counted)
 		{ "[[:alpha:]_]{4}", 4 },
 		{ "\\{{3}", 3 },
 		{ "a{", 2 }, /* no interval: a literal '{' */
+		{ "a{ 9}", 5 }, /* nor with a space: a, {, space, 9, } */
 		{ "(ab", 2 }, /* unclosed: regcomp refuses it */
 		{ "(a{100}){100}", 10000 },
 	};
