@@ -45,7 +45,11 @@ awk -v s="$r0" 'BEGIN { exit !(s < 0.3) }' || fail "read stall $r0 s while strea
 # unread from the pause on, not from when the window closed
 awk -v s="$r1" -v a="$s1" 'BEGIN { exit !(s >= 2 && s > a) }' ||
 	fail "read stall only $r1 s after 2.5 s paused (ack stall $s1 s)"
-awk -v s="$s1" 'BEGIN { exit !(s >= 1.5) }' || fail "stall only $s1 s after 2.5 s paused"
+# the ack stall counts from when the window closed: how long the paused
+# reader's buffer took to fill depends on how fast the CPU-bound sender
+# (head | nc) runs: 0.34-0.74 s in 6 runs and 1.03 s once, on 2 cores
+# (it read 1.47 s then); past stall_after (500 ms) is what the event needs
+awk -v s="$s1" 'BEGIN { exit !(s >= 0.5) }' || fail "stall only $s1 s after 2.5 s paused"
 [ "${z1:-0}" -ge 1 ] || fail "no zero-window connection while the receiver was paused"
 awk -v s="$s2" 'BEGIN { exit !(s < 0.3) }' || fail "stall did not clear after SIGCONT ($s2 s)"
 
