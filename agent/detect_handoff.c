@@ -97,7 +97,7 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		if (handoff_slow(p, recent, recent_goodput, ratio)) {
 			v = &out[k++];
 			v->score = recent / baseline / ratio;
-			v->at_once = 0;
+			v->weight = VERDICT_OVER;
 			snprintf(v->evidence, sizeof(v->evidence),
 				 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
 				 "\"ratio\":%.2f,\"goodput_bytes_per_second\":%.0f,"
@@ -120,7 +120,7 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 			v->score = behind / ratio;
 			/* measured over the transfer so far, at least a baseline
 			 * transfer's whole duration: that was the persistence */
-			v->at_once = 1;
+			v->weight = VERDICT_AT_ONCE;
 			snprintf(v->evidence, sizeof(v->evidence),
 				 "{\"open_transfer_seconds\":%.4f,\"open_transfer_bytes\":%.0f,"
 				 "\"baseline_seconds\":%.4f,\"ratio\":%.2f}",
@@ -129,7 +129,6 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 			continue;
 		}
 		v->kind = EVENT_SLOW_HANDOFF;
-		v->hold = 0;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 	}
 	return k;

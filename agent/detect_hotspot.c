@@ -94,8 +94,7 @@ size_t detect_hotspot(const struct hotspot_input *in, size_t n, double util_boun
 		out[k].kind = EVENT_HOTSPOT;
 		snprintf(out[k].subject, sizeof(out[k].subject), "%s", p->subject);
 		out[k].score = util / util_bound;
-		out[k].at_once = 0;
-		out[k].hold = util < util_bound;
+		out[k].weight = util < util_bound ? VERDICT_HOLD : VERDICT_OVER;
 		hotspot_evidence(p, util, tx_capacity, out[k].evidence, sizeof(out[k].evidence));
 		k++;
 	}

@@ -273,8 +273,7 @@ static int path_straggler(struct path_history *h, const struct path_config *cfg,
 	if (!slow)
 		return 0;
 	v->kind = EVENT_STRAGGLER;
-	v->at_once = 0;
-	v->hold = 0;
+	v->weight = VERDICT_OVER;
 	snprintf(v->subject, sizeof(v->subject), "peer=%s", slow->peer);
 	v->score = slow_share > 0 ? cfg->straggler_fraction / slow_share
 				  : cfg->straggler_fraction * 1e6;
@@ -394,8 +393,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		v = &incasts[nincast++];
 		over[i] = 1 + lossy;
 		v->kind = EVENT_INCAST;
-		v->at_once = at_once;
-		v->hold = 0;
+		v->weight = at_once ? VERDICT_AT_ONCE : VERDICT_OVER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
 		snprintf(v->evidence, sizeof(v->evidence),

@@ -27,8 +27,7 @@ size_t detect_pfc(const struct pfc_input *in, size_t n, double paused_bound,
 		out[k].kind = EVENT_PFC_STORM;
 		snprintf(out[k].subject, sizeof(out[k].subject), "%s", p->subject);
 		out[k].score = score;
-		out[k].at_once = 0;
-		out[k].hold = 0;
+		out[k].weight = VERDICT_OVER;
 		/* an Ethernet port knows its pause time, an RDMA port its waits */
 		if (p->paused_fraction >= 0)
 			snprintf(out[k].evidence, sizeof(out[k].evidence),

@@ -40,8 +40,7 @@ size_t detect_roce(const struct roce_input *in, size_t n, double incast_fraction
 		out[k].kind = EVENT_INCAST;
 		snprintf(out[k].subject, sizeof(out[k].subject), "peer=%s", in[i].peer);
 		out[k].score = score;
-		out[k].at_once = 0;
-		out[k].hold = 0;
+		out[k].weight = VERDICT_OVER;
 		snprintf(out[k].evidence, sizeof(out[k].evidence),
 			 "{\"ecn_ce_share\":%.4f,\"others_median_ecn_ce_share\":%.4f,"
 			 "\"roce_packets_per_second\":%.0f,\"peers\":%zu}",

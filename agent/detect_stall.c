@@ -79,7 +79,6 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 			continue;
 		v = &out[k++];
 		v->kind = EVENT_STALL;
-		v->hold = 0;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", in[i].peer);
 		v->score = ack > read ? ack : read;
 		/* a receiver that stopped reading said so itself, and the
@@ -88,7 +87,8 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 		 * one way may be waiting on a retransmission timer, and a
 		 * cut-off peer's victims can cross first (their data left
 		 * earlier): open_ticks then. */
-		v->at_once = stall_unread(&in[i], b) || stall_cut_off(&in[i], b);
+		v->weight = stall_unread(&in[i], b) || stall_cut_off(&in[i], b) ? VERDICT_AT_ONCE
+										: VERDICT_OVER;
 		snprintf(
 			v->evidence, sizeof(v->evidence),
 			"{\"ack_stall_seconds\":%.3f,\"sender_ack_stall_seconds\":%.3f,"

@@ -47,8 +47,9 @@ struct stall_bounds {
  * more (a paused or hung receiver, before its window closes), or with data
  * to it and from it (sender_stall_s) both unacked for b->read_after_s (cut
  * off). Writes a verdict per stalled peer into out (at most max), subject
- * "peer=ADDR", score the larger wait over its bound, at_once where the peer
- * stopped reading or is cut off. Returns how many. Pure: no I/O, no state.
+ * "peer=ADDR", score the larger wait over its bound, weight VERDICT_AT_ONCE
+ * where the peer stopped reading or is cut off. Returns how many. Pure: no
+ * I/O, no state.
  *
  * A stalled collective stalls its other ranks within a tick; where this host
  * sees the peers' own senders (sender_*), the victims are left out:

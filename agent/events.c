@@ -85,7 +85,7 @@ static void over(struct events *ev, struct event *e, const struct event_verdict 
 		}
 		if (v->score > e->peak)
 			e->peak = v->score;
-		if (e->over >= ev->open_ticks || v->at_once) {
+		if (e->over >= ev->open_ticks || v->weight == VERDICT_AT_ONCE) {
 			e->open = 1;
 			e->open_ms = now;
 			e->end_ms = 0;
@@ -113,7 +113,7 @@ void events_tick(struct events *ev, const struct event_verdict *v, size_t n, int
 	for (size_t i = 0; i < n; i++) {
 		struct event *e = find(ev, v[i].kind, v[i].subject);
 
-		if (v[i].hold && (!e || !e->open))
+		if (v[i].weight == VERDICT_HOLD && (!e || !e->open))
 			continue;
 		if (!e) {
 			if (ev->n == EVENTS_TRACKED) {

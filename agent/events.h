@@ -11,9 +11,8 @@
  * Events: what the detectors found, with hysteresis. A detector reports, each
  * tick, the subjects over its threshold (verdicts); an event opens after
  * open_ticks ticks over in a row and closes after close_ticks ticks under,
- * so a blip raises nothing and a flapping subject stays one event; a verdict
- * marked at_once opens it on its first tick over, and one marked hold only
- * keeps an open event open.
+ * so a blip raises nothing and a flapping subject stays one event; a verdict's
+ * weight can open it on its first tick over, or only keep it open.
  */
 
 enum event_kind {
@@ -35,19 +34,26 @@ int event_kind_parse(const char *name);
 #define EVENT_SUBJECT_MAX 96
 #define EVENT_EVIDENCE_MAX 256
 
+/* How a verdict counts towards its subject's event. */
+enum verdict_weight {
+	/* a tick over: the event opens after open_ticks in a row */
+	VERDICT_OVER,
+	/* the detector waited its own bound already: the event opens on this
+	 * first tick over */
+	VERDICT_AT_ONCE,
+	/* over a lower bound only (a detector's hysteresis): a tick over for
+	 * the subject's open event, and nothing else: it neither starts nor
+	 * opens one */
+	VERDICT_HOLD,
+};
+
 /* One subject over a detector's threshold this tick. */
 struct event_verdict {
 	enum event_kind kind;
 	char subject[EVENT_SUBJECT_MAX]; /* "peer=198.18.0.3", "interface=eth0,priority=3" */
 	double score; /* how far over: 1 is the threshold */
 	char evidence[EVENT_EVIDENCE_MAX]; /* a JSON object with the readings */
-	/* the detector waited its own bound already: the event opens on this
-	 * first tick over, not after open_ticks */
-	int at_once;
-	/* over a lower bound only (a detector's hysteresis): it counts as a
-	 * tick over for the subject's open event, and for nothing else: it
-	 * neither starts nor opens one */
-	int hold;
+	enum verdict_weight weight;
 };
 
 enum event_change { EVENT_OPENED = 1, EVENT_CLOSED = 2, EVENT_PEAK = 4 };

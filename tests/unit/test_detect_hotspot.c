@@ -24,11 +24,12 @@ static void hotspot_check(const struct hotspot_case *c)
 	size_t n = detect_hotspot(&c->in, 1, 0.8, out, 2);
 
 	if (c->want_score == 0) {
-		ck_assert_msg(n == 0 || out[0].hold, "%s: got a verdict, score %.3f, %s", c->why,
-			      out[0].score, out[0].evidence);
+		ck_assert_msg(n == 0 || out[0].weight == VERDICT_HOLD,
+			      "%s: got a verdict, score %.3f, %s", c->why, out[0].score,
+			      out[0].evidence);
 		return;
 	}
-	ck_assert_msg(n == 1 && !out[0].hold, "%s: no verdict", c->why);
+	ck_assert_msg(n == 1 && out[0].weight == VERDICT_OVER, "%s: no verdict", c->why);
 	ck_assert(out[0].kind == EVENT_HOTSPOT);
 	ck_assert_str_eq(out[0].subject, c->in.subject);
 	ck_assert_msg(out[0].score > c->want_score - 1e-9 && out[0].score < c->want_score + 1e-9,
@@ -171,7 +172,7 @@ START_TEST(test_evidence)
 	/* a stricter bound: the same link is no longer over, but it holds an
 	 * open hotspot (over half the bound, congested); at half that, not */
 	ck_assert_uint_eq(detect_hotspot(in, 1, 1.0, out, 2), 1);
-	ck_assert_int_eq(out[0].hold, 1);
+	ck_assert_int_eq(out[0].weight, VERDICT_HOLD);
 	ck_assert_uint_eq(detect_hotspot(in, 1, 2.0, out, 2), 0);
 }
 END_TEST

@@ -554,7 +554,7 @@ START_TEST(test_incast_lossy)
 			ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 			ck_assert_ptr_nonnull(
 				strstr(out[0].evidence, "\"delivery_rate_share_now\""));
-			ck_assert_int_eq(out[0].at_once, cases[c].at_once);
+			ck_assert_int_eq(out[0].weight == VERDICT_AT_ONCE, cases[c].at_once);
 		}
 		ck_assert_uint_eq(lossy_tick(h, now + 100, cases[c].rate, few, NULL, 0, out),
 				  cases[c].next);
@@ -602,7 +602,7 @@ START_TEST(test_incast_lossy_busy)
 			continue;
 		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 		ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"busy_rate_share_now\""));
-		ck_assert_int_eq(out[0].at_once, 1);
+		ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 		/* losing no more, its rate samples still from before (CI once
 		 * closed the event here and opened a second): the run goes on
 		 * while its busy rate stays low, and ends once it is back */

@@ -121,7 +121,7 @@ static struct seen hold_tick(struct events *ev, const char *subject, int64_t ms)
 	struct event_verdict v = verdict(subject, 0.7);
 	struct seen s = { 0 };
 
-	v.hold = 1;
+	v.weight = VERDICT_HOLD;
 	events_tick(ev, &v, 1, ms);
 	events_foreach_changed(ev, count, &s);
 	return s;
@@ -156,7 +156,7 @@ START_TEST(test_hold)
 }
 END_TEST
 
-/* A verdict at_once (a stall behind a closed window has waited its bound
+/* A verdict VERDICT_AT_ONCE (a stall behind a closed window has waited its bound
  * already) opens its event on the first tick over, whatever
  * event_open_ticks says; the time a stall stays open is stall time. */
 START_TEST(test_stall_opens_at_once)
@@ -168,7 +168,7 @@ START_TEST(test_stall_opens_at_once)
 	char *text;
 
 	v.kind = EVENT_STALL;
-	v.at_once = 1;
+	v.weight = VERDICT_AT_ONCE;
 	events_tick(ev, &v, 1, 1000);
 	events_foreach_changed(ev, count, &s);
 	ck_assert_uint_eq(s.opened, 1);
@@ -212,7 +212,8 @@ START_TEST(test_detect_stall)
 	ck_assert_str_eq(out[1].subject, "peer=198.18.0.4");
 	ck_assert_str_eq(out[2].subject, "peer=198.18.0.5");
 	ck_assert(strstr(out[2].evidence, "\"read_stall_seconds\":0.300"));
-	ck_assert(out[0].at_once && !out[1].at_once && out[2].at_once);
+	ck_assert(out[0].weight == VERDICT_AT_ONCE && out[1].weight == VERDICT_OVER &&
+		  out[2].weight == VERDICT_AT_ONCE);
 	ck_assert_uint_eq(detect_stall(in, 5, &b, out, 1), 1); /* bounded by max */
 }
 END_TEST
@@ -258,10 +259,10 @@ START_TEST(test_detect_stall_culprit)
 	ck_assert_uint_eq(detect_stall(cut, 3, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	ck_assert(strstr(out[0].evidence, "\"victims\":2"));
-	ck_assert(out[0].at_once);
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 	ck_assert_uint_eq(detect_stall(cut_early, 2, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
-	ck_assert(out[0].at_once);
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 	ck_assert_double_eq_tol(out[0].score, 0.35 / 0.3, 1e-9);
 	ck_assert_uint_eq(detect_stall(cycle, 2, &b, out, 4), 2);
 }
@@ -287,7 +288,7 @@ START_TEST(test_detect_stall_reader_sending)
 	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 0);
 	ck_assert_uint_eq(detect_stall(in + 1, 1, &b, out, 4), 1);
 	ck_assert_uint_eq(detect_stall(in + 2, 1, &b, out, 4), 1);
-	ck_assert(out[0].at_once);
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 }
 END_TEST
 
