@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "suites.h"
+#include "testutil.h"
 
 #include "../../agent/config.h"
 #include "../../agent/regex_bounded.h"
@@ -95,13 +96,12 @@ END_TEST
 
 Suite *regex_bounded_suite(void)
 {
-	Suite *s = suite_create("regex_bounded");
-	TCase *tc = tcase_create("regex_bounded");
+	const struct testutil_case cases[] = {
+		{ "atoms_counted", test_atoms_counted, 0 },
+		{ "nested_refused", test_nested_refused, 0 },
+		{ "compile_anchored", test_compile_anchored, 0 },
+		{ "config_says_why", test_config_says_why, 0 },
+	};
 
-	tcase_add_test(tc, test_atoms_counted);
-	tcase_add_test(tc, test_nested_refused);
-	tcase_add_test(tc, test_compile_anchored);
-	tcase_add_test(tc, test_config_says_why);
-	suite_add_tcase(s, tc);
-	return s;
+	return TESTUTIL_SUITE("regex_bounded", cases);
 }

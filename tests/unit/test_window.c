@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "suites.h"
+#include "testutil.h"
 
 #include "../../agent/window.h"
 
@@ -60,11 +61,10 @@ END_TEST
 
 Suite *window_suite(void)
 {
-	Suite *s = suite_create("window");
-	TCase *tc = tcase_create("window");
+	const struct testutil_case cases[] = {
+		{ "without_matches", test_without_matches, 0 },
+		{ "infinite_neighbour", test_infinite_neighbour, 0 },
+	};
 
-	tcase_add_test(tc, test_without_matches);
-	tcase_add_test(tc, test_infinite_neighbour);
-	suite_add_tcase(s, tc);
-	return s;
+	return TESTUTIL_SUITE("window", cases);
 }
