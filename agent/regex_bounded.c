@@ -70,6 +70,7 @@ unsigned long regex_atoms(const char *re)
 	for (const char *p = re; *p;) {
 		const char *end = p + 1;
 		unsigned long count = 0;
+		int op = 0; /* an operator, a node of its own */
 
 		if (*p == '(') {
 			if (depth == REGEX_MAX_DEPTH)
@@ -77,9 +78,11 @@ unsigned long regex_atoms(const char *re)
 			sum[++depth] = 0;
 			last = 0;
 		} else if (*p == ')' && depth > 0) {
-			last = sum[depth--];
+			/* the group's own node: an empty one is one too */
+			last = sum[depth--] + 1;
 			sum[depth] += last;
 		} else if (*p == '|') {
+			op = 1;
 			last = 0;
 		} else if (*p == '+') {
 			count = 2; /* glibc writes "a+" as "aa*" */
@@ -101,12 +104,17 @@ unsigned long regex_atoms(const char *re)
 			 * starts no interval: one atom */
 			sum[depth]++;
 			last = 1;
-		} else if (count > 1) {
+		} else if (count > 0) {
 			/* the atom is counted once already: count - 1 more */
 			if (last > over / count)
 				return over;
 			sum[depth] += last * (count - 1);
 			last *= count;
+			op = 1;
+		}
+		if (op) {
+			sum[depth]++;
+			last += *p != '|';
 		}
 		if (sum[depth] > REGEX_MAX_ATOMS)
 			return over;

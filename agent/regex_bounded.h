@@ -15,9 +15,11 @@
 
 /*
  * An upper estimate of the atoms re expands to: each literal, bracket
- * expression or escape is one, a group is the sum of what it holds, and a
- * repetition {m}, {m,} or {m,n} multiplies what it follows by its largest
- * count (plus one for {m,}), "+" by two. Stops counting past
+ * expression or escape is one, a group is one more than what it holds (an
+ * empty group is a node too: "((){255}){255}" overflowed regcomp's stack
+ * in a fuzz run), a repetition {m}, {m,} or {m,n} multiplies what it
+ * follows by its largest count (plus one for {m,}), "+" by two, and each
+ * operator (| * ? + or an interval) is one more. Stops counting past
  * REGEX_MAX_ATOMS and returns more than it. Malformed text is counted as
  * far as it goes; regcomp() judges its form.
  */
