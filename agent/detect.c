@@ -11,6 +11,7 @@
 #include "detect_pfc.h"
 #include "detect_roce.h"
 #include "detect_stall.h"
+#include "name_find.h"
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
 #define DETECT_PEERS 1024
@@ -84,7 +85,9 @@ static int label_value(const char *labels, const char *key, char *buf, size_t le
 struct roce_gather {
 	struct roce_input in[DETECT_PEERS];
 	char peer[DETECT_PEERS][48];
+	unsigned char seen[DETECT_PEERS]; /* it had series this tick */
 	size_t n;
+	size_t hint; /* name_find()'s */
 };
 
 static int gather_roce(struct series *s, void *arg)
@@ -94,21 +97,21 @@ static int gather_roce(struct series *s, void *arg)
 	int ce = strcmp(s->name, "fabmon_roce_ecn_ce_packets_total") == 0;
 	size_t i;
 
-	if ((!ce && strcmp(s->name, "fabmon_roce_packets_total") != 0) || !s->has_rate ||
-	    label_value(s->labels, "peer", peer, sizeof(peer)) < 0 || strcmp(peer, "other") == 0)
+	if ((!ce && strcmp(s->name, "fabmon_roce_packets_total") != 0) || !s->has_rate)
 		return 0;
 	/* towards the peer: the tc probe's egress, or a capture (no direction) */
-	if (label_value(s->labels, "direction", dir, sizeof(dir)) == 0 && strcmp(dir, "tx") != 0)
+	if ((label_value(s->labels, "direction", dir, sizeof(dir)) == 0 &&
+	     strcmp(dir, "tx") != 0) ||
+	    label_value(s->labels, "peer", peer, sizeof(peer)) < 0 || strcmp(peer, "other") == 0)
 		return 0;
-	for (i = 0; i < g->n && strcmp(g->peer[i], peer) != 0; i++)
-		;
-	if (i == g->n) {
+	if ((i = name_find(g->peer, g->n, sizeof(g->peer[0]), peer, &g->hint)) == g->n) {
 		if (g->n == DETECT_PEERS)
 			return 0;
 		memcpy(g->peer[i], peer, sizeof(peer));
 		g->in[i] = (struct roce_input){ g->peer[i], 0, 0 };
 		g->n++;
 	}
+	g->seen[i] = 1;
 	if (ce)
 		g->in[i].ce += s->rate;
 	else if (label_value(s->labels, "class", cls, sizeof(cls)) == 0 &&
@@ -118,6 +121,37 @@ static int gather_roce(struct series *s, void *arg)
 		 * towards it is no receiver to compare */
 		g->in[i].packets += s->rate;
 	return 0;
+}
+
+/*
+ * This tick's RoCEv2 rates into g. Its peers persist from tick to tick in
+ * the order first seen, so that finding one is a compare or two
+ * (name_find()), not a scan of the rows before it: rebuilt every tick,
+ * each peer's first series missed and scanned them all, which at 1000 peers
+ * was most of detect_run()'s time (tests/bench/detectcost.c -r). A peer
+ * with no series this tick is dropped.
+ */
+static void roce_gather_tick(struct roce_gather *g, struct registry *reg)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		g->in[i].packets = g->in[i].ce = 0;
+		g->seen[i] = 0;
+	}
+	(void)registry_foreach(reg, gather_roce, g);
+	for (size_t i = 0; i < g->n; i++) {
+		if (!g->seen[i])
+			continue;
+		if (kept != i) {
+			memcpy(g->peer[kept], g->peer[i], sizeof(g->peer[0]));
+			g->in[kept] = g->in[i];
+			g->seen[kept] = 1;
+		}
+		g->in[kept].peer = g->peer[kept];
+		kept++;
+	}
+	g->n = kept;
 }
 
 static int gather_stall(struct series *s, void *arg)
@@ -393,8 +427,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	sg.n = 0;
 	sg.next = 0;
 	pg.n = 0;
-	rg.n = 0;
-	(void)registry_foreach(reg, gather_roce, &rg);
+	roce_gather_tick(&rg, reg);
 	(void)registry_foreach(reg, gather_stall, &sg);
 	(void)registry_foreach(reg, gather_pfc, &pg);
 	hg.cur ^= 1;

@@ -9,7 +9,11 @@
  * set against the median of the others, and its series are found among all
  * peers', so the cost grows with P.
  *
- * Usage: detectcost [-p PEERS] [-t TICKS]
+ * With -r each peer carries RoCEv2 too, as the tc probe writes it: packets
+ * by operation class and ECN CE marks, both ways (20 series a peer), which
+ * the RoCE congestion check gathers per peer.
+ *
+ * Usage: detectcost [-p PEERS] [-t TICKS] [-r]
  * Prints "peers=P series=S ticks=T us_per_tick=U verdicts=V".
  */
 #include <stdio.h>
@@ -44,6 +48,15 @@ static const struct metric_desc descs[FAMILIES] = {
 	[STALL] = { "fabmon_tcp_ack_stall_seconds", "bench", METRIC_GAUGE, 0, 0 },
 };
 
+/* The tc probe's RoCEv2 families the detectors read (collector/flow_series.c). */
+static const struct metric_desc roce_packets = { "fabmon_roce_packets_total", "bench",
+						 METRIC_COUNTER, 0, 0 };
+static const struct metric_desc roce_ce = { "fabmon_roce_ecn_ce_packets_total", "bench",
+					    METRIC_COUNTER, 0, 0 };
+static const char *const roce_classes[] = { "send",	     "write",	"read_request",
+					    "read_response", "ack",	"atomic",
+					    "cnp",	     "ud_send", "other" };
+
 static double jitter(void)
 {
 	return 0.8 + 0.4 * (double)rand() / RAND_MAX;
@@ -69,6 +82,29 @@ static void peer_sample(struct sample_sink *out, const char *peer, unsigned i, u
 	(void)sample_gauge(out, &descs[STALL], l, 2, 0);
 }
 
+/* One tick of peer i's RoCEv2 series, labelled in the tc probe's order;
+ * packets is its running total. */
+static void peer_roce(struct sample_sink *out, const char *peer, uint64_t *packets)
+{
+	static const char *const dirs[] = { "rx", "tx" };
+	size_t nc = sizeof(roce_classes) / sizeof(roce_classes[0]);
+
+	*packets += 1000;
+	for (size_t d = 0; d < 2; d++) {
+		struct label l[] = { { "interface", "eth0" },
+				     { "direction", dirs[d] },
+				     { "peer", peer },
+				     { "source", "bpf" },
+				     { "class", NULL } };
+
+		for (size_t c = 0; c < nc; c++) {
+			l[4].value = roce_classes[c];
+			(void)sample_counter(out, &roce_packets, l, 5, *packets);
+		}
+		(void)sample_counter(out, &roce_ce, l, 4, *packets / 100);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static char names[DETECTCOST_PEERS][48];
@@ -77,22 +113,24 @@ int main(int argc, char **argv)
 	struct detect_config dcfg;
 	struct config cfg;
 	struct registry *reg;
+	static uint64_t roce[DETECTCOST_PEERS];
 	unsigned peers = DETECTCOST_PEERS, ticks = 200, verdicts = 0;
+	int c, with_roce = 0;
 	double spent = 0;
-	int c;
 
-	while ((c = getopt(argc, argv, "p:t:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:r")) != -1) {
 		if ((c == 'p' && parse_uint(optarg, DETECTCOST_PEERS, &peers) < 0) ||
 		    (c == 't' && parse_uint(optarg, 1000000, &ticks) < 0) ||
-		    (c != 'p' && c != 't')) {
-			fprintf(stderr, "usage: detectcost [-p PEERS (1..%d)] [-t TICKS]\n",
+		    (c != 'p' && c != 't' && c != 'r')) {
+			fprintf(stderr, "usage: detectcost [-p PEERS (1..%d)] [-t TICKS] [-r]\n",
 				DETECTCOST_PEERS);
 			return 2;
 		}
+		with_roce |= c == 'r';
 	}
 	config_defaults(&cfg);
 	detect_config_init(&dcfg, &cfg);
-	reg = registry_new(peers * FAMILIES + 64, 60000);
+	reg = registry_new(peers * (FAMILIES + 20) + 64, 60000);
 	if (!reg) {
 		fprintf(stderr, "detectcost: out of memory\n");
 		return 1;
@@ -104,8 +142,11 @@ int main(int argc, char **argv)
 		double t0;
 
 		registry_begin_tick(reg, 1800000000000LL + (int64_t)t * DETECTCOST_TICK_MS);
-		for (unsigned i = 0; i < peers; i++)
+		for (unsigned i = 0; i < peers; i++) {
 			peer_sample(registry_sink(reg, "bench"), names[i], i, raw[i]);
+			if (with_roce)
+				peer_roce(registry_sink(reg, "bench"), names[i], &roce[i]);
+		}
 		t0 = clock_mono_s();
 		verdicts += (unsigned)detect_run(&dcfg, reg, out, sizeof(out) / sizeof(out[0]));
 		spent += clock_mono_s() - t0;

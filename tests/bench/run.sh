@@ -950,15 +950,20 @@ detect_totals() {
 
 # detect_cost: the detect step's CPU a tick (gathering the registry's
 # series, then every detector) at 16 to 1000 peers (tests/bench/detectcost.c),
-# against a 100 ms tick.
+# TCP only and with RoCEv2 series too (-r: 20 more a peer), against a 100 ms
+# tick. The goal is judged on the larger at 1000 peers.
 detect_cost() {
-	for p in 16 128 1000; do
-		"$BENCH_DIR/detectcost" -p $p -t 200 >"$WORK/detectcost.out" 2>&1 ||
-			{ broken "detectcost -p $p failed: $(cat "$WORK/detectcost.out")"; return 0; }
-		us=$(sed -n 's/.*us_per_tick=\([0-9.]*\).*/\1/p' "$WORK/detectcost.out")
-		echo "  detect step (detect_run), $p peers: $us us a tick"
+	worst=0
+	for roce in "" -r; do
+		for p in 16 128 1000; do
+			"$BENCH_DIR/detectcost" -p $p -t 200 $roce >"$WORK/detectcost.out" 2>&1 ||
+				{ broken "detectcost -p $p $roce failed: $(cat "$WORK/detectcost.out")"; return 0; }
+			us=$(sed -n 's/.*us_per_tick=\([0-9.]*\).*/\1/p' "$WORK/detectcost.out")
+			echo "  detect step (detect_run), $p peers${roce:+ with RoCEv2}: $us us a tick"
+		done
+		worst=$(awk -v a="$us" -v b="$worst" 'BEGIN { print (a > b ? a : b) }')
 	done
-	goal "detect step at 1000 peers <= 10 % of a 100 ms tick" "$us" "<=" 10000 "$us us"
+	goal "detect step at 1000 peers <= 10 % of a 100 ms tick" "$worst" "<=" 10000 "$worst us"
 }
 
 bench_detect() {

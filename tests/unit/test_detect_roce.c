@@ -2,8 +2,12 @@
 #include <check.h>
 #include <string.h>
 
+#include "../../agent/config.h"
+#include "../../agent/detect.h"
 #include "../../agent/detect_roce.h"
+#include "../../agent/registry.h"
 #include "suites.h"
+#include "testutil.h"
 
 #define PEERS 6
 
@@ -74,12 +78,81 @@ START_TEST(test_table)
 }
 END_TEST
 
+/*
+ * One 1 s tick of RoCEv2 counters as the tc probe writes them, both ways, for
+ * the peers in the string (each its last octet: "1234" is 198.18.0.1 to .4);
+ * packets towards the peer in hot are CE-marked, one in five. Returns the
+ * names detect_run() gave incasts, as that kind of string.
+ */
+static const char *roce_tick(struct registry *reg, const struct detect_config *dcfg, int t,
+			     const char *peers, char hot)
+{
+	static const struct metric_desc packets = { "fabmon_roce_packets_total", "t",
+						    METRIC_COUNTER, 0, 0 },
+					ce = { "fabmon_roce_ecn_ce_packets_total", "t",
+					       METRIC_COUNTER, 0, 0 };
+	static char named[16];
+	struct event_verdict out[16];
+	size_t n, k = 0;
+
+	registry_begin_tick(reg, 1800000000000LL + t * 1000LL);
+	for (const char *p = peers; *p; p++) {
+		char addr[16];
+		struct label l[] = { { "interface", "eth0" },
+				     { "direction", "tx" },
+				     { "peer", addr },
+				     { "source", "bpf" },
+				     { "class", "write" } };
+
+		snprintf(addr, sizeof(addr), "198.18.0.%c", *p);
+		for (int d = 0; d < 2; d++) {
+			l[1].value = d ? "tx" : "rx";
+			(void)sample_counter(registry_sink(reg, "t"), &packets, l, 5, t * 1000ULL);
+			(void)sample_counter(registry_sink(reg, "t"), &ce, l, 4,
+					     *p == hot ? t * 200ULL : 0);
+		}
+	}
+	n = detect_run(dcfg, reg, out, sizeof(out) / sizeof(out[0]));
+	for (size_t i = 0; i < n; i++)
+		if (out[i].kind == EVENT_INCAST && k + 1 < sizeof(named))
+			named[k++] = out[i].subject[strlen(out[i].subject) - 1];
+	named[k] = '\0';
+	registry_end_tick(reg);
+	return named;
+}
+
+/*
+ * detect_run() keeps its RoCE peers from tick to tick (to find each in a
+ * compare or two): one that goes is dropped, one that comes is added, and
+ * the hot receiver is named, whichever rows moved.
+ */
+START_TEST(test_run_peers_change)
+{
+	struct registry *reg = registry_new(256, 60000);
+	struct detect_config dcfg;
+	struct config cfg;
+
+	ck_assert_ptr_nonnull(reg);
+	config_defaults(&cfg);
+	detect_config_init(&dcfg, &cfg);
+	ck_assert_str_eq(roce_tick(reg, &dcfg, 1, "1234", '4'), ""); /* no rates yet */
+	ck_assert_str_eq(roce_tick(reg, &dcfg, 2, "1234", '4'), "4");
+	/* 1 goes, 5 comes and is the hot one: the rows after 1 move down */
+	ck_assert_str_eq(roce_tick(reg, &dcfg, 3, "2345", '5'), "");
+	ck_assert_str_eq(roce_tick(reg, &dcfg, 4, "2345", '5'), "5");
+	ck_assert_str_eq(roce_tick(reg, &dcfg, 5, "5432", '2'), "2");
+	/* too few others left to compare with */
+	ck_assert_str_eq(roce_tick(reg, &dcfg, 6, "25", '2'), "");
+	registry_free(reg);
+}
+END_TEST
+
 Suite *detect_roce_suite(void)
 {
-	Suite *s = suite_create("detect_roce");
-	TCase *tc = tcase_create("detect_roce");
+	const struct testutil_case cases[] = {
+		{ "table", test_table, 0 },
+		{ "run_peers_change", test_run_peers_change, 0 },
+	};
 
-	tcase_add_test(tc, test_table);
-	suite_add_tcase(s, tc);
-	return s;
+	return TESTUTIL_SUITE("detect_roce", cases);
 }
