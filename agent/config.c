@@ -12,11 +12,11 @@
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 
-static int check_listen(const char *value);
-static int check_collectors(const char *value);
-static int check_regex(const char *value);
-static int check_user(const char *value);
-static int check_nonempty(const char *value);
+static int check_listen(const char *value, char *why, size_t why_len);
+static int check_collectors(const char *value, char *why, size_t why_len);
+static int check_regex(const char *value, char *why, size_t why_len);
+static int check_user(const char *value, char *why, size_t why_len);
+static int check_nonempty(const char *value, char *why, size_t why_len);
 
 /* The one table of settings: file key, kind, where it lives, the form. */
 struct key_def {
@@ -26,7 +26,9 @@ struct key_def {
 	size_t size; /* strings: buffer size */
 	const char *form;
 	int64_t min, max; /* durations in ms, uints */
-	int (*check)(const char *value); /* strings: 0 if the value is well formed */
+	/* strings: 0 if the value is well formed, else -errno and, where
+	 * there is more to say than the form, the reason in why */
+	int (*check)(const char *value, char *why, size_t why_len);
 };
 
 #define STR(k, field, form, chk)                                                                   \
@@ -224,7 +226,7 @@ int config_parse_listen(const char *text, char *host, size_t host_len, unsigned 
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len)
 {
 	const struct key_def *k = NULL;
-	int checked = 0;
+	char why[128] = "";
 	char *field;
 
 	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++)
@@ -237,7 +239,7 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	field = (char *)cfg + k->offset;
 	switch (k->kind) {
 	case KEY_STRING:
-		if (strlen(value) >= k->size || (k->check && (checked = k->check(value)) < 0))
+		if (strlen(value) >= k->size || (k->check && k->check(value, why, sizeof(why)) < 0))
 			goto bad;
 		memcpy(field, value, strlen(value) + 1);
 		return 0;
@@ -264,11 +266,9 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	}
 bad:
 	/* a long value is cut, so that the key and the form still show */
-	snprintf(err, err_len, "bad value '%.64s%s' for '%s': expected %s", value,
-		 strlen(value) > 64 ? "..." : "", key, k->form);
-	if (checked == -E2BIG && strlen(err) + 1 < err_len)
-		snprintf(err + strlen(err), err_len - strlen(err),
-			 " (its repetitions expand to more than %d atoms)", REGEX_MAX_ATOMS);
+	snprintf(err, err_len, "bad value '%.64s%s' for '%s': expected %s%s%s%s", value,
+		 strlen(value) > 64 ? "..." : "", key, k->form, why[0] ? " (" : "", why,
+		 why[0] ? ")" : "");
 	return -EINVAL;
 }
 
@@ -373,37 +373,46 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 	return -EINVAL;
 }
 
-static int check_listen(const char *value)
+static int check_listen(const char *value, char *why, size_t why_len)
 {
 	char host[256];
 	unsigned port;
 
+	(void)why;
+	(void)why_len;
 	return config_parse_listen(value, host, sizeof(host), &port);
 }
 
-static int check_collectors(const char *value)
+static int check_collectors(const char *value, char *why, size_t why_len)
 {
 	char names[256], *save = NULL;
 
 	if (snprintf(names, sizeof(names), "%s", value) >= (int)sizeof(names))
 		return -EINVAL;
 	for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save))
-		if (!collector_find(n))
+		if (!collector_find(n)) {
+			snprintf(why, why_len, "no collector '%.32s'", n);
 			return -EINVAL;
+		}
 	return 0;
 }
 
-static int check_nonempty(const char *value)
+static int check_nonempty(const char *value, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	return value[0] ? 0 : -EINVAL;
 }
 
 /* As the collectors will compile it: anchored, and bounded in size. */
-static int check_regex(const char *value)
+static int check_regex(const char *value, char *why, size_t why_len)
 {
 	regex_t rx;
 	int r = regex_compile_bounded(&rx, value, 1);
 
+	if (r == -E2BIG)
+		snprintf(why, why_len, "its repetitions expand to more than %d atoms",
+			 REGEX_MAX_ATOMS);
 	if (r < 0)
 		return r;
 	regfree(&rx);
@@ -411,8 +420,10 @@ static int check_regex(const char *value)
 }
 
 /* A user name as useradd(8) takes it, or a uid: no path or shell characters. */
-static int check_user(const char *value)
+static int check_user(const char *value, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	if (value[0] == '-')
 		return -EINVAL;
 	for (const char *p = value; *p; p++)

@@ -96,6 +96,7 @@ START_TEST(test_file_errors)
 		{ "[agent]\nthis is not ini\n", ":2: syntax error" },
 		{ "[agent]\ncollectors = netdev,bogus\n",
 		  ":2: bad value 'netdev,bogus' for 'collectors'" },
+		{ "[agent]\ncollectors = netdev,bogus\n", "bpf, pcap (no collector 'bogus')" },
 		{ "[agent]\ninterfaces = eth(\n",
 		  ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
 		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
