@@ -49,6 +49,22 @@ static int stall_victim(const struct stall_input *p, int cut_off_seen, const str
 	return cut_off_seen && !stall_cut_off(p, b);
 }
 
+/* A stall verdict on p with this score and weight into v. */
+static void stall_verdict(struct event_verdict *v, const struct stall_input *p, double score,
+			  enum verdict_weight weight, size_t victims)
+{
+	v->kind = EVENT_STALL;
+	snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
+	v->score = score;
+	v->weight = weight;
+	snprintf(v->evidence, sizeof(v->evidence),
+		 "{\"ack_stall_seconds\":%.3f,\"sender_ack_stall_seconds\":%.3f,"
+		 "\"read_stall_seconds\":%.3f,"
+		 "\"in_flight_bytes\":%.0f,\"zero_window_connections\":%.0f,\"victims\":%zu}",
+		 p->ack_stall_s, p->sender_stall_s, p->read_stall_s, p->in_flight_bytes,
+		 p->zero_window, victims);
+}
+
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max)
 {
@@ -73,30 +89,25 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 		double ack = in[i].ack_stall_s /
 			     (stall_cut_off(&in[i], b) ? b->read_after_s : b->after_s),
 		       read = stall_read_s(&in[i]) / b->read_after_s;
-		struct event_verdict *v;
 
 		if (!stall_over(&in[i], b) || (victims && stall_victim(&in[i], cut_off, b)))
 			continue;
-		v = &out[k++];
-		v->kind = EVENT_STALL;
-		snprintf(v->subject, sizeof(v->subject), "peer=%s", in[i].peer);
-		v->score = ack > read ? ack : read;
 		/* a receiver that stopped reading said so itself, and the
 		 * culprit stops before its victims; a peer cut off both ways
 		 * waits on no timer: the wait was the persistence. Unacked data
 		 * one way may be waiting on a retransmission timer, and a
 		 * cut-off peer's victims can cross first (their data left
 		 * earlier): open_ticks then. */
-		v->weight = stall_unread(&in[i], b) || stall_cut_off(&in[i], b) ? VERDICT_AT_ONCE
-										: VERDICT_OVER;
-		snprintf(
-			v->evidence, sizeof(v->evidence),
-			"{\"ack_stall_seconds\":%.3f,\"sender_ack_stall_seconds\":%.3f,"
-			"\"read_stall_seconds\":%.3f,"
-			"\"in_flight_bytes\":%.0f,\"zero_window_connections\":%.0f,\"victims\":%zu}",
-			in[i].ack_stall_s, in[i].sender_stall_s, in[i].read_stall_s,
-			in[i].in_flight_bytes, in[i].zero_window, victims);
+		stall_verdict(&out[k++], &in[i], ack > read ? ack : read,
+			      stall_unread(&in[i], b) || stall_cut_off(&in[i], b) ? VERDICT_AT_ONCE
+										  : VERDICT_OVER,
+			      victims);
 	}
+	/* after the stalls, so that max leaves these out first */
+	for (size_t i = 0; i < n && k < max; i++)
+		if (!stall_over(&in[i], b) && in[i].ack_stall_s >= STALL_HOLD_SHARE * b->after_s)
+			stall_verdict(&out[k++], &in[i], in[i].ack_stall_s / b->after_s,
+				      VERDICT_HOLD, 0);
 	return k;
 }
 

@@ -35,6 +35,16 @@ struct stall_input {
 	int paced;
 };
 
+/*
+ * A wait for acks of this share of stall_after, under it, holds an open stall
+ * (VERDICT_HOLD): a connection back from a retransmission timeout can move
+ * once and then wait again on its next, backed-off timer. t_ring, its link
+ * back up: one ack, then 0.8 s without, then the burst; its stall closed on
+ * the three ticks under (waits of 0.02, 0.12 and 0.22 s) and a second one
+ * opened 300 ms later. A path that moves is acked within a round trip.
+ */
+#define STALL_HOLD_SHARE 0.25
+
 struct stall_bounds {
 	double after_s; /* no ack progress with data pending this long */
 	double read_after_s; /* acked, not read, this long; or cut off both ways */
@@ -60,6 +70,10 @@ struct stall_bounds {
  *    the cut-off one, and the peers it sent to are its victims.
  * If that would leave no one (a cycle), every stalled peer is reported. The
  * culprit's evidence counts the victims left out.
+ *
+ * After those, a VERDICT_HOLD for each peer under the bounds that has waited
+ * for acks STALL_HOLD_SHARE of after_s or more: it keeps the peer's open
+ * stall event open and does nothing else.
  *
  * A peer that has not read since before a send of its own began, a send
  * still moving (sender_busy_s at least its read stall, sender_stall_s

@@ -45,6 +45,18 @@ static struct seen tick(struct events *ev, const char *subject, double score, in
 	return s;
 }
 
+/* detect_stall()'s verdicts without its holds, which come last (checked in
+ * test_detect_stall_hold). */
+static size_t stalls(const struct stall_input *in, size_t n, const struct stall_bounds *b,
+		     struct event_verdict *out, size_t max)
+{
+	size_t k = detect_stall(in, n, b, out, max);
+
+	while (k > 0 && out[k - 1].weight == VERDICT_HOLD)
+		k--;
+	return k;
+}
+
 /* Open after 2 ticks over, close after 3 under; start is the first tick over. */
 START_TEST(test_hysteresis)
 {
@@ -253,18 +265,18 @@ START_TEST(test_detect_stall_culprit)
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
 
-	ck_assert_uint_eq(detect_stall(paused, 2, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(paused, 2, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	ck_assert(strstr(out[0].evidence, "\"victims\":1"));
-	ck_assert_uint_eq(detect_stall(cut, 3, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(cut, 3, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	ck_assert(strstr(out[0].evidence, "\"victims\":2"));
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
-	ck_assert_uint_eq(detect_stall(cut_early, 2, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(cut_early, 2, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 	ck_assert_double_eq_tol(out[0].score, 0.35 / 0.3, 1e-9);
-	ck_assert_uint_eq(detect_stall(cycle, 2, &b, out, 4), 2);
+	ck_assert_uint_eq(stalls(cycle, 2, &b, out, 4), 2);
 }
 END_TEST
 
@@ -285,9 +297,9 @@ START_TEST(test_detect_stall_reader_sending)
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
 
-	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 0);
-	ck_assert_uint_eq(detect_stall(in + 1, 1, &b, out, 4), 1);
-	ck_assert_uint_eq(detect_stall(in + 2, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(in, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(in + 2, 1, &b, out, 4), 1);
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 }
 END_TEST
@@ -307,10 +319,10 @@ START_TEST(test_detect_stall_paced)
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
 
-	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(in, 1, &b, out, 4), 1);
 	in[0].paced = 1;
-	ck_assert_uint_eq(detect_stall(in, 1, &b, out, 4), 0);
-	ck_assert_uint_eq(detect_stall(in + 1, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(stalls(in, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 1);
 }
 END_TEST
 
@@ -336,7 +348,7 @@ START_TEST(test_stall_aftermath)
 		};
 
 		stall_aftermath(&h, cut, 2, &b, now);
-		ck_assert_uint_eq(detect_stall(cut, 2, &b, out, 4), 1);
+		ck_assert_uint_eq(stalls(cut, 2, &b, out, 4), 1);
 		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
 	}
 	for (unsigned t = 0; t < 30; t++, now += 100) {
@@ -347,8 +359,65 @@ START_TEST(test_stall_aftermath)
 
 		stall_aftermath(&h, after, 2, &b, now);
 		/* cut off from 0 to 1900 ms, seen 300 ms after it began */
-		ck_assert_uint_eq(detect_stall(after, 2, &b, out, 4), t < 22 ? 0 : 1);
+		ck_assert_uint_eq(stalls(after, 2, &b, out, 4), t < 22 ? 0 : 1);
 	}
+}
+END_TEST
+
+/*
+ * Under the bounds, a wait for acks of a quarter of after_s or more is a
+ * hold, after the stalls (max leaves it out first); a shorter one nothing.
+ */
+START_TEST(test_detect_stall_hold)
+{
+	const struct stall_input in[] = {
+		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0 },
+	};
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct event_verdict out[4];
+
+	ck_assert_uint_eq(detect_stall(in, 3, &b, out, 4), 2);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
+	ck_assert_int_eq(out[0].weight, VERDICT_OVER);
+	ck_assert_str_eq(out[1].subject, "peer=198.18.0.2");
+	ck_assert_int_eq(out[1].weight, VERDICT_HOLD);
+	ck_assert_double_eq_tol(out[1].score, 0.4, 1e-9);
+	ck_assert_uint_eq(detect_stall(in, 3, &b, out, 1), 1);
+	ck_assert_int_eq(out[0].weight, VERDICT_OVER);
+}
+END_TEST
+
+/*
+ * t_ring in CI, a downed link back up (rank 3's connection, 100 ms ticks):
+ * cut off, then one ack 17 ms before a tick, then 0.8 s without while its
+ * retransmission timer ran, then the burst. One stall event, which closes on
+ * the third tick after the burst; without holds it closed on the 0.22 s
+ * tick and a second opened at 0.52 s.
+ */
+START_TEST(test_stall_hold_restall)
+{
+	static const double waits[] = { 0.6,   0.7,   0.8,   0.017, 0.117, 0.217, 0.317, 0.417,
+					0.517, 0.617, 0.717, 0.817, 0,	   0,	  0,	 0 };
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct events *ev = events_new(2, 3);
+	struct event_verdict out[4];
+	unsigned opened = 0, closed = 0;
+
+	for (size_t t = 0; t < sizeof(waits) / sizeof(waits[0]); t++) {
+		const struct stall_input in = { "198.18.0.3", waits[t], 1067400, 0, 0, 0, 0, 0, 0 };
+		struct seen s = { 0 };
+
+		events_tick(ev, out, detect_stall(&in, 1, &b, out, 4), (int64_t)t * 100);
+		events_foreach_changed(ev, count, &s);
+		opened += s.opened;
+		closed += s.closed;
+		ck_assert_uint_eq(s.closed, t == 14);
+	}
+	ck_assert_uint_eq(opened, 1);
+	ck_assert_uint_eq(closed, 1);
+	events_free(ev);
 }
 END_TEST
 
@@ -390,6 +459,8 @@ Suite *events_suite(void)
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
 		{ "detect_stall_paced", test_detect_stall_paced, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },
+		{ "detect_stall_hold", test_detect_stall_hold, 0 },
+		{ "stall_hold_restall", test_stall_hold_restall, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
 	};
 

@@ -25,8 +25,9 @@ sleep 2
 lab_fault stall $culprit 3 "ip -n $LAB-sw link set $LAB-p3 down" "ip -n $LAB-sw link set $LAB-p3 up"
 lab_loadgen_wait
 # TCP backs its retransmission timer off while the link is down, so when it
-# comes back a connection to rank 3 can stall again for a moment before its
-# next retransmission: one incident, which may show as two stall events on
-# the culprit, never on anyone else
+# comes back a connection to rank 3 can move once and stall again before its
+# next retransmission. A wait of a quarter of stall_after holds the event
+# open (STALL_HOLD_SHARE); one that stays under that for three ticks first
+# still shows as a second stall event on the culprit, never on anyone else
 lab_expect "$WORK/r.db" stall $culprit 2
 exit 0
