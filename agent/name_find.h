@@ -19,15 +19,15 @@ static inline size_t name_find(const void *base, size_t n, size_t stride, const 
 			       size_t *hint)
 {
 	const char *p = base;
-	size_t i = 0;
+	size_t i;
 
 	if (*hint < n && strcmp(p + *hint * stride, name) == 0)
 		i = *hint;
 	else if (*hint > 0 && *hint <= n && strcmp(p + (*hint - 1) * stride, name) == 0)
 		i = *hint - 1;
-	for (; i < n; i++)
-		if (strcmp(p + i * stride, name) == 0)
-			break;
+	else
+		for (i = 0; i < n && strcmp(p + i * stride, name) != 0; i++)
+			;
 	*hint = i + 1;
 	return i;
 }
