@@ -82,7 +82,7 @@ static void peer_sample(struct sample_sink *out, const char *peer, unsigned i, u
 	(void)sample_gauge(out, &descs[STALL], l, 2, 0);
 }
 
-/* One tick of peer i's RoCEv2 series, labelled in the tc probe's order;
+/* One tick of a peer's RoCEv2 series, labelled in the tc probe's order;
  * packets is its running total. */
 static void peer_roce(struct sample_sink *out, const char *peer, uint64_t *packets)
 {
@@ -109,11 +109,11 @@ int main(int argc, char **argv)
 {
 	static char names[DETECTCOST_PEERS][48];
 	static uint64_t raw[DETECTCOST_PEERS][FAMILIES];
+	static uint64_t roce[DETECTCOST_PEERS]; /* packets, as raw */
 	struct event_verdict out[64];
 	struct detect_config dcfg;
 	struct config cfg;
 	struct registry *reg;
-	static uint64_t roce[DETECTCOST_PEERS];
 	unsigned peers = DETECTCOST_PEERS, ticks = 200, verdicts = 0;
 	int c, with_roce = 0;
 	double spent = 0;
