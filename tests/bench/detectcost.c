@@ -56,6 +56,8 @@ static const struct metric_desc roce_ce = { "fabmon_roce_ecn_ce_packets_total", 
 static const char *const roce_classes[] = { "send",	     "write",	"read_request",
 					    "read_response", "ack",	"atomic",
 					    "cnp",	     "ud_send", "other" };
+/* A peer's RoCEv2 series: each class and the CE marks, both ways. */
+#define ROCE_SERIES (2 * (sizeof(roce_classes) / sizeof(roce_classes[0]) + 1))
 
 static double jitter(void)
 {
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
 	}
 	config_defaults(&cfg);
 	detect_config_init(&dcfg, &cfg);
-	reg = registry_new(peers * (FAMILIES + 20) + 64, 60000);
+	reg = registry_new(peers * (FAMILIES + ROCE_SERIES) + 64, 60000);
 	if (!reg) {
 		fprintf(stderr, "detectcost: out of memory\n");
 		return 1;
