@@ -236,52 +236,79 @@ static int path_slower(const struct path_history *h, size_t a, size_t b,
 }
 
 /*
- * The straggler among the ring peers, if any (header), into *v, from each
- * peer's typical busy rate in typical.
+ * Ring peer i's busy rate this tick over the median of the others' typical
+ * ones, into *ret_mid and *ret_m as path_share(); NAN where it is not
+ * judged (header).
  */
-static int path_straggler(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
-			  const struct path_measure *typical, const struct path_measure *moving,
-			  struct event_verdict *v)
+static double path_ring_share(const struct path_history *h, size_t i, int64_t now_ms,
+			      const struct path_measure *typical, const struct path_measure *moving,
+			      double *ret_mid, size_t *ret_m)
 {
-	const struct path_peer *slow = NULL;
-	double slow_share = 0, slow_mid = 0;
-	size_t slow_m = 0;
+	const struct path_peer *p = &h->peers[i];
+	double mid;
 
-	for (size_t i = 0; i < h->n; i++) {
-		const struct path_peer *p = &h->peers[i];
-		double mid, share;
-		size_t m;
+	if (p->fanout >= 2 || p->busy_ms != now_ms || p->busy.count < PATH_STRAGGLER_SAMPLES)
+		return NAN;
+	/* the others stopped: the ring's stall, not a slow link (header) */
+	if (path_others_median(moving, i, ret_m) < PATH_BUSY_MIN)
+		return NAN;
+	mid = path_others_median(typical, i, ret_m);
+	*ret_mid = mid;
+	return mid > 0 ? p->busy_now / mid : NAN;
+}
 
-		if (p->fanout >= 2 || p->busy_ms != now_ms ||
-		    p->busy.count < PATH_STRAGGLER_SAMPLES)
-			continue;
-		/* the others stopped: the ring's stall, not a slow link (header) */
-		if (path_others_median(moving, i, &m) < PATH_BUSY_MIN)
-			continue;
-		mid = path_others_median(typical, i, &m);
-		share = mid > 0 ? p->busy_now / mid : NAN;
-		if (!(share < cfg->straggler_fraction) ||
-		    (slow && !path_slower(h, i, (size_t)(slow - h->peers), typical,
-					  cfg->straggler_fraction, now_ms)))
-			continue;
-		slow = p;
-		slow_share = share;
-		slow_mid = mid;
-		slow_m = m;
-	}
-	snprintf(h->straggler, sizeof(h->straggler), "%s", slow ? slow->peer : "");
-	if (!slow)
-		return 0;
+/* A straggler verdict of the given weight on peer p, at share of the others. */
+static void path_straggler_verdict(struct event_verdict *v, const struct path_peer *p,
+				   const struct path_config *cfg, enum verdict_weight weight,
+				   double share, double mid, size_t m)
+{
 	v->kind = EVENT_STRAGGLER;
-	v->weight = VERDICT_OVER;
-	snprintf(v->subject, sizeof(v->subject), "peer=%s", slow->peer);
-	v->score = slow_share > 0 ? cfg->straggler_fraction / slow_share
-				  : cfg->straggler_fraction * 1e6;
+	v->weight = weight;
+	snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
+	v->score = share > 0 ? cfg->straggler_fraction / share : cfg->straggler_fraction * 1e6;
 	snprintf(v->evidence, sizeof(v->evidence),
 		 "{\"busy_rate_share\":%.3f,\"others_median_bytes_per_second\":%.0f,"
 		 "\"sender_fanout\":%.0f,\"peers\":%zu}",
-		 slow_share, slow_mid, slow->fanout, slow_m + 1);
-	return 1;
+		 share, mid, p->fanout, m + 1);
+}
+
+/*
+ * The straggler among the ring peers, if any (header), from each peer's
+ * typical busy rate in typical, then the holds: at most max verdicts into
+ * out; returns how many.
+ */
+static size_t path_straggler(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
+			     const struct path_measure *typical, const struct path_measure *moving,
+			     struct event_verdict *out, size_t max)
+{
+	/* each ring peer's share this tick (NAN: not judged), and the
+	 * median and count of the others it was set against */
+	static double share[PATH_PEERS], mid[PATH_PEERS];
+	static size_t others[PATH_PEERS];
+	double hold = (1 + cfg->straggler_fraction) / 2;
+	size_t slow = h->n, k = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		share[i] = path_ring_share(h, i, now_ms, typical, moving, &mid[i], &others[i]);
+		if (!(share[i] < cfg->straggler_fraction) ||
+		    (slow < h->n &&
+		     !path_slower(h, i, slow, typical, cfg->straggler_fraction, now_ms)))
+			continue;
+		slow = i;
+	}
+	snprintf(h->straggler, sizeof(h->straggler), "%s", slow < h->n ? h->peers[slow].peer : "");
+	if (slow < h->n && k < max)
+		path_straggler_verdict(&out[k++], &h->peers[slow], cfg, VERDICT_OVER, share[slow],
+				       mid[slow], others[slow]);
+	/* after the straggler, so that max leaves these out first; only a
+	 * peer named since it last read over the hold bound can have one open */
+	for (size_t i = 0; i < h->n; i++) {
+		h->peers[i].straggling = i == slow || (h->peers[i].straggling && share[i] < hold);
+		if (i != slow && h->peers[i].straggling && k < max)
+			path_straggler_verdict(&out[k++], &h->peers[i], cfg, VERDICT_HOLD, share[i],
+					       mid[i], others[i]);
+	}
+	return k;
 }
 
 size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_t now_ms,
@@ -299,7 +326,6 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
-	struct event_verdict straggler;
 	size_t k = 0, nincast = 0;
 	int losing = 0;
 
@@ -421,7 +447,5 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (h->peers[who[j]].lossy_run ||
 		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
-	if (k < max && path_straggler(h, cfg, now_ms, &busy_typical, &moving, &straggler))
-		out[k++] = straggler;
-	return k;
+	return k + path_straggler(h, cfg, now_ms, &busy_typical, &moving, out + k, max - k);
 }

@@ -103,6 +103,8 @@ struct path_peer {
 	unsigned over_ticks; /* consecutive ticks judged an incast */
 	int64_t over_ms; /* the last of them */
 	int lossy_run; /* an incast run that saw the path losing: named at once */
+	/* named a straggler, and under the hold bound on every tick since */
+	int straggling;
 };
 
 struct path_history {
@@ -194,7 +196,15 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    well (its port holds the ACKs of what it sends: the next link's
  *    sender is the slow link's receiver), the one named the tick before,
  *    the one with the lowest typical rate. The events' ticks in a
- *    row (event_open_ticks) make it persistent. A peer is not judged on
+ *    row (event_open_ticks) make it persistent. After it, a ring peer
+ *    not named this tick, but named before and under the halfway point
+ *    between straggler_fraction and the others' median (0.8 at 0.6) on
+ *    every tick since, gives a VERDICT_HOLD: it keeps the peer's open
+ *    straggler open, and never opens one. A half-rate
+ *    link read 0.60-0.72 on three ticks in a row early in its fault in 2
+ *    of 9 t_straggler runs (the others' typical still rising as the
+ *    ring's pace let them run faster), and its one straggler closed and
+ *    opened again. A peer is not judged on
  *    a tick when the median of the other peers' busy time was under
  *    PATH_BUSY_MIN: a slow link slows a ring, it does not stop it (the
  *    others stayed busy 0.25-1.0 of each tick of 12 t_straggler runs),
