@@ -33,17 +33,21 @@ static const char *bracket_end(const char *p)
 	return *p ? p : NULL;
 }
 
-/* The largest count of the interval at p ('{'), with *end after its '}';
- * 0 when p does not start an interval ("a{" alone is refused by regcomp). */
-static unsigned long interval_count(const char *p, const char **end)
+/* The largest count of the interval at p ('{'), with *end after its '}'
+ * and its least in *least; 0 when p does not start an interval ("a{"
+ * alone is refused by regcomp). glibc also takes "{,n}" as {0,n} (a fuzzed
+ * config's "((){,255}){,25}" took 1.4 GB while counted as 13 atoms). */
+static unsigned long interval_count(const char *p, const char **end, unsigned long *least)
 {
-	char *q;
-	unsigned long lo, hi;
+	char *q = (char *)p + 1;
+	unsigned long lo = 0, hi;
 
 	/* digits only: strtoul() would take a sign or spaces too */
-	if (!isdigit((unsigned char)p[1]))
+	if (isdigit((unsigned char)*q))
+		lo = strtoul(q, &q, 10);
+	else if (*q != ',')
 		return 0;
-	lo = hi = strtoul(p + 1, &q, 10);
+	hi = lo;
 	if (*q == ',') {
 		char *r = q + 1;
 
@@ -56,83 +60,129 @@ static unsigned long interval_count(const char *p, const char **end)
 	if (*q != '}')
 		return 0;
 	*end = q + 1;
+	*least = lo;
 	return hi > lo ? hi : lo;
 }
 
-unsigned long regex_atoms(const char *re)
+/* Per open group, as the scan goes: its atoms so far, whether the branch
+ * it is in matched only the empty string before its last piece, and
+ * whether an earlier branch of it can match the empty string. */
+struct group_scan {
+	unsigned long sum;
+	int before_empty;
+	int branch_empty;
+};
+
+void regex_measure(const char *re, struct regex_shape *shape)
 {
-	/* per open group: its atoms so far; last is what a repetition applies
-	 * to (one atom, or a group's whole size just after its ')') */
-	unsigned long sum[REGEX_MAX_DEPTH + 1] = { 0 }, last = 0;
+	struct group_scan g[REGEX_MAX_DEPTH + 1] = { { 0, 1, 0 } };
 	const unsigned long over = REGEX_MAX_ATOMS + 1;
+	/* the last piece, what a repetition applies to: its atoms (one, or a
+	 * group's whole size just after its ')'), whether there is one in
+	 * this branch, whether it can match the empty string and whether it
+	 * is a repetition already */
+	unsigned long last = 0;
+	int has_last = 0, last_empty = 0, last_repeat = 0;
 	int depth = 0;
 
+	shape->atoms = 0;
+	shape->empty_repeat = 0;
 	for (const char *p = re; *p;) {
 		const char *end = p + 1;
-		unsigned long count = 0;
+		unsigned long count = 0, least = 1;
 		int op = 0; /* an operator, a node of its own */
 
+		if (*p == '+')
+			count = 2; /* glibc writes "a+" as "aa*" */
+		else if (*p == '{')
+			count = interval_count(p, &end, &least);
+		else if (*p == '*' || *p == '?')
+			count = 1;
+		if (*p == '*' || *p == '?')
+			least = 0;
+		if (count > 0 && has_last && (last_empty || last_repeat)) {
+			shape->empty_repeat = 1;
+			return;
+		}
+		if (!count && has_last) /* a new piece, '|' or ')': fold the last in */
+			g[depth].before_empty = g[depth].before_empty && last_empty;
 		if (*p == '(') {
-			if (depth == REGEX_MAX_DEPTH)
-				return over;
-			sum[++depth] = 0;
+			if (depth == REGEX_MAX_DEPTH) {
+				shape->atoms = over;
+				return;
+			}
+			g[++depth] = (struct group_scan){ 0, 1, 0 };
 			last = 0;
+			has_last = 0;
 		} else if (*p == ')' && depth > 0) {
 			/* the group's own node: an empty one is one too */
-			last = sum[depth--] + 1;
-			sum[depth] += last;
+			last = g[depth].sum + 1;
+			last_empty = g[depth].before_empty || g[depth].branch_empty;
+			depth--;
+			g[depth].sum += last;
+			has_last = 1;
+			last_repeat = 0;
 		} else if (*p == '|') {
 			op = 1;
 			last = 0;
-		} else if (*p == '+') {
-			count = 2; /* glibc writes "a+" as "aa*" */
-		} else if (*p == '{') {
-			count = interval_count(p, &end);
-		} else if (*p == '*' || *p == '?') {
-			count = 1;
-		}
-		if (*p == '[') {
-			end = bracket_end(p);
-			if (!end)
-				break; /* regcomp refuses it */
-			end++;
-		} else if (*p == '\\' && p[1]) {
-			end = p + 2;
-		}
-		if (!count && !strchr("()|", *p)) {
-			/* a literal, bracket expression, escape or a '{' that
-			 * starts no interval: one atom */
-			sum[depth]++;
+			g[depth].branch_empty |= g[depth].before_empty;
+			g[depth].before_empty = 1;
+			has_last = 0;
+		} else if (!count) {
+			/* a literal, bracket expression, escape, anchor or a '{'
+			 * that starts no interval: one atom */
+			if (*p == '[') {
+				end = bracket_end(p);
+				if (!end)
+					break; /* regcomp refuses it */
+				end++;
+			} else if (*p == '\\' && p[1]) {
+				end = p + 2;
+			}
+			g[depth].sum++;
 			last = 1;
-		} else if (count > 0) {
+			has_last = 1;
+			last_empty = *p == '^' || *p == '$';
+			last_repeat = 0;
+		} else {
 			/* the atom is counted once already: count - 1 more */
-			if (last > over / count)
-				return over;
-			sum[depth] += last * (count - 1);
+			if (last > over / count) {
+				shape->atoms = over;
+				return;
+			}
+			g[depth].sum += last * (count - 1);
 			last *= count;
 			op = 1;
+			last_empty = least == 0; /* "*", "?", {0,n}, {,n} */
+			last_repeat = 1;
 		}
 		if (op) {
-			sum[depth]++;
+			g[depth].sum++;
 			last += *p != '|';
 		}
-		if (sum[depth] > REGEX_MAX_ATOMS)
-			return over;
+		if (g[depth].sum > REGEX_MAX_ATOMS) {
+			shape->atoms = over;
+			return;
+		}
 		p = end;
 	}
 	/* an unclosed group counts what it holds */
 	for (; depth > 0; depth--)
-		sum[depth - 1] += sum[depth];
-	return sum[0] > REGEX_MAX_ATOMS ? over : sum[0];
+		g[depth - 1].sum += g[depth].sum;
+	shape->atoms = g[0].sum > REGEX_MAX_ATOMS ? over : g[0].sum;
 }
 
 int regex_compile_bounded(regex_t *rx, const char *re, int anchored)
 {
 	size_t len = strlen(re);
+	struct regex_shape shape;
 	char *text;
 	int r;
 
-	if (regex_atoms(re) > REGEX_MAX_ATOMS)
+	regex_measure(re, &shape);
+	if (shape.empty_repeat)
+		return -ELOOP;
+	if (shape.atoms > REGEX_MAX_ATOMS)
 		return -E2BIG;
 	text = malloc(len + 5);
 	if (!text)
