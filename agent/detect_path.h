@@ -195,17 +195,17 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    (sender_rate, where it is a local sender too) is under the bound as
  *    well (its port holds the ACKs of what it sends: the next link's
  *    sender is the slow link's receiver), the one named the tick before,
- *    the one with the lowest typical rate. The events' ticks in a
- *    row (event_open_ticks) make it persistent. After it, a ring peer
- *    not named this tick, but named before and under the halfway point
+ *    the one with the lowest typical rate. The events' ticks in a row
+ *    (event_open_ticks) make it persistent. After it, a ring peer not
+ *    named this tick, but named before and under the halfway point
  *    between straggler_fraction and the others' median (0.8 at 0.6) on
- *    every tick since, gives a VERDICT_HOLD: it keeps the peer's open
- *    straggler open, and never opens one. A half-rate
- *    link read 0.60-0.72 on three ticks in a row early in its fault in 2
- *    of 9 t_straggler runs (the others' typical still rising as the
- *    ring's pace let them run faster), and its one straggler closed and
- *    opened again. A peer is not judged on
- *    a tick when the median of the other peers' busy time was under
+ *    every tick since (a tick it is not judged on ends that), gives a
+ *    VERDICT_HOLD: it keeps the peer's open straggler open, and never
+ *    opens one. A half-rate link read 0.60-0.72 on three ticks in a row
+ *    early in its fault in 2 of 9 t_straggler runs (the others' typical
+ *    still rising as the ring's pace let them run faster), and its one
+ *    straggler closed and opened again. A peer is not judged on a tick
+ *    when the median of the other peers' busy time was under
  *    PATH_BUSY_MIN: a slow link slows a ring, it does not stop it (the
  *    others stayed busy 0.25-1.0 of each tick of 12 t_straggler runs),
  *    while a rank that stops reading stops the whole ring within a tick
