@@ -87,6 +87,7 @@ void regex_measure(const char *re, struct regex_shape *shape)
 
 	shape->atoms = 0;
 	shape->empty_repeat = 0;
+	shape->malformed = 0;
 	for (const char *p = re; *p;) {
 		const char *end = p + 1;
 		unsigned long count = 0, least = 1;
@@ -114,7 +115,10 @@ void regex_measure(const char *re, struct regex_shape *shape)
 			g[++depth] = (struct group_scan){ 0, 1, 0 };
 			last = 0;
 			has_last = 0;
-		} else if (*p == ')' && depth > 0) {
+		} else if (*p == ')' && depth == 0) {
+			shape->malformed = 1;
+			return;
+		} else if (*p == ')') {
 			/* the group's own node: an empty one is one too */
 			last = g[depth].sum + 1;
 			last_empty = g[depth].before_empty || g[depth].branch_empty;
@@ -133,8 +137,10 @@ void regex_measure(const char *re, struct regex_shape *shape)
 			 * that starts no interval: one atom */
 			if (*p == '[') {
 				end = bracket_end(p);
-				if (!end)
-					break; /* regcomp refuses it */
+				if (!end) {
+					shape->malformed = 1;
+					return;
+				}
 				end++;
 			} else if (*p == '\\' && p[1]) {
 				end = p + 2;
@@ -142,7 +148,10 @@ void regex_measure(const char *re, struct regex_shape *shape)
 			g[depth].sum++;
 			last = 1;
 			has_last = 1;
-			last_empty = *p == '^' || *p == '$';
+			/* anchors match nothing, GNU's too (\b \B \< \> \` \'):
+			 * "(\b)*" 50 times ran past 20 s; so may a back-reference */
+			last_empty = *p == '^' || *p == '$' ||
+				     (*p == '\\' && p[1] && strchr("bB<>`'123456789", p[1]));
 			last_repeat = 0;
 		} else {
 			/* the atom is counted once already: count - 1 more */
@@ -180,6 +189,8 @@ int regex_compile_bounded(regex_t *rx, const char *re, int anchored)
 	int r;
 
 	regex_measure(re, &shape);
+	if (shape.malformed)
+		return -EINVAL;
 	if (shape.empty_repeat)
 		return -ELOOP;
 	if (shape.atoms > REGEX_MAX_ATOMS)

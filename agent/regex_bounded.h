@@ -28,6 +28,12 @@ struct regex_shape {
 	 * x* for (x?)*, (x|y)* for (x*y*)*, x{0,2} for (x?){2}. POSIX leaves
 	 * adjacent repetitions undefined (XBD 9.4.6); this refuses them too. */
 	int empty_repeat;
+	/* A ')' that closes no '(' (POSIX reads it as itself, but anchored
+	 * as "^(re)$" it would close the anchor's group: "((){255}|x){255}"
+	 * after a stray ')' repeated the whole pattern in a fuzz run, and
+	 * "eth0)|(.*" would select every name), or a bracket expression that
+	 * does not close: what follows it is not measured. */
+	int malformed;
 };
 
 /*
@@ -36,17 +42,18 @@ struct regex_shape {
  * is one more than what it holds, a repetition {m}, {,n}, {m,} or {m,n}
  * multiplies what it follows by its largest count (plus one for {m,}),
  * "+" by two, and each operator (| * ? + or an interval) is one more.
- * Stops at the first empty repetition or once past REGEX_MAX_ATOMS.
- * Malformed text is measured as far as it goes; regcomp() judges its form.
+ * Stops at the first empty repetition, malformed part or once past
+ * REGEX_MAX_ATOMS. Other errors of form are left to regcomp().
  */
 void regex_measure(const char *re, struct regex_shape *shape);
 
 /*
  * regcomp(rx, re, REG_EXTENDED | REG_NOSUB), anchored as "^(re)$" when
  * anchored is set (a whole-name match: "eth0" must not select "eth01").
- * Returns 0; without compiling, -ELOOP for an empty repetition or -E2BIG
- * for a regex over REGEX_MAX_ATOMS; -EINVAL for one regcomp() refuses, or
- * -ENOMEM. On 0 the caller owns rx and regfree()s it.
+ * Returns 0; without compiling, -EINVAL for a malformed regex, -ELOOP for
+ * an empty repetition or -E2BIG for a regex over REGEX_MAX_ATOMS; -EINVAL
+ * for one regcomp() refuses, or -ENOMEM. On 0 the caller owns rx and
+ * regfree()s it.
  */
 int regex_compile_bounded(regex_t *rx, const char *re, int anchored);
 

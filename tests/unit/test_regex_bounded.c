@@ -76,6 +76,19 @@ START_TEST(test_nested_refused)
 }
 END_TEST
 
+/* re is refused before regcomp(), anchored or not, with want: -ELOOP for
+ * an empty repetition, -EINVAL for a malformed regex. */
+static void assert_refused(const char *re, int want)
+{
+	struct regex_shape shape;
+	regex_t rx;
+
+	regex_measure(re, &shape);
+	ck_assert_msg(want == -ELOOP ? shape.empty_repeat : shape.malformed, "%s", re);
+	ck_assert_msg(regex_compile_bounded(&rx, re, 1) == want, "%s", re);
+	ck_assert_msg(regex_compile_bounded(&rx, re, 0) == want, "%s", re);
+}
+
 /* A repetition of what can match nothing is refused, however small: glibc
  * compiles it in time exponential in how many there are. The forms that
  * match something are kept. */
@@ -99,6 +112,9 @@ START_TEST(test_empty_repeat_refused)
 		"((a){,255}){,40}",
 		"a(b|(c?))*d",
 		"^*",
+		"(\\b)*",
+		"x\\<+",
+		"(a)\\1*",
 		" *%*****************************2*****", /* 14 s, a fuzz run's */
 	};
 	const char *kept[] = {
@@ -107,17 +123,33 @@ START_TEST(test_empty_repeat_refused)
 	struct regex_shape shape;
 	regex_t rx;
 
-	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
-		regex_measure(empty[i], &shape);
-		ck_assert_msg(shape.empty_repeat, "%s", empty[i]);
-		ck_assert_int_eq(regex_compile_bounded(&rx, empty[i], 1), -ELOOP);
-	}
+	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++)
+		assert_refused(empty[i], -ELOOP);
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
 		regex_measure(kept[i], &shape);
 		ck_assert_msg(!shape.empty_repeat, "%s", kept[i]);
 		ck_assert_int_eq(regex_compile_bounded(&rx, kept[i], 1), 0);
 		regfree(&rx);
 	}
+}
+END_TEST
+
+/* A ')' with no '(' would close the anchor's group, and what follows a
+ * bracket expression that does not close is not measured: both refused,
+ * before regcomp(). */
+START_TEST(test_malformed_refused)
+{
+	/* the second took 2 GB in a fuzz run */
+	const char *bad[] = {
+		"eth0)|(.*", "  ht|||||rfaterfaces 5}){255}", ")", "[[:alpha:]x((){255}){25}",
+		"[[.a]x",
+	};
+	struct regex_shape shape;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_refused(bad[i], -EINVAL);
+	regex_measure("[]a)]|(b)", &shape);
+	ck_assert(!shape.malformed);
 }
 END_TEST
 
@@ -166,6 +198,7 @@ Suite *regex_bounded_suite(void)
 		{ "atoms_counted", test_atoms_counted, 0 },
 		{ "nested_refused", test_nested_refused, 0 },
 		{ "empty_repeat_refused", test_empty_repeat_refused, 0 },
+		{ "malformed_refused", test_malformed_refused, 0 },
 		{ "compile_anchored", test_compile_anchored, 0 },
 		{ "config_says_why", test_config_says_why, 0 },
 	};
