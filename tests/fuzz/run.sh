@@ -5,6 +5,7 @@
 # finds in $FUZZ_BIN/corpus/NAME; a crash leaves its input in
 # $FUZZ_BIN/NAME-crash-*.
 # Arguments name the harnesses to run (fuzz_config ...); none runs them all.
+# FUZZ_SEED, when set, fixes libFuzzer's seed: the same mutations each run.
 # Exits non-zero if any harness failed. Run from the repository root.
 set -u
 status=0
@@ -16,7 +17,7 @@ for name in $names; do
 	mkdir -p "$FUZZ_BIN/corpus/$name"
 	echo "== $name, ${FUZZ_SECS}s"
 	log="$FUZZ_BIN/$name.log"
-	if "$bin" -max_total_time="$FUZZ_SECS" -timeout=10 -rss_limit_mb=2048 \
+	if "$bin" -max_total_time="$FUZZ_SECS" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$FUZZ_BIN/$name-" "$FUZZ_BIN/corpus/$name" \
 		"tests/fuzz/corpus/$name" >"$log" 2>&1; then
 		echo "$name: $(grep -E '^Done [0-9]+ runs' "$log" | tail -n 1), no crash, leak or over-read; corpus $(ls "$FUZZ_BIN/corpus/$name" | wc -l) inputs"

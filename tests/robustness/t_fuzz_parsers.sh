@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: MIT
 # make test's bounded fuzz run of the agent's parsers, each for
 # FUZZ_PARSER_SECS (default 10) from the seeds in tests/fuzz/corpus/NAME,
-# under AddressSanitizer and UBSan: the config file (fuzz_config), sysfs
-# values (fuzz_sysfs), the JSON API's query parameters (fuzz_http_query) and
-# the packed-sample codec, arbitrary blocks and a bit-exact round trip
-# (fuzz_pack). `make fuzz` runs them longer.
+# under AddressSanitizer and UBSan, with a fixed seed as in
+# tests/fuzz/t_fuzz.sh: the config file (fuzz_config), sysfs values
+# (fuzz_sysfs), the JSON API's query parameters (fuzz_http_query) and the
+# packed-sample codec, arbitrary blocks and a bit-exact round trip
+# (fuzz_pack). `make fuzz` searches longer, at random.
 . tests/lib.sh
 names="fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack"
 for n in $names; do
 	[ -x "${FUZZ_BIN:-}/$n" ] || skip "no $n in '${FUZZ_BIN:-}' (built by make test with clang)"
 done
-FUZZ_SECS=${FUZZ_PARSER_SECS:-10} sh tests/fuzz/run.sh $names
+FUZZ_SEED=${FUZZ_SEED-1} FUZZ_SECS=${FUZZ_PARSER_SECS:-10} sh tests/fuzz/run.sh $names
