@@ -93,14 +93,14 @@ void regex_measure(const char *re, struct regex_shape *shape)
 		unsigned long count = 0, least = 1;
 		int op = 0; /* an operator, a node of its own */
 
-		if (*p == '+')
+		if (*p == '+') {
 			count = 2; /* glibc writes "a+" as "aa*" */
-		else if (*p == '{')
+		} else if (*p == '{') {
 			count = interval_count(p, &end, &least);
-		else if (*p == '*' || *p == '?')
+		} else if (*p == '*' || *p == '?') {
 			count = 1;
-		if (*p == '*' || *p == '?')
 			least = 0;
+		}
 		if (count > 0 && has_last && (last_empty || last_repeat)) {
 			shape->empty_repeat = 1;
 			return;
