@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "exposition.h"
+#include "label_text.h"
 
 void exposition_format_value(struct strbuf *out, double v)
 {
@@ -55,29 +56,6 @@ struct render_state {
 	size_t nnb;
 };
 
-/* The escaped value of key in label text key="value",... into buf, "" if
- * absent or too long. */
-static void raw_label(const char *labels, const char *key, char *buf, size_t len)
-{
-	size_t kl = strlen(key);
-	const char *p = labels, *v, *e;
-
-	buf[0] = '\0';
-	for (; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-		if (strncmp(p, key, kl) != 0 || strncmp(p + kl, "=\"", 2) != 0)
-			continue;
-		/* the value ends at the first quote not escaped */
-		for (v = e = p + kl + 2; *e && *e != '"'; e++)
-			if (*e == '\\' && e[1])
-				e++;
-		if ((size_t)(e - v) < len) {
-			memcpy(buf, v, (size_t)(e - v));
-			buf[e - v] = '\0';
-		}
-		return;
-	}
-}
-
 static int note_neighbor(struct series *s, void *arg)
 {
 	struct render_state *st = arg;
@@ -86,11 +64,11 @@ static int note_neighbor(struct series *s, void *arg)
 
 	if (st->nnb == NEIGHBORS_MAX || strcmp(s->name, "fabmon_lldp_neighbor_info") != 0)
 		return 0;
-	raw_label(s->labels, "interface", nb->interface, sizeof(nb->interface));
-	raw_label(s->labels, "system_name", system, sizeof(system));
+	(void)label_value(s->labels, "interface", nb->interface, sizeof(nb->interface));
+	(void)label_value(s->labels, "system_name", system, sizeof(system));
 	if (!system[0])
-		raw_label(s->labels, "chassis_id", system, sizeof(system));
-	raw_label(s->labels, "port_id", port, sizeof(port));
+		(void)label_value(s->labels, "chassis_id", system, sizeof(system));
+	(void)label_value(s->labels, "port_id", port, sizeof(port));
 	if (nb->interface[0] &&
 	    snprintf(nb->name, sizeof(nb->name), "%s/%s", system, port) < (int)sizeof(nb->name))
 		st->nnb++;
@@ -110,7 +88,7 @@ static const char *neighbor_of(const struct render_state *st, const struct serie
 			break;
 	if (i == sizeof(neighbor_families) / sizeof(neighbor_families[0]))
 		return NULL;
-	raw_label(s->labels, "interface", ifname, sizeof(ifname));
+	(void)label_value(s->labels, "interface", ifname, sizeof(ifname));
 	for (i = 0; ifname[0] && i < st->nnb; i++)
 		if (strcmp(st->nb[i].interface, ifname) == 0)
 			return st->nb[i].name;

@@ -33,5 +33,6 @@ Suite *web_config_suite(void);
 Suite *privilege_suite(void);
 Suite *window_suite(void);
 Suite *regex_bounded_suite(void);
+Suite *label_text_suite(void);
 
 #endif

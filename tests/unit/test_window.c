@@ -59,9 +59,37 @@ START_TEST(test_infinite_neighbour)
 }
 END_TEST
 
+static int cmp_ref(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* sort_values() sorts as qsort() does, on both sides of its insertion
+ * sort's bound (WINDOW_SAMPLES). */
+START_TEST(test_sort_values)
+{
+	double v[3 * WINDOW_SAMPLES], ref[3 * WINDOW_SAMPLES];
+
+	srand(11);
+	for (int round = 0; round < 500; round++) {
+		unsigned n = 1 + (unsigned)rand() % (3 * WINDOW_SAMPLES);
+
+		for (unsigned i = 0; i < n; i++)
+			v[i] = ref[i] = (double)(rand() % 7) - 3.5 * (rand() % 2);
+		sort_values(v, n);
+		qsort(ref, n, sizeof(ref[0]), cmp_ref);
+		for (unsigned i = 0; i < n; i++)
+			ck_assert_double_eq(v[i], ref[i]);
+	}
+}
+END_TEST
+
 Suite *window_suite(void)
 {
 	const struct testutil_case cases[] = {
+		{ "sort_values", test_sort_values, 0 },
 		{ "without_matches", test_without_matches, 0 },
 		{ "infinite_neighbour", test_infinite_neighbour, 0 },
 	};
