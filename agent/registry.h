@@ -18,7 +18,7 @@ struct registry;
 
 /* One series as the store and the exposition see it. */
 struct series {
-	const char *name; /* family name */
+	const char *name; /* family name: one pointer for all of a family's series */
 	const char *help;
 	enum metric_type type;
 	const char *labels; /* Prometheus text: key="value",... (escaped), "" if none */
@@ -62,7 +62,8 @@ int64_t registry_now(const struct registry *reg);
 
 /*
  * Calls fn for each series reported in the current tick (fresh only), in order
- * of family name, then labels. Stops at and returns the first non-zero fn
+ * of family name, then labels: a family's series come one after another,
+ * under one name pointer. Stops at and returns the first non-zero fn
  * result. fn may change s->store_id and nothing else.
  */
 int registry_foreach(struct registry *reg, int (*fn)(struct series *s, void *arg), void *arg);

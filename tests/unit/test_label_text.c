@@ -17,7 +17,8 @@ START_TEST(test_label_value)
 		const char *value;
 	} cases[] = {
 		{ "peer=\"198.18.0.2\"", "peer", 48, 0, "198.18.0.2" },
-		{ "interface=\"eth0\",direction=\"tx\",peer=\"198.18.0.2\"", "direction", 8, 0, "tx" },
+		{ "interface=\"eth0\",direction=\"tx\",peer=\"198.18.0.2\"", "direction", 8, 0,
+		  "tx" },
 		{ "interface=\"eth0\",direction=\"tx\",peer=\"198.18.0.2\"", "peer", 48, 0,
 		  "198.18.0.2" },
 		{ "a=\"\",b=\"x\"", "a", 4, 0, "" },
