@@ -413,6 +413,8 @@ static int check_regex(const char *value, char *why, size_t why_len)
 	if (r == -E2BIG)
 		snprintf(why, why_len, "its repetitions expand to more than %d atoms",
 			 REGEX_MAX_ATOMS);
+	else if (r == -EBADMSG)
+		snprintf(why, why_len, "it has a ')' that closes no '(' or a '[' with no ']'");
 	else if (r == -ELOOP)
 		snprintf(why, why_len,
 			 "it repeats what can match nothing, as x** or (x?)* do, which regcomp "

@@ -190,7 +190,7 @@ int regex_compile_bounded(regex_t *rx, const char *re, int anchored)
 
 	regex_measure(re, &shape);
 	if (shape.malformed)
-		return -EINVAL;
+		return -EBADMSG;
 	if (shape.empty_repeat)
 		return -ELOOP;
 	if (shape.atoms > REGEX_MAX_ATOMS)

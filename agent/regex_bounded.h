@@ -50,9 +50,10 @@ void regex_measure(const char *re, struct regex_shape *shape);
 /*
  * regcomp(rx, re, REG_EXTENDED | REG_NOSUB), anchored as "^(re)$" when
  * anchored is set (a whole-name match: "eth0" must not select "eth01").
- * Returns 0; without compiling, -EINVAL for a malformed regex, -ELOOP for
- * an empty repetition or -E2BIG for a regex over REGEX_MAX_ATOMS; -EINVAL
- * for one regcomp() refuses, or -ENOMEM. On 0 the caller owns rx and
+ * Returns 0; without compiling, -EBADMSG for a malformed regex (a stray
+ * ')' or an unclosed '['), -ELOOP for an empty repetition or -E2BIG for a
+ * regex over REGEX_MAX_ATOMS; -EINVAL for one regcomp() refuses, or
+ * -ENOMEM. On 0 the caller owns rx and
  * regfree()s it.
  */
 int regex_compile_bounded(regex_t *rx, const char *re, int anchored);

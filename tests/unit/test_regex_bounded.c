@@ -147,7 +147,7 @@ START_TEST(test_malformed_refused)
 	struct regex_shape shape;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_refused(bad[i], -EINVAL);
+		assert_refused(bad[i], -EBADMSG);
 	regex_measure("[]a)]|(b)", &shape);
 	ck_assert(!shape.malformed);
 }
@@ -171,7 +171,7 @@ START_TEST(test_compile_anchored)
 }
 END_TEST
 
-/* The config says why it refused a regex that is too big. */
+/* The config says why it refuses a regex: too big, an empty repetition, a stray ")" or an open "[". */
 START_TEST(test_config_says_why)
 {
 	struct config cfg;
@@ -188,6 +188,11 @@ START_TEST(test_config_says_why)
 		strstr(err,
 		       "repeats what can match nothing, as x** or (x?)* do, which regcomp takes exponential time over: write x*)"),
 		"%s", err);
+	ck_assert_int_eq(config_set(&cfg, "interfaces", "eth0)|(.*", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "(it has a ')' that closes no '(' or a '[' with no ']')"), "%s",
+		      err);
+	ck_assert_int_eq(config_set(&cfg, "interfaces", "eth[0-9", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "a '[' with no ']'"), "%s", err);
 	ck_assert_str_eq(cfg.interfaces, "(a{30}){30}");
 }
 END_TEST
