@@ -1430,9 +1430,16 @@ static void lg_settle(struct lg *lg)
 	if (s < 0) {
 		lg_abort_all(lg, lg->err_blame, lg->err);
 		s = me;
-	} else if ((w = lg_longest_wait(lg)) && w->rank != s) {
-		snprintf(why, sizeof(why), "stopped by %s while waiting for %s", lg->peer[s].name,
-			 w->name);
+	} else if ((w = lg_longest_wait(lg))) {
+		/* even when the abort came from the rank it waited for: a rank
+		 * whose own timeout fired on this one follows its chain through
+		 * here (t_loadgen's kill-roce once ended at this silent rank) */
+		if (w->rank == s)
+			snprintf(why, sizeof(why), "stopped by %s, for which it was waiting",
+				 lg->peer[s].name);
+		else
+			snprintf(why, sizeof(why), "stopped by %s while waiting for %s",
+				 lg->peer[s].name, w->name);
 		lg_abort_all(lg, w->rank, why);
 	}
 	lg->settling = 1;

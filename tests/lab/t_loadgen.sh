@@ -56,9 +56,9 @@ field() {
 }
 
 show() {
-	for r in $(seq 0 $((N - 1))); do
-		echo "-- rank $r (exit $(cat "$WORK/$1.$r.rc" 2>/dev/null))"
-		tail -n 4 "$WORK/$1.$r.out" "$WORK/$1.$r.err"
+	for sr in $(seq 0 $((N - 1))); do
+		echo "-- rank $sr (exit $(cat "$WORK/$1.$sr.rc" 2>/dev/null))"
+		tail -n 4 "$WORK/$1.$sr.out" "$WORK/$1.$sr.err"
 	done >&2
 }
 
