@@ -139,6 +139,13 @@ static void roce_gather_end(struct roce_gather *g)
 	g->n = kept;
 }
 
+/* The double at offset in a detector's input struct (the gatherers'
+ * tables name their fields by offsetof()). */
+static double *reading_at(void *input, size_t offset)
+{
+	return (double *)(void *)((char *)input + offset);
+}
+
 /* A peer's row: which of its readings a series gives. */
 enum stall_part { PART_STALL, PART_PATH, PART_HANDOFF };
 
@@ -182,7 +189,7 @@ static void gather_stall(struct stall_gather *g, const struct series *s, int kin
 {
 	size_t at, row;
 	int found;
-	char *base;
+	void *part[3]; /* by enum stall_part */
 
 	at = stall_row(g, s->labels, &found);
 	if (found) {
@@ -203,13 +210,10 @@ static void gather_stall(struct stall_gather *g, const struct series *s, int kin
 	g->next = at + 1;
 	if ((size_t)kind == STALL_SERIES || (stall_series[kind].rate && !s->has_rate))
 		return;
-	if (stall_series[kind].part == PART_STALL)
-		base = (char *)&g->in[row];
-	else if (stall_series[kind].part == PART_PATH)
-		base = (char *)&g->path[row];
-	else
-		base = (char *)&g->handoff[row];
-	*(double *)(void *)(base + stall_series[kind].field) =
+	part[PART_STALL] = &g->in[row];
+	part[PART_PATH] = &g->path[row];
+	part[PART_HANDOFF] = &g->handoff[row];
+	*reading_at(part[stall_series[kind].part], stall_series[kind].field) =
 		stall_series[kind].rate ? s->rate : s->value;
 }
 
@@ -357,7 +361,7 @@ static void gather_hotspot(struct hotspot_gather *g, const struct series *s, siz
 	p = hotspot_link(g, g->cur, subject, 1);
 	if (!p)
 		return;
-	field = (double *)(void *)((char *)p + hotspot_series[i].field);
+	field = reading_at(p, hotspot_series[i].field);
 	*field += s->type == METRIC_COUNTER ? s->rate : s->value;
 	if (field != &p->backlog_bytes)
 		return;
