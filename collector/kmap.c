@@ -10,11 +10,15 @@ struct kmap {
 	size_t key_size, val_off, slot_size;
 	unsigned nslots; /* a power of two, at least twice count */
 	unsigned max_entries, count;
-	unsigned char *slots; /* each: used byte, key, padding, value */
+	unsigned char *slots; /* each: used byte, padding, key, padding, value */
 	unsigned char *scratch; /* keys to remove during a sweep: nslots / 2 of them */
 };
 
 #define KMAP_ALIGN 8
+/* Where a slot's key starts: aligned, as its value is, since callers read
+ * both through their own structs (kmap_sweep()'s fn; UBSan caught keys at
+ * offset 1 read as struct peer_id) */
+#define KMAP_KEY_OFF KMAP_ALIGN
 /* Slots a table starts with; it doubles as it fills, up to what
  * max_entries needs, so that a bound sized for the worst case (a million
  * flows in a capture) costs memory only when it is used. */
@@ -32,7 +36,7 @@ struct kmap *kmap_new(size_t key_size, size_t val_size, unsigned max_entries)
 	if (!m)
 		return NULL;
 	m->key_size = key_size;
-	m->val_off = align_up(1 + key_size);
+	m->val_off = align_up(KMAP_KEY_OFF + key_size);
 	m->slot_size = align_up(m->val_off + val_size);
 	m->max_entries = max_entries ? max_entries : 1;
 	m->nslots = KMAP_SLOTS_MIN;
@@ -92,7 +96,7 @@ static unsigned kmap_find(const struct kmap *m, const void *key)
 {
 	unsigned i = kmap_hash(m, key);
 
-	while (slot(m, i)[0] && memcmp(slot(m, i) + 1, key, m->key_size) != 0)
+	while (slot(m, i)[0] && memcmp(slot(m, i) + KMAP_KEY_OFF, key, m->key_size) != 0)
 		i = (i + 1) & (m->nslots - 1);
 	return i;
 }
@@ -123,7 +127,7 @@ static int kmap_grow(struct kmap *m)
 	m->scratch = scratch;
 	for (unsigned i = 0; i < old.nslots; i++)
 		if (slot(&old, i)[0])
-			memcpy(slot(m, kmap_find(m, slot(&old, i) + 1)), slot(&old, i),
+			memcpy(slot(m, kmap_find(m, slot(&old, i) + KMAP_KEY_OFF)), slot(&old, i),
 			       m->slot_size);
 	free(old.slots);
 	return 0;
@@ -147,7 +151,7 @@ void *kmap_put(struct kmap *m, const void *key, int *ret_created)
 	}
 	memset(s, 0, m->slot_size);
 	s[0] = 1;
-	memcpy(s + 1, key, m->key_size);
+	memcpy(s + KMAP_KEY_OFF, key, m->key_size);
 	m->count++;
 	if (ret_created)
 		*ret_created = 1;
@@ -163,7 +167,7 @@ void kmap_del(struct kmap *m, const void *key)
 	/* Backward-shift: move later entries of the probe run into the hole
 	 * unless that would put them before their home slot. */
 	for (j = (i + 1) & mask; slot(m, j)[0]; j = (j + 1) & mask) {
-		unsigned home = kmap_hash(m, slot(m, j) + 1);
+		unsigned home = kmap_hash(m, slot(m, j) + KMAP_KEY_OFF);
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			memcpy(slot(m, i), slot(m, j), m->slot_size);
@@ -193,8 +197,9 @@ void kmap_sweep(struct kmap *m, int (*fn)(const void *key, void *val, void *arg)
 	for (unsigned i = 0; i < m->nslots; i++) {
 		unsigned char *s = slot(m, i);
 
-		if (s[0] && !fn(s + 1, s + m->val_off, arg))
-			memcpy(m->scratch + (size_t)n++ * m->key_size, s + 1, m->key_size);
+		if (s[0] && !fn(s + KMAP_KEY_OFF, s + m->val_off, arg))
+			memcpy(m->scratch + (size_t)n++ * m->key_size, s + KMAP_KEY_OFF,
+			       m->key_size);
 	}
 	for (unsigned i = 0; i < n; i++)
 		kmap_del(m, m->scratch + (size_t)i * m->key_size);

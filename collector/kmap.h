@@ -11,7 +11,8 @@
  * tombstones. The slots double as entries are added, up to max_entries, and
  * never shrink. Keys must have their padding zeroed, as BPF map keys do.
  * A value pointer stays valid until the next kmap_put() or kmap_del() on
- * the same table (either may move entries).
+ * the same table (either may move entries). Keys handed to kmap_sweep()'s fn
+ * and values are 8-byte aligned: read them through their structs.
  */
 
 struct kmap;

@@ -188,7 +188,7 @@ START_TEST(test_bad_streams)
 	struct pack_writer w;
 	struct pack_reader r;
 	int64_t t;
-	double got;
+	double got, got3[3];
 	uint8_t junk[32];
 	int rc = 1;
 	unsigned rows = 0;
@@ -206,7 +206,7 @@ START_TEST(test_bad_streams)
 	}
 	memset(junk, 0xff, sizeof(junk));
 	pack_reader_init(&r, junk, sizeof(junk), 3, 1000);
-	while ((rc = pack_next(&r, &t, &got)) == 1)
+	while ((rc = pack_next(&r, &t, got3)) == 1)
 		rows++;
 	ck_assert_int_eq(rc, -EBADMSG);
 	pack_writer_reset(&w);
