@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The Check unit suite built with -fsanitize=address,undefined (make
+# san-runner; SAN_RUNNER names it): fails on any sanitizer report (an
+# overrun, a leak, a misaligned or otherwise undefined read) as on a failed
+# check. The plain suite runs first in make test; this catches what it
+# survives (kmap keys read through their structs at offset 1, b975d0b).
+. tests/lib.sh
+[ -x "${SAN_RUNNER:-}" ] || skip "no sanitizer build of the unit runner (SAN_RUNNER; make san-runner)"
+log=$WORK/san.log
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$SAN_RUNNER" >"$log" 2>&1
+rc=$?
+if grep -q 'ERROR: [A-Za-z]*Sanitizer\|runtime error:' "$log"; then
+	grep -A 15 'ERROR: [A-Za-z]*Sanitizer\|runtime error:' "$log" | head -n 80
+	fail "a sanitizer report in the unit suite (above)"
+fi
+[ "$rc" = 0 ] || { tail -n 20 "$log"; fail "the unit suite under sanitizers exited $rc"; }
+tail -n 1 "$log"
