@@ -10,8 +10,9 @@
 log=$WORK/san.log
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$SAN_RUNNER" >"$log" 2>&1
 rc=$?
-if grep -q 'ERROR: [A-Za-z]*Sanitizer\|runtime error:' "$log"; then
-	grep -A 15 'ERROR: [A-Za-z]*Sanitizer\|runtime error:' "$log" | head -n 80
+report='ERROR: [A-Za-z]*Sanitizer\|runtime error:'
+if grep -q "$report" "$log"; then
+	grep -A 15 "$report" "$log" | head -n 80
 	fail "a sanitizer report in the unit suite (above)"
 fi
 [ "$rc" = 0 ] || { tail -n 20 "$log"; fail "the unit suite under sanitizers exited $rc"; }
