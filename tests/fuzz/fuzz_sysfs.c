@@ -4,7 +4,9 @@
  * content, parsed as text (sysfs_parse_u64) and read back through the file
  * path (sysfs_read, sysfs_read_u64) the way the collectors read counters.
  * Whatever the bytes: no read outside them, a result or -errno, and a text
- * read that is NUL-terminated with no trailing whitespace.
+ * read that is NUL-terminated with no trailing whitespace. The file lives
+ * in a directory made under $TMPDIR (default /tmp); tests/fuzz/run.sh
+ * points that at one it removes, crash or not.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -21,15 +23,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char root[] = "/tmp/fabmon-fuzz-sysfs-XXXXXX";
+	static char root[4096];
 	static int ready;
-	char path[64], buf[64];
+	char path[sizeof(root) + 8], buf[64];
 	uint64_t v, w;
 	char *text;
 	int fd, r, r2;
 
 	if (!ready) {
-		if (!mkdtemp(root))
+		const char *tmp = getenv("TMPDIR");
+
+		if (snprintf(root, sizeof(root), "%s/fabmon-fuzz-sysfs-XXXXXX",
+			     tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(root) ||
+		    !mkdtemp(root))
 			abort();
 		ready = 1;
 	}

@@ -6,9 +6,14 @@
 # $FUZZ_BIN/NAME-crash-*.
 # Arguments name the harnesses to run (fuzz_config ...); none runs them all.
 # FUZZ_SEED, when set, fixes libFuzzer's seed: the same mutations each run.
+# Each harness gets TMPDIR, a scratch directory removed on exit, for the
+# files it writes (fuzz_sysfs's attribute file).
 # Exits non-zero if any harness failed. Run from the repository root.
 set -u
 status=0
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/fabmon-fuzz.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM
 names=$*
 [ -n "$names" ] || names=$(cd "$FUZZ_BIN" && ls fuzz_* | grep -v '\.log$\|-crash-\|-leak-\|-timeout-\|-oom-')
 for name in $names; do
@@ -17,7 +22,7 @@ for name in $names; do
 	mkdir -p "$FUZZ_BIN/corpus/$name"
 	echo "== $name, ${FUZZ_SECS}s"
 	log="$FUZZ_BIN/$name.log"
-	if "$bin" -max_total_time="$FUZZ_SECS" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -timeout=10 -rss_limit_mb=2048 \
+	if TMPDIR=$scratch "$bin" -max_total_time="$FUZZ_SECS" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$FUZZ_BIN/$name-" "$FUZZ_BIN/corpus/$name" \
 		"tests/fuzz/corpus/$name" >"$log" 2>&1; then
 		echo "$name: $(grep -E '^Done [0-9]+ runs' "$log" | tail -n 1), no crash, leak or over-read; corpus $(ls "$FUZZ_BIN/corpus/$name" | wc -l) inputs"
