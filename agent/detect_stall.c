@@ -20,19 +20,32 @@ static int stall_unread(const struct stall_input *p, const struct stall_bounds *
 	return stall_read_s(p) >= b->read_after_s || p->zero_window > 0;
 }
 
-/* Whether p is cut off: data to it and from it (where this host sees its
- * senders) both wait for acks. Two connections in opposite directions do
- * not wait on one retransmission timer, so the shorter bound holds. */
+/* Whether data to p and from p (where this host sees its senders) both
+ * wait for acks past the read bound. */
+static int stall_both_ways(const struct stall_input *p, const struct stall_bounds *b)
+{
+	return p->ack_stall_s >= b->read_after_s && p->sender_stall_s >= b->read_after_s;
+}
+
+/* Whether p's waits are the incast's that paces the collective (header). */
+static int stall_incast_wait(const struct stall_input *p, const struct stall_bounds *b)
+{
+	return p->paced && stall_both_ways(p, b);
+}
+
+/* Whether p is cut off: both ways at once. Two connections in opposite
+ * directions do not wait on one retransmission timer, so the shorter bound
+ * holds. */
 static int stall_cut_off(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return !stall_unread(p, b) && p->ack_stall_s >= b->read_after_s &&
-	       p->sender_stall_s >= b->read_after_s;
+	return !stall_unread(p, b) && stall_both_ways(p, b) && !stall_incast_wait(p, b);
 }
 
 static int stall_over(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return p->ack_stall_s >= b->after_s || stall_read_s(p) >= b->read_after_s ||
-	       stall_cut_off(p, b);
+	return !stall_incast_wait(p, b) &&
+	       (p->ack_stall_s >= b->after_s || stall_read_s(p) >= b->read_after_s ||
+		stall_cut_off(p, b));
 }
 
 /* Whether stalled peer p is a victim of another stalled peer (header). */

@@ -85,7 +85,14 @@ struct stall_bounds {
  * receiver's senders, and one blocked reading a slow sender leaves the
  * others' data unread, for as long as the incast lasts (t_incast: 857 ms
  * on a bystander whose own sending was idle, 1 run in 15; 332 ms on the
- * hot receiver in another). Waits for acks are still judged.
+ * hot receiver in another). Waits for acks one way are still judged; a
+ * peer whose data waits both ways is not, while the incast lasts: its
+ * connections with the hot receiver queue at that receiver's port in both
+ * directions, data one way and acks the other, and retransmission timers
+ * then hold both (a 4 MiB all-to-all with rank 3's port cut to 1/8 for
+ * 5 s, 24 times: 12 such stalls named bystanders, waits of 0.35-0.85 s
+ * both ways within 0.02 s of each other, in 6 of the 24). The cost: a
+ * bystander truly cut off while an incast lasts is named once it ends.
  */
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max);

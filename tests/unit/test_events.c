@@ -308,7 +308,9 @@ END_TEST
  * While an incast paces the collective, a bystander that left a peer's
  * data unread for 857 ms, its own sending idle (t_incast, blocked reading
  * a sender that waits on the hot receiver), has no read stall; one whose
- * data waits unacked past the bound is still a stall.
+ * data waits unacked past the bound is still a stall. One whose data waits
+ * both ways (0.666 s to it, 0.677 s from it: its connections with the hot
+ * receiver, seen in a 4 MiB all-to-all) is the incast's, not cut off.
  */
 START_TEST(test_detect_stall_paced)
 {
@@ -323,6 +325,12 @@ START_TEST(test_detect_stall_paced)
 	in[0].paced = 1;
 	ck_assert_uint_eq(stalls(in, 1, &b, out, 4), 0);
 	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 1);
+	in[1].ack_stall_s = 0.666;
+	in[1].sender_stall_s = 0.677;
+	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 0);
+	in[1].paced = 0;
+	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 1);
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 }
 END_TEST
 
