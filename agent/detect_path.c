@@ -380,7 +380,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 				: NAN;
 		/* a loss burst at speed is a queue's moment, not an incast
 		 * (one in a clean all-gather lasted 4 ticks) */
-		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_RATE_SHARE &&
+		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_ONSET_SHARE &&
 			path_lossy(h, i, &loss, bound, now_ms, &loss_ratio);
 		share = path_share(h, i, 1, &goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
 		rate_share = path_share(h, i, 0, &rate_mid, PATH_INCAST_SAMPLES, 0.5,

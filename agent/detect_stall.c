@@ -33,12 +33,12 @@ static int stall_incast_wait(const struct stall_input *p, const struct stall_bou
 	return p->paced && stall_both_ways(p, b);
 }
 
-/* Whether p is cut off: both ways at once. Two connections in opposite
- * directions do not wait on one retransmission timer, so the shorter bound
- * holds. */
+/* Whether p is cut off: both ways at once, no incast pacing. Two
+ * connections in opposite directions do not wait on one retransmission
+ * timer, so the shorter bound holds. */
 static int stall_cut_off(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return !stall_unread(p, b) && stall_both_ways(p, b) && !stall_incast_wait(p, b);
+	return !stall_unread(p, b) && !p->paced && stall_both_ways(p, b);
 }
 
 static int stall_over(const struct stall_input *p, const struct stall_bounds *b)
