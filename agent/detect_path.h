@@ -165,7 +165,10 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    tick has rate samples from before it, and one CI run of t_incast
  *    closed such an event mid-fault and opened a second). Where that
  *    share is under incast_fraction too, the verdict's event opens on that
- *    tick (at once): no moment of a queue does both. The busy rate comes
+ *    tick (at once): no moment of a queue does both. Of several such on one
+ *    tick only the deepest (the highest score) does: the hot port drops the
+ *    ACKs of its receiver's own sending, and the timeouts that follow
+ *    retransmit towards a neighbour that lost nothing. The busy rate comes
  *    first: on the first tick a receiver's queue drops, the rate estimate
  *    still reads what the path gave before (0.45-2.8 of the others' in 4
  *    t_incast runs) while the busy rate reads 0.04-0.07, and after a
