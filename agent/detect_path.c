@@ -453,12 +453,14 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * timeouts then retransmit towards a neighbour that lost nothing (one
 	 * fault of 48 named 198.18.0.2 at 0.156 with the hot one at 0.065,
 	 * for that tick alone); the others open if they persist */
-	for (size_t j = 0; j < nincast; j++)
-		if (j != deepest && incasts[j].weight == VERDICT_AT_ONCE)
-			incasts[j].weight = VERDICT_OVER;
-	for (size_t j = 0; j < nincast && k < max; j++)
-		if (h->peers[who[j]].lossy_run ||
-		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
-			out[k++] = incasts[j];
+	for (size_t j = 0; j < nincast && k < max; j++) {
+		if (!h->peers[who[j]].lossy_run &&
+		    (losing || h->peers[who[j]].over_ticks < PATH_INCAST_TICKS))
+			continue;
+		out[k] = incasts[j];
+		if (j != deepest && out[k].weight == VERDICT_AT_ONCE)
+			out[k].weight = VERDICT_OVER;
+		k++;
+	}
 	return k + path_straggler(h, cfg, now_ms, &busy_typical, &moving, out + k, max - k);
 }
