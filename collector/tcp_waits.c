@@ -27,9 +27,9 @@ int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, 
 	 * the others' next chunks unread too: with every connection's losses
 	 * to the peer counted, one t_incast bench run in 3, and one fault in
 	 * 24 of a long incast, named a neighbour of the hot receiver beside
-	 * it. A neighbour waits on its connection with the hot receiver, whose
-	 * ACKs that port drops, and while its read stall stood its path was
-	 * not judged. */
+	 * it, likely as a neighbour waits on its connection with the hot
+	 * receiver, whose ACKs that port drops, and while its read stall stood
+	 * its path was not judged. */
 	uint64_t since = v->resumed_ns > v->read_ns ? v->resumed_ns : v->read_ns;
 	int unread_seen =
 		v->progress_ns >= since + TCP_READ_PROOF_NS || (v->unsent && v->snd_wnd == 0);
