@@ -34,6 +34,5 @@ Suite *privilege_suite(void);
 Suite *window_suite(void);
 Suite *regex_bounded_suite(void);
 Suite *label_text_suite(void);
-Suite *tcp_waits_suite(void);
 
 #endif
