@@ -26,7 +26,9 @@ struct path_input {
 	double fanout; /* most peers one of its senders delivered to this tick */
 	double goodput; /* bytes/s of the bulk transfers completed this tick; 0 if none */
 	int stalled; /* over the stall detector's bound this tick, or not reading */
-	double retransmits; /* segments retransmitted towards it, per second */
+	/* retransmissions towards it its own path explains, per second
+	 * (fabmon_tcp_path_retransmits_total: not its senders' ports') */
+	double retransmits;
 	double acked; /* bytes it acknowledged, per second */
 	/* seconds per second the connections to it had data to move; 0 when
 	 * this tick's are not the path's measure (the caller's to say: the

@@ -25,6 +25,7 @@
 #include "bpf_drop_reasons.h"
 #include "bpf_peers.h"
 #include "bpf_tc.h"
+#include "tcp_loss.h"
 #include "flow_series.h"
 #include "collector.h"
 #include "flow.skel.h"
@@ -52,7 +53,10 @@ enum {
 	TCP_XFER_BYTES,
 	TCP_BUSY_NS,
 	TCP_XFER_B0, /* FM_XFER_BUCKETS transfer-duration buckets from here */
-	TCP_N = TCP_XFER_B0 + FM_XFER_BUCKETS
+	/* the counters above are a connection's; this one the tick's, from
+	 * every connection's retransmits (tcp_loss.h) */
+	TCP_PATH_RETRANSMITS = TCP_XFER_B0 + FM_XFER_BUCKETS,
+	TCP_N
 };
 
 /* A connection that sends bulk data: this much in flight now (a few
@@ -147,6 +151,9 @@ struct bpf_state {
 	struct kmap *tcp_pairs; /* tcp_pair -> unused: who delivered to whom this tick */
 	struct kmap *tcp_fanout; /* tcp_sender -> unsigned: peers it delivered to this tick */
 	struct peer_table *tcp_peers;
+	/* this tick's connections with retransmits; grown as needed */
+	struct tcp_loss_pair *tcp_losses;
+	size_t tcp_losses_room;
 };
 
 static int64_t mono_ns(void)
@@ -387,9 +394,45 @@ static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
 	}
 }
 
+/* Whether st->tcp_losses has room for entry n, growing it if need be (a
+ * clean tick has few; without memory, the rest of the tick's go uncounted). */
+static int tcp_losses_room(struct bpf_state *st, size_t n)
+{
+	size_t room = st->tcp_losses_room ? 2 * st->tcp_losses_room : 64;
+	struct tcp_loss_pair *grown;
+
+	if (n < st->tcp_losses_room)
+		return 1;
+	grown = realloc(st->tcp_losses, room * sizeof(grown[0]));
+	if (!grown)
+		return 0;
+	st->tcp_losses = grown;
+	st->tcp_losses_room = room;
+	return 1;
+}
+
+/* Counts the tick's retransmits of st->tcp_losses[0..n) that speak of the
+ * peer's path, not the sender's port (tcp_loss.h). */
+static void tcp_path_losses(struct bpf_state *st, size_t n, int64_t now_ms)
+{
+	tcp_loss_attribute(st->tcp_losses, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct tcp_loss_pair *l = &st->tcp_losses[i];
+		uint64_t d[TCP_N] = { 0 };
+		struct peer_id id;
+
+		if (l->senders_port)
+			continue;
+		d[TCP_PATH_RETRANSMITS] = l->retransmits;
+		peer_id_of(&id, 0, FM_DIR_EGRESS, l->family, l->saddr, l->daddr);
+		peer_table_add(st->tcp_peers, &id, d, now_ms);
+	}
+}
+
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
+	size_t nlosses = 0;
 
 	kmap_clear(st->tcp_gauges);
 	kmap_clear(st->tcp_pairs);
@@ -399,19 +442,29 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		const struct fm_tcp_val *v = map_val(r, i);
 		/* ACKs processed rank the peers: a healthy connection has no
 		 * retransmits but is still worth a series */
-		uint64_t cur[TCP_N] = { v->probes,  v->retransmits, v->bytes_acked, v->xfers,
-					v->xfer_ns, v->xfer_bytes,  tcp_busy_ns(v) },
-			 d[TCP_N];
+		uint64_t cur[TCP_PATH_RETRANSMITS] = { v->probes,      v->retransmits,
+						       v->bytes_acked, v->xfers,
+						       v->xfer_ns,     v->xfer_bytes,
+						       tcp_busy_ns(v) },
+			 d[TCP_N] = { 0 };
 		struct tcp_gauges *g;
 		struct peer_id id;
 		double waited = 0, unread = 0;
 		int waits;
 
 		memcpy(&cur[TCP_XFER_B0], v->xfer_hist, sizeof(v->xfer_hist));
-		entry_deltas(st->tcp_last, k, cur, TCP_N, st->tick, d);
+		entry_deltas(st->tcp_last, k, cur, TCP_PATH_RETRANSMITS, st->tick, d);
 		/* tracepoints know no interface: one row per peer */
 		peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
 		peer_table_add(st->tcp_peers, &id, d, now_ms);
+		if (d[TCP_RETRANSMITS] && tcp_losses_room(st, nlosses)) {
+			struct tcp_loss_pair *l = &st->tcp_losses[nlosses++];
+
+			l->family = k->family;
+			memcpy(l->saddr, k->saddr, sizeof(l->saddr));
+			memcpy(l->daddr, k->daddr, sizeof(l->daddr));
+			l->retransmits = d[TCP_RETRANSMITS];
+		}
 		/* closed (its last deltas are counted now) or idle: gone */
 		if (v->closed || now_ns - (int64_t)v->last_ns > idle_ns) {
 			map_reader_delete(r, k);
@@ -457,6 +510,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			tcp_note_sender(st, k, v, now_ns, waits, waited, unread, d);
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
+	tcp_path_losses(st, nlosses, now_ms);
 }
 
 static const struct peer_metric tcp_metrics[] = {
@@ -473,6 +527,12 @@ static const struct peer_metric tcp_metrics[] = {
 	{ TCP_RETRANSMITS, "fabmon_tcp_retransmits_total",
 	  "Retransmissions to the peer (tcp:tcp_retransmit_skb; one per skb, which with TSO may "
 	  "hold several segments).",
+	  NULL, NULL },
+	{ TCP_PATH_RETRANSMITS, "fabmon_tcp_path_retransmits_total",
+	  "The retransmissions of fabmon_tcp_retransmits_total that the peer's path's loss "
+	  "explains: less those from a local sender (a rank or pod in another namespace) that "
+	  "other senders lost data towards in the same tick, whose port drops the peer's ACKs "
+	  "too. What the incast and straggler detectors count as loss.",
 	  NULL, NULL },
 };
 
@@ -880,6 +940,7 @@ static void bpf_fini(void *state)
 	kmap_free(st->tcp_pairs);
 	kmap_free(st->tcp_fanout);
 	peer_table_free(st->tcp_peers);
+	free(st->tcp_losses);
 	free(st);
 }
 
@@ -1063,8 +1124,8 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 	/* every slot on every CPU held by a different interface, and the hash full */
 	st->if_totals = kmap_new(sizeof(struct fm_if_key), sizeof(struct fm_if_val),
 				 FM_IF_SLOTS * (unsigned)st->ncpus + FM_IF_HASH_MAX);
-	st->tcp_last =
-		kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_N), env->bpf_max_flows);
+	st->tcp_last = kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_PATH_RETRANSMITS),
+				env->bpf_max_flows);
 	st->tcp_gauges =
 		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
 	st->tcp_pairs = kmap_new(sizeof(struct tcp_pair), 1, env->bpf_max_flows);

@@ -34,5 +34,6 @@ Suite *privilege_suite(void);
 Suite *window_suite(void);
 Suite *regex_bounded_suite(void);
 Suite *label_text_suite(void);
+Suite *tcp_loss_suite(void);
 
 #endif
