@@ -125,6 +125,12 @@ struct fm_qp_val {
 /* Network namespaces the TCP probes can be limited to (bpf_netns). */
 #define FM_NETNS_MAX 64
 
+/* A wait for ack progress this long, data in flight, is a loss's: acks of
+ * data that moves come a round trip apart (50 ms at most through the lab's
+ * queues), and every retransmission timeout waits longer (Linux's least RTO
+ * is 200 ms, TCP_RTO_MIN; RFC 6298 2.4 allows it). */
+#define FM_ACK_WAIT_NS (100 * 1000000ULL)
+
 /* Transfer duration buckets (struct fm_tcp_val): 1 ms .. 16.384 s, and the rest. */
 #define FM_XFER_BUCKETS 16
 #define FM_XFER_BUCKET0_NS 1000000ULL
@@ -168,6 +174,14 @@ struct fm_tcp_val {
 	__u32 read_edge; /* the edge at the last read */
 	__u32 read_una; /* snd_una then */
 	__u64 read_ns; /* when, or the first tcp_probe */
+	/*
+	 * When ack progress last resumed after FM_ACK_WAIT_NS or more without
+	 * it, data in flight: a retransmission timeout's, or a path's back up.
+	 * The ACK that ends such a wait carries the window edge of before the
+	 * receiver could read what it fills in, so it is no sign of a reader
+	 * that stopped (collector/tcp_waits.h). 0: none.
+	 */
+	__u64 resumed_ns;
 	__u64 bytes_acked; /* sum of snd_una's advances: data the peer took */
 	/*
 	 * The kernel's delivery rate estimate (net/ipv4/tcp_rate.c, what `ss -i`

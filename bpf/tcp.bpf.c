@@ -235,6 +235,8 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 			val->xfer_acked0 = val->bytes_acked;
 		}
 		val->bytes_acked += in->snd_una - val->snd_una;
+		if (val->in_flight && now - val->progress_ns >= FM_ACK_WAIT_NS)
+			val->resumed_ns = now;
 	}
 	if (val->probes == 0 || seq_after(in->snd_una, val->snd_una))
 		val->progress_ns = now;

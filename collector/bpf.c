@@ -26,6 +26,7 @@
 #include "bpf_peers.h"
 #include "bpf_tc.h"
 #include "tcp_loss.h"
+#include "tcp_waits.h"
 #include "flow_series.h"
 #include "collector.h"
 #include "flow.skel.h"
@@ -66,25 +67,6 @@ enum {
 /* A window this close to full takes no more segments: a jumbo frame's MSS. */
 #define TCP_WINDOW_SLACK 9000
 #define TCP_BULK_ACKED 65536
-/* Acks this long after the peer last read prove it alive and not reading
- * (tcp_waits). An application reading a stream does so more often: a
- * reading rank's acks without a read spanned a few ms in the lab, and a
- * link that went down then left its read stall within 10 ms of its ack
- * stall. A paused rank's window takes 100-400 ms to fill there. */
-#define TCP_READ_PROOF_NS (100 * 1000000LL)
-/*
- * A connection with data outstanding is never quiet for long while it
- * lives: it retransmits at each RTO, the RTO doubling from the first (RFC
- * 6298 5.5), or the peer ACKs its window probes; each of those refreshes
- * last_ns. Between two retransmissions the quiet time is at most the wait
- * before the first plus an RTO, so well under 9/10 of the wait once the
- * wait passes a few RTOs; an entry quiet for at least 9/10 of its wait and
- * TCP_ORPHAN_QUIET_NS is a connection that went away unseen (no close
- * reached tcp_state), and its wait is not a stall. A clean bench run once
- * had two such entries stalled for exactly bpf_flow_idle, 120 s, until the
- * collector aged them out.
- */
-#define TCP_ORPHAN_QUIET_NS (2000 * 1000000LL)
 /* Per-peer gauges of the TCP connections seen this tick. */
 struct tcp_gauges {
 	double srtt_max_s; /* over the connections carrying bulk data */
@@ -317,41 +299,6 @@ static double tcp_open_s(const struct fm_tcp_val *v, int64_t now_ns)
 		       : 0;
 }
 
-/* Whether connection v, waiting since progress_ns, has gone away unseen
- * (TCP_ORPHAN_QUIET_NS). Only where retransmissions are seen: without that
- * probe a live connection's RTOs leave last_ns alone too. */
-static int tcp_orphaned(const struct bpf_state *st, const struct fm_tcp_val *v, int64_t now_ns)
-{
-	int64_t quiet = now_ns - (int64_t)v->last_ns, waited = now_ns - (int64_t)v->progress_ns;
-
-	return st->up[PROBE_TCP_RETRANSMIT] && v->progress_ns && quiet >= TCP_ORPHAN_QUIET_NS &&
-	       10 * quiet >= 9 * waited;
-}
-
-/* The waits of connection v, which has data outstanding (in flight or
- * queued behind a closed window), into *waited and *unread (seconds);
- * 0 for a connection gone unseen, which has none. */
-static int tcp_waits(const struct bpf_state *st, const struct fm_tcp_val *v, int64_t now_ns,
-		     double *waited, double *unread)
-{
-	/* the peer's kernel went on taking data well after its application's
-	 * last read, or closed its window: it is alive and not reading. A dead
-	 * path stops acks within the gap between two reads of a stream. */
-	int unread_seen =
-		v->progress_ns >= v->read_ns + TCP_READ_PROOF_NS || (v->unsent && v->snd_wnd == 0);
-
-	if (tcp_orphaned(st, v, now_ns))
-		return 0;
-	/* no ack progress: how long it has waited */
-	*waited = v->progress_ns && now_ns > (int64_t)v->progress_ns
-			  ? (double)(now_ns - (int64_t)v->progress_ns) / 1e9
-			  : 0;
-	*unread = unread_seen && v->read_ns && now_ns > (int64_t)v->read_ns
-			  ? (double)(now_ns - (int64_t)v->read_ns) / 1e9
-			  : 0;
-	return 1;
-}
-
 /* Connection v's busy time so far: its ended busy periods and the one under
  * way, up to its last event (so with the bytes acknowledged by then). */
 static uint64_t tcp_busy_ns(const struct fm_tcp_val *v)
@@ -500,7 +447,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			if ((double)v->delivery_rate > g->delivery_rate)
 				g->delivery_rate = (double)v->delivery_rate;
 		}
-		waits = (v->in_flight || v->unsent) && tcp_waits(st, v, now_ns, &waited, &unread);
+		waits = (v->in_flight || v->unsent) &&
+			tcp_waits(v, now_ns, st->up[PROBE_TCP_RETRANSMIT], &waited, &unread);
 		if (waits && waited > g->stall_max_s)
 			g->stall_max_s = waited;
 		if (waits && unread > g->read_stall_max_s)

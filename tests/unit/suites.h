@@ -35,5 +35,6 @@ Suite *window_suite(void);
 Suite *regex_bounded_suite(void);
 Suite *label_text_suite(void);
 Suite *tcp_loss_suite(void);
+Suite *tcp_waits_suite(void);
 
 #endif

@@ -229,8 +229,9 @@ static uint64_t drops_of(const struct tcp_rig *rig, unsigned reason)
  * A clean 1 MB stream, then a short request and its answer. Each end has an
  * entry of its own, keyed from its side. The receiver's ack progress stays
  * where it was first seen, as it sent nothing. The sender's shows RTT, window
- * and ack progress, nothing retransmitted, and nothing in flight once the
- * answer acked the request: an idle connection must not look stalled.
+ * and ack progress, nothing retransmitted, no wait for acks, and nothing in
+ * flight once the answer acked the request: an idle connection must not look
+ * stalled.
  */
 static void check_stream(int family, const char *test, int btf)
 {
@@ -274,6 +275,7 @@ static void check_stream(int family, const char *test, int btf)
 	ck_assert_int_le((int64_t)client.last_ns, mono_ns());
 	ck_assert_uint_eq(client.in_flight, 0);
 	ck_assert_uint_eq(client.retransmits, 0);
+	ck_assert_uint_eq(client.resumed_ns, 0);
 	/* the stream was timed as bulk transfers; the request was too small */
 	ck_assert_uint_ge(client.xfers, 1);
 	ck_assert_uint_gt(client.xfer_ns, 0);
@@ -405,6 +407,24 @@ static void wait_retransmit_seen(const struct tcp_rig *rig, const struct fm_tcp_
 }
 
 /*
+ * Opens p over IPv4 and moves len bytes, then makes the receiver silent (lo
+ * drops what it sends) and sends len more from buf: returns when it went
+ * silent.
+ */
+static int64_t tcp_pair_silence(struct tcp_pair *p, const char *buf, size_t len)
+{
+	int64_t silent;
+
+	tcp_pair_open(p, AF_INET);
+	tcp_pair_pump(p, len);
+	lo_drop_setup();
+	lo_drop_from(p->server_key.sport);
+	silent = mono_ns();
+	ck_assert_int_gt(send(p->client, buf, len, MSG_DONTWAIT), 0);
+	return silent;
+}
+
+/*
  * The peer goes silent mid-stream (its ACKs are dropped): the sender's
  * retransmits count, and its entry shows data in flight with ack progress
  * frozen since the peer went silent, which is what a stall looks like.
@@ -419,18 +439,52 @@ START_TEST(test_retransmit)
 
 	if (rig_up(&rig, "bpf_tcp retransmit") < 0)
 		return;
-	tcp_pair_open(&p, AF_INET);
-	tcp_pair_pump(&p, sizeof(buf));
-	lo_drop_setup();
-	lo_drop_from(p.server_key.sport);
-	silent = mono_ns();
-	ck_assert_int_gt(send(p.client, buf, sizeof(buf), MSG_DONTWAIT), 0);
+	silent = tcp_pair_silence(&p, buf, sizeof(buf));
 
 	wait_retransmit_seen(&rig, &p.client_key, silent, &val);
 	ck_assert_uint_gt(val.retransmits, 0);
 	ck_assert_uint_gt(val.in_flight, 0);
 	ck_assert_msg((int64_t)val.progress_ns < silent, "ack progress at %lld, after %lld",
 		      (long long)val.progress_ns, (long long)silent);
+	tcp_pair_close(&p);
+	rig_down(&rig);
+}
+END_TEST
+
+/*
+ * The peer goes silent mid-stream and comes back: the ACK that ends the
+ * sender's wait, data in flight all along, marks when ack progress resumed
+ * (resumed_ns), which the collector's proof of a reader that stopped counts
+ * from. A wait still under way marks none (nor does a clean stream:
+ * check_stream()).
+ */
+START_TEST(test_ack_resumed)
+{
+	struct fm_tcp_val val;
+	struct tcp_rig rig = { 0 };
+	static char buf[65536];
+	struct tcp_pair p;
+	int64_t silent, deadline;
+
+	if (rig_up(&rig, "bpf_tcp ack_resumed") < 0)
+		return;
+	silent = tcp_pair_silence(&p, buf, sizeof(buf));
+	wait_retransmit_seen(&rig, &p.client_key, silent, &val);
+	ck_assert_uint_eq(val.resumed_ns, 0);
+	/* a loss probe goes out within milliseconds: the wait must be long */
+	while (mono_ns() < silent + 2 * (int64_t)FM_ACK_WAIT_NS)
+		usleep(POLL_MS * 1000);
+
+	/* the peer is back: the next retransmission is acked */
+	ck_assert_int_eq(system("tc filter del dev lo parent 1:"), 0);
+	deadline = mono_ns() + WAIT_MS * 1000000LL;
+	while (tcp_entry(&rig, &p.client_key, &val) && (int64_t)val.progress_ns < silent &&
+	       mono_ns() < deadline)
+		usleep(POLL_MS * 1000);
+	ck_assert_msg((int64_t)val.progress_ns >= silent, "no ack progress in %d ms after the drop",
+		      WAIT_MS);
+	ck_assert_int_ge((int64_t)val.resumed_ns, silent + (int64_t)FM_ACK_WAIT_NS);
+	ck_assert_uint_le(val.resumed_ns, val.progress_ns);
 	tcp_pair_close(&p);
 	rig_down(&rig);
 }
@@ -481,12 +535,7 @@ START_TEST(test_retransmit_failed)
 	ck_assert_int_eq(system("sysctl -qw net.ipv4.tcp_early_retrans=0 "
 				"net.ipv4.tcp_rto_min_us=1000000"),
 			 0);
-	tcp_pair_open(&p, AF_INET);
-	tcp_pair_pump(&p, sizeof(buf));
-	lo_drop_setup();
-	lo_drop_from(p.server_key.sport);
-	silent = mono_ns();
-	ck_assert_int_gt(send(p.client, buf, sizeof(buf), MSG_DONTWAIT), 0);
+	silent = tcp_pair_silence(&p, buf, sizeof(buf));
 	lo_drop_from(p.client_key.sport);
 
 	wait_retransmit_seen(&rig, &p.client_key, silent, &val);
@@ -554,6 +603,7 @@ Suite *bpf_tcp_suite(void)
 		{ "netns_filter", test_netns_filter, 10 },
 		{ "retransmit", test_retransmit, 15 },
 		{ "retransmit_failed", test_retransmit_failed, 15 },
+		{ "ack_resumed", test_ack_resumed, 15 },
 		{ "drops_no_socket", test_drops_no_socket, 10 },
 	};
 

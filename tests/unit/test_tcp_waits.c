@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+#include "suites.h"
+#include "testutil.h"
+
+#include "../../collector/tcp_waits.h"
+
+#define MS 1000000LL
+#define NOW (10000 * MS) /* the probes' clock: 10 s after boot */
+
+/* A connection with 100 kB in flight, last acked ack_ms ago, its peer's
+ * last read read_ms ago; the peer's window is open. */
+static struct fm_tcp_val conn(int64_t ack_ms, int64_t read_ms)
+{
+	struct fm_tcp_val v = { .probes = 100, .in_flight = 100000, .snd_wnd = 1 << 20 };
+
+	v.progress_ns = v.last_ns = (uint64_t)(NOW - ack_ms * MS);
+	v.read_ns = (uint64_t)(NOW - read_ms * MS);
+	return v;
+}
+
+/* v's read stall, seconds. */
+static double unread_of(const struct fm_tcp_val *v)
+{
+	double waited = -1, unread = -1;
+
+	ck_assert_int_eq(tcp_waits(v, NOW, 1, &waited, &unread), 1);
+	ck_assert_double_ge(waited, 0);
+	return unread;
+}
+
+/* A peer whose kernel went on acknowledging for 100 ms and more after its
+ * last read stopped reading: its read stall runs from that read. Within the
+ * first 100 ms it is not yet told from a reader between two reads. A
+ * closed window proves it at once. */
+START_TEST(test_stopped_reader)
+{
+	struct fm_tcp_val v = conn(5, 400);
+
+	ck_assert_double_eq_tol(unread_of(&v), 0.4, 1e-9);
+	v = conn(5, 90);
+	ck_assert_double_eq(unread_of(&v), 0);
+
+	v = conn(3000, 350);
+	v.last_ns = (uint64_t)(NOW - 100 * MS); /* the answer to a window probe */
+	v.in_flight = 0;
+	v.unsent = 65536;
+	v.snd_wnd = 0;
+	ck_assert_double_eq_tol(unread_of(&v), 0.35, 1e-9);
+}
+END_TEST
+
+/*
+ * The ACK of a retransmission, 0.2 s after the last before it, leaves the
+ * edge where it stood: the application could not read past the hole until
+ * then. That is no proof (a clean all-to-all raised a 0.30 s read stall so),
+ * while acks that go on for 100 ms after it, without a read, are.
+ */
+START_TEST(test_resumed_after_loss)
+{
+	struct fm_tcp_val v = conn(50, 300);
+
+	/* the old proof, from the read alone, named it */
+	ck_assert_double_eq_tol(unread_of(&v), 0.3, 1e-9);
+	v.resumed_ns = (uint64_t)(NOW - 50 * MS);
+	ck_assert_double_eq(unread_of(&v), 0);
+
+	v = conn(1, 400);
+	v.resumed_ns = (uint64_t)(NOW - 120 * MS);
+	ck_assert_double_eq_tol(unread_of(&v), 0.4, 1e-9);
+}
+END_TEST
+
+/* A connection quiet as long as it has waited, where retransmissions would
+ * show, went away unseen: no waits. Without the retransmit probe, quiet is
+ * no sign of that. */
+START_TEST(test_gone_unseen)
+{
+	struct fm_tcp_val v = conn(5000, 5000);
+	double waited = -1, unread = -1;
+
+	ck_assert_int_eq(tcp_waits(&v, NOW, 1, &waited, &unread), 0);
+	ck_assert_int_eq(tcp_waits(&v, NOW, 0, &waited, &unread), 1);
+	ck_assert_double_eq_tol(waited, 5.0, 1e-9);
+}
+END_TEST
+
+Suite *tcp_waits_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "stopped_reader", test_stopped_reader, 0 },
+		{ "resumed_after_loss", test_resumed_after_loss, 0 },
+		{ "gone_unseen", test_gone_unseen, 0 },
+	};
+
+	return TESTUTIL_SUITE("tcp_waits", cases);
+}
