@@ -326,7 +326,7 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	static struct event_verdict incasts[PATH_PEERS];
 	static unsigned char over[PATH_PEERS]; /* judged this tick */
 	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
-	size_t k = 0, nincast = 0, deepest;
+	size_t k = 0, nincast = 0;
 	int losing = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
@@ -441,26 +441,11 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	}
 	/* while one receiver's path loses, another that only runs slow waits
 	 * on it: its senders are the same, held up by the losing one */
-	deepest = nincast;
-	for (size_t j = 0; j < nincast; j++) {
+	for (size_t j = 0; j < nincast; j++)
 		losing |= h->peers[who[j]].lossy_run;
-		if (incasts[j].weight == VERDICT_AT_ONCE &&
-		    (deepest == nincast || incasts[j].score > incasts[deepest].score))
-			deepest = j;
-	}
-	/* and of those losing at once, only the deepest opens on this tick:
-	 * the hot port drops the ACKs of its receiver's own sending too, and
-	 * timeouts then retransmit towards a neighbour that lost nothing (one
-	 * fault of 48 named 198.18.0.2 at 0.156 with the hot one at 0.065,
-	 * for that tick alone); the others open if they persist */
-	for (size_t j = 0; j < nincast && k < max; j++) {
-		if (!h->peers[who[j]].lossy_run &&
-		    (losing || h->peers[who[j]].over_ticks < PATH_INCAST_TICKS))
-			continue;
-		out[k] = incasts[j];
-		if (j != deepest && out[k].weight == VERDICT_AT_ONCE)
-			out[k].weight = VERDICT_OVER;
-		k++;
-	}
+	for (size_t j = 0; j < nincast && k < max; j++)
+		if (h->peers[who[j]].lossy_run ||
+		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
+			out[k++] = incasts[j];
 	return k + path_straggler(h, cfg, now_ms, &busy_typical, &moving, out + k, max - k);
 }

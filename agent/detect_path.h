@@ -160,17 +160,19 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    the others', is under PATH_LOSS_ONSET_SHARE is judged an incast at
  *    once, and its run of ticks is named from its first: an
  *    overloaded receiver's queue drops what its senders push, while a
- *    neighbour that only waits on it loses nothing. Such a run goes on while
+ *    neighbour that only waits on it loses nothing (its loss counts only
+ *    what its own path explains, path_input's retransmits: the hot port
+ *    drops the ACKs of its receiver's own sending too, and with them
+ *    counted, one lab fault in 48 named a neighbour at 0.156 of the
+ *    others beside the hot receiver at 0.065, and one CI run of t_incast
+ *    named one at 0.068 beside it at 0.185). Such a run goes on while
  *    the median of its last 3 rate samples, or of its last 3 busy rates,
  *    stays under PATH_LOSS_RATE_SHARE of the others' (TCP soon fits the
  *    queue and stops losing; a run named from the busy rate on its first
  *    tick has rate samples from before it, and one CI run of t_incast
  *    closed such an event mid-fault and opened a second). Where that
  *    share is under incast_fraction too, the verdict's event opens on that
- *    tick (at once): no moment of a queue does both. Of several such on one
- *    tick only the deepest (the highest score) does: the hot port drops the
- *    ACKs of its receiver's own sending, and the timeouts that follow
- *    retransmit towards a neighbour that lost nothing. The busy rate comes
+ *    tick (at once): no moment of a queue does both. The busy rate comes
  *    first: on the first tick a receiver's queue drops, the rate estimate
  *    still reads what the path gave before (0.45-2.8 of the others' in 4
  *    t_incast runs) while the busy rate reads 0.04-0.07, and after a

@@ -698,34 +698,6 @@ START_TEST(test_incast_lossy_busy)
 END_TEST
 
 /*
- * Two receivers losing at once on one tick, as one lab fault's onset had
- * it: the hot one at 0.065 of the others' busy rate, a neighbour at 0.156
- * (the hot port dropped the ACKs of the hot receiver's own sending, and
- * its timeouts retransmitted towards the neighbour). Only the deeper opens
- * at once; the other is named, and opens only if it persists.
- */
-START_TEST(test_incast_lossy_two)
-{
-	const double clean[4] = { 55e6, 85e6, 60e6, 55e6 }, busy[4] = { 15e6, 13e6, 16e6, 14e6 };
-	const double few[4] = { 10, 20, 40, 10 }, retx[4] = { 10, 700, 615, 10 };
-	const double both[4] = { 16e6, 2.2e6, 1e6, 12e6 };
-	struct path_history *h = history();
-	struct event_verdict out[4];
-	int64_t now = 0;
-	size_t n;
-
-	for (unsigned t = 0; t < 10; t++, now += 100)
-		ck_assert_uint_eq(lossy_tick(h, now, clean, few, busy, 0, out), 0);
-	n = lossy_tick(h, now, clean, retx, both, 0, out);
-	ck_assert_uint_eq(n, 2);
-	for (size_t j = 0; j < n; j++)
-		ck_assert_int_eq(out[j].weight, strcmp(out[j].subject, "peer=198.18.0.3") == 0
-							? VERDICT_AT_ONCE
-							: VERDICT_OVER);
-}
-END_TEST
-
-/*
  * All-to-all with one receiver (peer 3) losing at a fifth of the others'
  * rate and its neighbour (peer 4) as slow by both measures but losing
  * nothing: the neighbour waits on the hot one (t_incast named it once so).
@@ -780,7 +752,6 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_incast_both_agree);
 	tcase_add_test(tc, test_incast_lossy);
 	tcase_add_test(tc, test_incast_lossy_busy);
-	tcase_add_test(tc, test_incast_lossy_two);
 	tcase_add_test(tc, test_incast_neighbour_of_losing);
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);

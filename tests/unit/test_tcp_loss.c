@@ -38,7 +38,7 @@ static int port_of(const struct tcp_loss_pair *p, size_t n, unsigned s, unsigned
  */
 START_TEST(test_hot_receiver)
 {
-	struct tcp_loss_pair p[] = { pair(3, 4, 2), pair(1, 3, 40), pair(3, 1, 1),
+	struct tcp_loss_pair p[] = { pair(3, 4, 2),  pair(1, 3, 40), pair(3, 1, 1),
 				     pair(2, 3, 35), pair(4, 3, 30), pair(3, 2, 3) };
 	size_t n = sizeof(p) / sizeof(p[0]);
 
