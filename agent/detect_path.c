@@ -47,7 +47,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		int sampled = in[i].rate > 0 || in[i].goodput > 0 || busy_rate > 0;
 		/* a tick the peer left unread is no straggler's (header) */
 		double acked = in[i].unread ? 0 : in[i].acked, busy = in[i].unread ? 0 : in[i].busy;
-		double prev_acked, prev_busy;
+		double prev_acked, prev_busy, retransmitted;
 		struct path_peer *p;
 
 		/* a rate of 0 is a connection with no sample yet, not a dead path:
@@ -58,6 +58,9 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		prev_busy = p->prev_busy;
 		p->prev_acked = acked;
 		p->prev_busy = busy;
+		/* the rates are over the interval since its last reading */
+		retransmitted =
+			p->input_ms ? in[i].retransmits * (double)(now_ms - p->input_ms) / 1000 : 0;
 		p->input_ms = now_ms;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
@@ -69,6 +72,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		}
 		if (in[i].acked > 0 || in[i].retransmits > 0) {
 			p->loss = in[i].acked > 0 ? in[i].retransmits / in[i].acked : INFINITY;
+			p->loss_segments = retransmitted;
 			p->loss_ms = now_ms;
 			if (p->loss >= PATH_LOSS_FLOOR)
 				p->lost_ms = now_ms;
@@ -188,7 +192,8 @@ static int path_lossy(const struct path_history *h, size_t i, const struct path_
 	size_t m;
 	double mid;
 
-	if (h->peers[i].loss_ms != now_ms || loss->v[i] < PATH_LOSS_FLOOR)
+	if (h->peers[i].loss_ms != now_ms || loss->v[i] < PATH_LOSS_FLOOR ||
+	    h->peers[i].loss_segments < PATH_LOSS_SEGMENTS)
 		return 0;
 	mid = path_others_median(loss, i, &m);
 	if (isnan(mid))

@@ -595,7 +595,8 @@ static size_t lossy_tick(struct path_history *h, int64_t now, const double *rate
  * first tick it loses while slow, and stays named while it is slow; a peer
  * as slow that loses nothing (a neighbour waiting on it), a loss burst at
  * speed (a clean all-gather had one for 4 ticks), a few retransmits, and
- * losses like the others' are not. Figures from the lab's t_incast, first tick after the
+ * losses like the others' are not, nor fewer than PATH_LOSS_SEGMENTS
+ * retransmissions in the tick. Figures from the lab's t_incast, first tick after the
  * fault: 990 retransmits a second towards the receiver at 15 of 55 MB/s. At
  * under a quarter of the others' rate, the event opens on that tick. */
 START_TEST(test_incast_lossy)
@@ -611,6 +612,11 @@ START_TEST(test_incast_lossy)
 		{ { 55e6, 50e6, 15e6, 60e6 }, { 0, 0, 0, 0 }, 0, 0, 0 }, /* slow, no loss */
 		{ { 55e6, 50e6, 45e6, 60e6 }, { 10, 10, 990, 10 }, 0, 0, 0 }, /* loss at speed */
 		{ { 55e6, 50e6, 15e6, 60e6 }, { 10, 10, 40, 10 }, 0, 0, 0 }, /* under the floor */
+		/* two retransmissions on a tick at 100 ms, deep under the
+		 * others: a probe's or one timeout's, not a queue's; three
+		 * are, and so are the next tick's four */
+		{ { 55e6, 50e6, 1e5, 60e6 }, { 10, 10, 20, 10 }, 0, 1, 0 },
+		{ { 55e6, 50e6, 1e5, 60e6 }, { 10, 10, 30, 10 }, 1, 1, 1 },
 		{ { 55e6, 50e6, 15e6, 60e6 },
 		  { 2000, 2000, 990, 2000 },
 		  0,
