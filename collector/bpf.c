@@ -81,6 +81,10 @@ struct tcp_gauges {
 	uint64_t connections;
 	uint64_t zero_window; /* connections with data queued and the peer's window closed */
 	uint64_t window_limited; /* connections whose queued data the peer's window holds back */
+	/* a connection to the peer waited for acks FM_ACK_WAIT_NS or more with
+	 * data in flight: now if one waits, else when the last wait ended
+	 * (tcp_loss_ns()); 0 if none */
+	int64_t loss_ns;
 	double delivery_rate; /* bytes/s: the best among connections that delivered this tick */
 	uint64_t fanout; /* most peers one local sender to this peer delivered to this tick */
 	double xfer_open_s; /* the longest-running transfer still in progress: how long */
@@ -376,6 +380,34 @@ static void tcp_path_losses(struct bpf_state *st, size_t n, int64_t now_ms)
 	}
 }
 
+/* Whether connection v is over: closed, or idle past idle_ns. */
+static int tcp_gone(const struct fm_tcp_val *v, int64_t now_ns, int64_t idle_ns)
+{
+	return v->closed || now_ns - (int64_t)v->last_ns > idle_ns;
+}
+
+/* Each peer's latest loss (tcp_gauges.loss_ns), before any connection's
+ * read stall is judged against it. */
+static void tcp_note_losses(struct bpf_state *st, int64_t now_ns, int64_t idle_ns)
+{
+	const struct map_reader *r = &st->tcpm;
+
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct fm_tcp_key *k = map_key(r, i);
+		const struct fm_tcp_val *v = map_val(r, i);
+		int64_t loss = tcp_loss_ns(v, now_ns, st->up[PROBE_TCP_RETRANSMIT]);
+		struct tcp_gauges *g;
+		struct peer_id id;
+
+		if (!loss || tcp_gone(v, now_ns, idle_ns))
+			continue;
+		peer_id_of(&id, 0, FM_DIR_EGRESS, k->family, k->saddr, k->daddr);
+		g = kmap_put(st->tcp_gauges, &id, NULL);
+		if (g && loss > g->loss_ns)
+			g->loss_ns = loss;
+	}
+}
+
 static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, int64_t now_ms)
 {
 	struct map_reader *r = &st->tcpm;
@@ -384,6 +416,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 	kmap_clear(st->tcp_gauges);
 	kmap_clear(st->tcp_pairs);
 	kmap_clear(st->tcp_fanout);
+	tcp_note_losses(st, now_ns, idle_ns);
 	for (unsigned i = 0; i < r->count; i++) {
 		const struct fm_tcp_key *k = map_key(r, i);
 		const struct fm_tcp_val *v = map_val(r, i);
@@ -413,7 +446,7 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			l->retransmits = d[TCP_RETRANSMITS];
 		}
 		/* closed (its last deltas are counted now) or idle: gone */
-		if (v->closed || now_ns - (int64_t)v->last_ns > idle_ns) {
+		if (tcp_gone(v, now_ns, idle_ns)) {
 			map_reader_delete(r, k);
 			continue;
 		}
@@ -448,7 +481,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 				g->delivery_rate = (double)v->delivery_rate;
 		}
 		waits = (v->in_flight || v->unsent) &&
-			tcp_waits(v, now_ns, st->up[PROBE_TCP_RETRANSMIT], &waited, &unread);
+			tcp_waits(v, now_ns, st->up[PROBE_TCP_RETRANSMIT], g->loss_ns, &waited,
+				  &unread);
 		if (waits && waited > g->stall_max_s)
 			g->stall_max_s = waited;
 		if (waits && unread > g->read_stall_max_s)

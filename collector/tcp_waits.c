@@ -12,27 +12,34 @@ static int tcp_orphaned(const struct fm_tcp_val *v, int64_t now_ns, int retransm
 	       10 * quiet >= 9 * waited;
 }
 
-int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, double *waited,
-	      double *unread)
+int64_t tcp_loss_ns(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen)
+{
+	if (tcp_orphaned(v, now_ns, retransmits_seen))
+		return 0;
+	if (v->in_flight && v->progress_ns &&
+	    now_ns - (int64_t)v->progress_ns >= (int64_t)FM_ACK_WAIT_NS)
+		return now_ns;
+	return (int64_t)v->resumed_ns;
+}
+
+int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, int64_t loss_ns,
+	      double *waited, double *unread)
 {
 	/* the peer's kernel went on taking data well after its application's
 	 * last read, or closed its window: it is alive and not reading. A dead
 	 * path stops acks within the gap between two reads of a stream. Acks
-	 * count from the end of the connection's last wait for them too,
-	 * where that is later: a retransmission that fills a hole is acked
-	 * before the application can read past it, so that ACK leaves the
-	 * edge where it stood (a clean all-to-all raised a 0.30 s read stall
-	 * on such an ACK, at the end of a 0.2 s wait). Not another
-	 * connection's, though a rank that waits on one sender's loss leaves
-	 * the others' next chunks unread too: with every connection's losses
-	 * to the peer counted, one t_incast bench run in 3, and one fault in
-	 * 24 of a long incast, named a neighbour of the hot receiver beside
-	 * it. A neighbour waits on its connection with the hot receiver, whose
-	 * ACKs that port drops, and while its read stall stood its path was
-	 * not judged. */
-	uint64_t since = v->resumed_ns > v->read_ns ? v->resumed_ns : v->read_ns;
-	int unread_seen =
-		v->progress_ns >= since + TCP_READ_PROOF_NS || (v->unsent && v->snd_wnd == 0);
+	 * count from the end of the last loss on the peer's connections too,
+	 * where that is later: its application reads a stream in order, so it
+	 * waits on the retransmission, and a collective's rank reads one
+	 * peer's next chunk only once the chunk the loss holds up is in (the
+	 * lab's all-to-all leaves the others' data unread so, as NCCL's fixed
+	 * buffers do). The ACK of that retransmission, too, comes before the
+	 * application can read past it, and leaves the edge where it stood: a
+	 * clean all-to-all raised a 0.30 s read stall on such an ACK, at the
+	 * end of a 0.2 s wait. */
+	int64_t since = loss_ns > (int64_t)v->read_ns ? loss_ns : (int64_t)v->read_ns;
+	int unread_seen = (int64_t)v->progress_ns >= since + TCP_READ_PROOF_NS ||
+			  (v->unsent && v->snd_wnd == 0);
 
 	if (tcp_orphaned(v, now_ns, retransmits_seen))
 		return 0;

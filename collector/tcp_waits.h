@@ -34,15 +34,22 @@
 #define TCP_ORPHAN_QUIET_NS (2000 * 1000000LL)
 
 /*
+ * When v last waited for acks with data in flight for FM_ACK_WAIT_NS or
+ * more (a loss, or a path down): now_ns while it waits, else when such a
+ * wait last ended; 0 if never, or if v went away unseen.
+ */
+int64_t tcp_loss_ns(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen);
+
+/*
  * The waits of v, which has data outstanding (in flight, or queued behind a
  * closed window): *waited, seconds without ack progress; *unread, seconds
  * since the peer's application last read, once its kernel has proved alive
  * and not reading (it went on acknowledging for TCP_READ_PROOF_NS after
- * both that read and the end of v's last wait for acks, resumed_ns, or
- * closed its window), else 0. Returns 1, or 0 with nothing set for a
- * connection that went away unseen.
+ * both that read and loss_ns, or closed its window), else 0. loss_ns: the
+ * latest tcp_loss_ns() over the connections to the same peer. Returns 1,
+ * or 0 with nothing set for a connection that went away unseen.
  */
-int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, double *waited,
-	      double *unread);
+int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, int64_t loss_ns,
+	      double *waited, double *unread);
 
 #endif

@@ -229,9 +229,8 @@ static uint64_t drops_of(const struct tcp_rig *rig, unsigned reason)
  * A clean 1 MB stream, then a short request and its answer. Each end has an
  * entry of its own, keyed from its side. The receiver's ack progress stays
  * where it was first seen, as it sent nothing. The sender's shows RTT, window
- * and ack progress, nothing retransmitted, no wait for acks, and nothing in
- * flight once the answer acked the request: an idle connection must not look
- * stalled.
+ * and ack progress, nothing retransmitted, no wait for acks, and nothing in flight once the
+ * answer acked the request: an idle connection must not look stalled.
  */
 static void check_stream(int family, const char *test, int btf)
 {
