@@ -37,7 +37,7 @@ enum { ACKED, BUSY, RETRANS, XFER_BYTES, XFER_COUNT, XFER_SUM, RATE, FANOUT, STA
 static const struct metric_desc descs[FAMILIES] = {
 	[ACKED] = { "fabmon_tcp_acked_bytes_total", "bench", METRIC_COUNTER, 0, 0 },
 	[BUSY] = { "fabmon_tcp_busy_seconds_total", "bench", METRIC_COUNTER, 0, 1e-9 },
-	[RETRANS] = { "fabmon_tcp_retransmits_total", "bench", METRIC_COUNTER, 0, 0 },
+	[RETRANS] = { "fabmon_tcp_path_retransmits_total", "bench", METRIC_COUNTER, 0, 0 },
 	[XFER_BYTES] = { "fabmon_tcp_transfer_bytes_total", "bench", METRIC_COUNTER, 0, 0 },
 	[XFER_COUNT] = { "fabmon_tcp_transfer_duration_seconds_count", "bench", METRIC_COUNTER, 0,
 			 0 },

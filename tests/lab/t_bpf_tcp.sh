@@ -49,9 +49,13 @@ peak_srtt 4000000 5002
 rtt1=$peak
 sleep 1.2
 re1=$(m "fabmon_tcp_retransmits_total$peer")
+# nothing is sent towards rank 2, so none of its retransmissions is its own
+# port's (collector/tcp_loss.h): every one is the path's
+path1=$(m "fabmon_tcp_path_retransmits_total$peer")
 drops=$(lab_scrape | awk '/^fabmon_kernel_drops_total/ { s += $2 } END { print s + 0 }')
-echo "srtt ${rtt0}s unthrottled, ${rtt1}s peak through the bottleneck; retransmits ${re0:-0} -> $re1; kernel drops $drops"
+echo "srtt ${rtt0}s unthrottled, ${rtt1}s peak through the bottleneck; retransmits ${re0:-0} -> $re1 (the path's: $path1); kernel drops $drops"
 awk -v a="$rtt1" -v b="$rtt0" 'BEGIN { exit !(a > 2 * b) }' || fail "srtt did not rise ($rtt0 -> $rtt1)"
 awk -v a="$re1" -v b="${re0:-0}" 'BEGIN { exit !(a > b) }' || fail "no retransmits counted"
+[ "${path1:-none}" = "$re1" ] || fail "the path's retransmits ($path1) are not all of them ($re1)"
 [ "$drops" -gt 0 ] || fail "no drops counted"
 exit 0
