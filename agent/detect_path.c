@@ -291,17 +291,25 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 	static double share[PATH_PEERS], mid[PATH_PEERS];
 	static size_t others[PATH_PEERS];
 	double hold = (1 + cfg->straggler_fraction) / 2;
-	size_t slow = h->n, k = 0;
+	size_t slow = h->n, held = h->n, k = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		share[i] = path_ring_share(h, i, now_ms, typical, moving, &mid[i], &others[i]);
+		if (h->peers[i].straggling && share[i] < hold)
+			held = i;
 		if (!(share[i] < cfg->straggler_fraction) ||
 		    (slow < h->n &&
 		     !path_slower(h, i, slow, typical, cfg->straggler_fraction, now_ms)))
 			continue;
 		slow = i;
 	}
-	snprintf(h->straggler, sizeof(h->straggler), "%s", slow < h->n ? h->peers[slow].peer : "");
+	/* one at a time: while a peer holds the name, no other takes it */
+	if (slow < h->n && held < h->n && !h->peers[slow].straggling)
+		slow = h->n;
+	snprintf(h->straggler, sizeof(h->straggler), "%s",
+		 slow < h->n   ? h->peers[slow].peer
+		 : held < h->n ? h->peers[held].peer
+			       : "");
 	if (slow < h->n && k < max)
 		path_straggler_verdict(&out[k++], &h->peers[slow], cfg, VERDICT_OVER, share[slow],
 				       mid[slow], others[slow]);

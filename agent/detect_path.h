@@ -232,8 +232,13 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    between straggler_fraction and the others' median (0.8 at 0.6) on
  *    every tick since (a tick it is not judged on ends that), gives a
  *    VERDICT_HOLD: it keeps the peer's open straggler open, and never
- *    opens one. A half-rate link read 0.60-0.72 on three ticks in a row
- *    early in its fault in 2 of 9 t_straggler runs (the others' typical
+ *    opens one. While one peer holds so, no other is named: a ring has
+ *    one slowest link, and the next one, whose ACKs wait in its queue,
+ *    can dip under the bound while the slow one reads just over it (1 of
+ *    16 lab faults named the next link at 0.42 of the others beside the
+ *    slow one's 0.61, each at 7-13 MB/s against the others' 20-25). A
+ *    half-rate link read 0.60-0.72 on three ticks in a row early in its
+ *    fault in 2 of 9 t_straggler runs (the others' typical
  *    still rising as the ring's pace let them run faster), and its one
  *    straggler closed and opened again. A peer is not judged on a tick
  *    when the median of the other peers' busy time was under

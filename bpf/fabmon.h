@@ -179,7 +179,7 @@ struct fm_tcp_val {
 	 * it, data in flight: a retransmission timeout's, or a path's back up.
 	 * The ACK that ends such a wait carries the window edge of before the
 	 * receiver could read what it fills in, so it is no sign of a reader
-	 * that stopped (collector/bpf.c, tcp_waits()). 0: none.
+	 * that stopped (collector/tcp_waits.h). 0: none.
 	 */
 	__u64 resumed_ns;
 	__u64 bytes_acked; /* sum of snd_una's advances: data the peer took */

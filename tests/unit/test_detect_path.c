@@ -416,6 +416,37 @@ START_TEST(test_straggler_hold)
 }
 END_TEST
 
+/*
+ * One at a time: the slow link (peer 3) named, then reading 0.64 of the
+ * others (held) while the next link (peer 4), whose ACKs wait in its queue,
+ * dips to 0.4 (a lab fault named both so): peer 3's hold, and no verdict
+ * for peer 4. Once peer 3 reads over the hold bound, peer 4 can be named.
+ */
+START_TEST(test_straggler_one_at_a_time)
+{
+	const double slow[4] = { 25e6, 25e6, 12e6, 20e6 }, dip[4] = { 25e6, 25e6, 16e6, 10e6 };
+	const double back[4] = { 25e6, 25e6, 25e6, 10e6 }, none[4] = { 0 };
+	struct path_history *h = history();
+	struct event_verdict out[4];
+	int64_t now = ring_clean(h, 25e6);
+	size_t n;
+
+	ring_input(h, now, slow, slow, none);
+	ck_assert_uint_eq(judged_all(h, now, out, &n), 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	now += 100;
+	ring_input(h, now, dip, dip, none);
+	ck_assert_uint_eq(judged_all(h, now, out, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	now += 100;
+	ring_input(h, now, back, back, none);
+	ck_assert_uint_eq(judged_all(h, now, out, &n), 1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
+}
+END_TEST
+
 /* A tick busy for under PATH_BUSY_MIN of it gives no busy rate sample, nor
  * does one busy all of it with no delivery rate (a loss's recovery: the
  * clean bench run's false straggler at 0.008 of the others), nor a slow one
@@ -769,6 +800,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_clean_loss);
 	tcase_add_test(tc, test_straggler_sender_slow);
 	tcase_add_test(tc, test_straggler_hold);
+	tcase_add_test(tc, test_straggler_one_at_a_time);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
