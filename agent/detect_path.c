@@ -303,8 +303,10 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 			continue;
 		slow = i;
 	}
-	/* one at a time: while a peer holds the name, no other takes it */
-	if (slow < h->n && held < h->n && !h->peers[slow].straggling)
+	/* one at a time: while a peer holds the name, no other takes it
+	 * unless named before it (header) */
+	if (slow < h->n && held < h->n && !h->peers[slow].straggling &&
+	    !path_slower(h, slow, held, typical, cfg->straggler_fraction, now_ms))
 		slow = h->n;
 	snprintf(h->straggler, sizeof(h->straggler), "%s",
 		 slow < h->n   ? h->peers[slow].peer

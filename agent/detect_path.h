@@ -232,7 +232,8 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    between straggler_fraction and the others' median (0.8 at 0.6) on
  *    every tick since (a tick it is not judged on ends that), gives a
  *    VERDICT_HOLD: it keeps the peer's open straggler open, and never
- *    opens one. While one peer holds so, no other is named: a ring has
+ *    opens one. While one peer holds so, no other is named unless it
+ *    comes before the holder in the order above: a ring has
  *    one slowest link, and the next one, whose ACKs wait in its queue,
  *    can dip under the bound while the slow one reads just over it (1 of
  *    16 lab faults named the next link at 0.42 of the others beside the

@@ -447,6 +447,41 @@ START_TEST(test_straggler_one_at_a_time)
 }
 END_TEST
 
+/*
+ * But one that comes first takes the name from the holder: the next link
+ * (peer 4) named at an onset, then the slow link (peer 3) under the bound
+ * with its own sending slow too, while peer 4 holds at 0.64. Peer 3 is
+ * named, and peer 4 only holds.
+ */
+START_TEST(test_straggler_taken_over)
+{
+	const double first[4] = { 25e6, 25e6, 20e6, 10e6 }, next[4] = { 25e6, 25e6, 12e6, 16e6 };
+	const double sending[4] = { 25e6, 25e6, 10e6, 25e6 };
+	struct path_history *h = history();
+	struct event_verdict out[4];
+	struct path_input in[4];
+	int64_t now = ring_clean(h, 25e6);
+	size_t n;
+
+	ring_input(h, now, first, first, (const double[4]){ 0 });
+	ck_assert_uint_eq(judged_all(h, now, out, &n), 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
+	now += 100;
+	for (unsigned i = 0; i < 4; i++)
+		in[i] = (struct path_input){ .peer = peers[i],
+					     .rate = next[i],
+					     .fanout = 1,
+					     .acked = next[i],
+					     .busy = 1,
+					     .sender_rate = sending[i] };
+	path_history_update(h, in, 4, cfg.window_ms, now);
+	ck_assert_uint_eq(judged_all(h, now, out, &n), 1);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert_str_eq(out[1].subject, "peer=198.18.0.4");
+}
+END_TEST
+
 /* A tick busy for under PATH_BUSY_MIN of it gives no busy rate sample, nor
  * does one busy all of it with no delivery rate (a loss's recovery: the
  * clean bench run's false straggler at 0.008 of the others), nor a slow one
@@ -801,6 +836,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_sender_slow);
 	tcase_add_test(tc, test_straggler_hold);
 	tcase_add_test(tc, test_straggler_one_at_a_time);
+	tcase_add_test(tc, test_straggler_taken_over);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
