@@ -219,9 +219,11 @@ START_TEST(test_straggler_ack_burst)
 END_TEST
 
 /* One ring tick into h, busy all of it: peer i acknowledges rate[i] bytes
- * a second, with delivery rate dr[i] and retx[i] retransmits a second. */
-static void ring_input(struct path_history *h, int64_t now, const double *rate, const double *dr,
-		       const double *retx)
+ * a second, with delivery rate dr[i] and retx[i] retransmits a second, and
+ * where it is a local sender too its own sending reads sending[i] (NULL:
+ * none is). */
+static void ring_sending(struct path_history *h, int64_t now, const double *rate, const double *dr,
+			 const double *retx, const double *sending)
 {
 	struct path_input in[4];
 
@@ -231,8 +233,15 @@ static void ring_input(struct path_history *h, int64_t now, const double *rate, 
 					     .fanout = 1,
 					     .retransmits = retx[i],
 					     .acked = rate[i],
-					     .busy = 1 };
+					     .busy = 1,
+					     .sender_rate = sending ? sending[i] : 0 };
 	path_history_update(h, in, 4, cfg.window_ms, now);
+}
+
+static void ring_input(struct path_history *h, int64_t now, const double *rate, const double *dr,
+		       const double *retx)
+{
+	ring_sending(h, now, rate, dr, retx, NULL);
 }
 
 /* The same tick, judged: judged()'s count. */
@@ -343,23 +352,14 @@ START_TEST(test_straggler_sender_slow)
 {
 	struct path_history *h = history();
 	const double clean[4] = { 25e6, 25e6, 25e6, 25e6 }, dip[4] = { 25e6, 25e6, 12e6, 10e6 };
-	const double sending[4] = { 25e6, 25e6, 10e6, 25e6 };
+	const double sending[4] = { 25e6, 25e6, 10e6, 25e6 }, none[4] = { 0 };
 	struct event_verdict out[4];
-	struct path_input in[4];
 	int64_t now = 0;
 
 	for (unsigned t = 0; t < 11; t++, now += 100) {
 		const double *r = t < 10 ? clean : dip;
 
-		for (unsigned i = 0; i < 4; i++)
-			in[i] = (struct path_input){ .peer = peers[i],
-						     .rate = r[i],
-						     .fanout = 1,
-						     .acked = r[i],
-						     .busy = 1,
-						     .sender_rate =
-							     t < 10 ? clean[i] : sending[i] };
-		path_history_update(h, in, 4, cfg.window_ms, now);
+		ring_sending(h, now, r, r, none, t < 10 ? clean : sending);
 		ck_assert_uint_eq(judged(h, now, out), t == 10);
 	}
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
@@ -456,25 +456,17 @@ END_TEST
 START_TEST(test_straggler_taken_over)
 {
 	const double first[4] = { 25e6, 25e6, 20e6, 10e6 }, next[4] = { 25e6, 25e6, 12e6, 16e6 };
-	const double sending[4] = { 25e6, 25e6, 10e6, 25e6 };
+	const double sending[4] = { 25e6, 25e6, 10e6, 25e6 }, none[4] = { 0 };
 	struct path_history *h = history();
 	struct event_verdict out[4];
-	struct path_input in[4];
 	int64_t now = ring_clean(h, 25e6);
 	size_t n;
 
-	ring_input(h, now, first, first, (const double[4]){ 0 });
+	ring_input(h, now, first, first, none);
 	ck_assert_uint_eq(judged_all(h, now, out, &n), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
 	now += 100;
-	for (unsigned i = 0; i < 4; i++)
-		in[i] = (struct path_input){ .peer = peers[i],
-					     .rate = next[i],
-					     .fanout = 1,
-					     .acked = next[i],
-					     .busy = 1,
-					     .sender_rate = sending[i] };
-	path_history_update(h, in, 4, cfg.window_ms, now);
+	ring_sending(h, now, next, next, none, sending);
 	ck_assert_uint_eq(judged_all(h, now, out, &n), 1);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
