@@ -304,7 +304,7 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 		slow = i;
 	}
 	/* one at a time: while a peer holds the name, no other takes it
-	 * unless named before it (header) */
+	 * unless it comes first in path_slower()'s order (header) */
 	if (slow < h->n && held < h->n && !h->peers[slow].straggling &&
 	    !path_slower(h, slow, held, typical, cfg->straggler_fraction, now_ms))
 		slow = h->n;
