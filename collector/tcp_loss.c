@@ -50,6 +50,10 @@ void tcp_loss_attribute(struct tcp_loss_pair *p, size_t n)
 {
 	size_t start = 0;
 
+	/* qsort()'s array must not be NULL, even empty (C11 7.22.5), and a
+	 * collector with no loss yet has none */
+	if (n == 0)
+		return;
 	qsort(p, n, sizeof(p[0]), pair_order);
 	/* each receiver's run: how many distinct senders lost towards it */
 	for (size_t i = 1; i <= n; i++) {
