@@ -78,6 +78,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 				p->lost_ms = now_ms;
 		}
 		p->sender_rate = in[i].sender_rate;
+		p->upstream_rate = in[i].upstream_rate;
 		/* the straggler's samples (header) */
 		if (busy_rate > 0 && !in[i].unread) {
 			window_add(&p->busy, busy_rate);
@@ -202,14 +203,13 @@ static int path_lossy(const struct path_history *h, size_t i, const struct path_
 	return loss->v[i] * bound >= mid;
 }
 
-/* Whether ring peer i's own sending is under the straggler bound too. */
-static int path_sends_slow(const struct path_history *h, size_t i,
-			   const struct path_measure *typical, double bound)
+/* Whether rate, one of ring peer i's neighbours' (0: none), is under bound
+ * times the median of the other peers' typical busy rates. */
+static int path_under(const struct path_measure *typical, size_t i, double rate, double bound)
 {
 	size_t m;
-	double mid = path_others_median(typical, i, &m);
 
-	return h->peers[i].sender_rate > 0 && h->peers[i].sender_rate < bound * mid;
+	return rate > 0 && rate < bound * path_others_median(typical, i, &m);
 }
 
 /*
@@ -224,8 +224,8 @@ static int path_slower(const struct path_history *h, size_t a, size_t b,
 	const struct path_peer *pa = &h->peers[a], *pb = &h->peers[b];
 	int lost_a = now_ms - pa->lost_ms <= PATH_STRAGGLER_LOSS_MS,
 	    lost_b = now_ms - pb->lost_ms <= PATH_STRAGGLER_LOSS_MS;
-	int both_a = path_sends_slow(h, a, typical, bound),
-	    both_b = path_sends_slow(h, b, typical, bound);
+	int both_a = path_under(typical, a, pa->sender_rate, bound),
+	    both_b = path_under(typical, b, pb->sender_rate, bound);
 	int named_a = strcmp(pa->peer, h->straggler) == 0,
 	    named_b = strcmp(pb->peer, h->straggler) == 0;
 
@@ -297,7 +297,9 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 		share[i] = path_ring_share(h, i, now_ms, typical, moving, &mid[i], &others[i]);
 		if (h->peers[i].straggling && share[i] < hold)
 			held = i;
+		/* its sender's port is slow inbound: its ACKs wait there (header) */
 		if (!(share[i] < cfg->straggler_fraction) ||
+		    path_under(typical, i, h->peers[i].upstream_rate, PATH_UPSTREAM_SHARE) ||
 		    (slow < h->n &&
 		     !path_slower(h, i, slow, typical, cfg->straggler_fraction, now_ms)))
 			continue;

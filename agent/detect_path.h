@@ -47,6 +47,10 @@ struct path_input {
 	/* where the peer's address is a local sender too: what its own
 	 * connections gave while busy this tick, bytes/s; else 0 */
 	double sender_rate;
+	/* where the data to it comes from one local sender that local
+	 * connections deliver to too (a ring's previous link): what those gave
+	 * while busy this tick, bytes/s; else 0 */
+	double upstream_rate;
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
@@ -101,6 +105,16 @@ struct path_input {
 /* It goes on while the path stays under this share (TCP soon fits the
  * queue and stops losing, and runs slow a while longer). */
 #define PATH_LOSS_RATE_SHARE 0.5
+/*
+ * A ring peer whose one sender's own receiving (upstream_rate) reads under
+ * this share of the others' is not named a straggler: that sender's port
+ * is congested inbound and holds the ACKs of the peer's path. Early in 48
+ * lab faults (a ring link at half rate, the first 0.6 s), the next link
+ * read under the bound on 75 ticks, with its upstream at 0.39-0.65 of the
+ * others' (once 1.14); the slow link's own upstream read under 0.7 on 5
+ * of its 203 such ticks (0.52-0.66), under 0.8 on 13.
+ */
+#define PATH_UPSTREAM_SHARE 0.7
 #define PATH_PEERS 1024
 
 struct path_peer {
@@ -114,6 +128,7 @@ struct path_peer {
 	struct window busy_seen;
 	int64_t busy_seen_ms; /* the last tick with one */
 	double sender_rate; /* its own sending's, that tick */
+	double upstream_rate; /* its sender's receiving's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
 	int64_t input_ms; /* that tick: the last the peer was in the input */
@@ -219,7 +234,14 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    bound and 2 false events with it alone, 2 ticks and none so). A ring has
  *    one slowest link, and its queue holds the next link's ACKs, which
  *    slows that one too, for a tick or a few (as much as the slow link
- *    itself, for half a second after the lab's port slowed): of the peers
+ *    itself, for half a second after the lab's port slowed). So a peer
+ *    whose one sender's own receiving (upstream_rate) reads under
+ *    PATH_UPSTREAM_SHARE of the others' is not named: that sender's port
+ *    is congested inbound and holds the ACKs of the peer's path. At a
+ *    fault's onset the next link can dip under the bound a tick or two
+ *    before the slow one does (about 1 t_straggler run in 10 named it
+ *    so), while the slow one already reads under that share. Of the
+ *    other peers
  *    under the bound one is named, the first of: one whose path lost data
  *    within PATH_STRAGGLER_LOSS_MS (the slow link's queue overflows; a
  *    link whose ACKs wait in it loses nothing), one whose own sending

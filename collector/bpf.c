@@ -67,29 +67,6 @@ enum {
 /* A window this close to full takes no more segments: a jumbo frame's MSS. */
 #define TCP_WINDOW_SLACK 9000
 #define TCP_BULK_ACKED 65536
-/* Per-peer gauges of the TCP connections seen this tick. */
-struct tcp_gauges {
-	double srtt_max_s; /* over the connections carrying bulk data */
-	double stall_max_s;
-	double sender_stall_max_s; /* of connections from the peer's address, when it is local */
-	double read_stall_max_s; /* acknowledged since the peer last read: how long ago that was */
-	double sender_read_stall_max_s; /* the same of connections from the peer's address */
-	double sender_busy_max_s; /* the longest busy period under way of those, so far */
-	uint64_t sender_acked; /* bytes those acknowledged this tick */
-	uint64_t sender_busy_ns; /* and the time they were busy */
-	uint64_t in_flight;
-	uint64_t connections;
-	uint64_t zero_window; /* connections with data queued and the peer's window closed */
-	uint64_t window_limited; /* connections whose queued data the peer's window holds back */
-	/* a connection to the peer waited for acks FM_ACK_WAIT_NS or more with
-	 * data in flight: now if one waits, else when the last wait ended
-	 * (tcp_loss_ns()); 0 if none */
-	int64_t loss_ns;
-	double delivery_rate; /* bytes/s: the best among connections that delivered this tick */
-	uint64_t fanout; /* most peers one local sender to this peer delivered to this tick */
-	double xfer_open_s; /* the longest-running transfer still in progress: how long */
-	uint64_t xfer_open_bytes; /* and what of it was acknowledged so far */
-};
 
 /* A local sending endpoint (a rank: its namespace and address), and one of
  * its (endpoint, peer) pairs, for the fan-out of this tick's senders. */
@@ -103,6 +80,36 @@ struct tcp_sender {
 struct tcp_pair {
 	struct tcp_sender from;
 	uint8_t to[16];
+};
+
+/* Per-peer gauges of the TCP connections seen this tick. */
+struct tcp_gauges {
+	double srtt_max_s; /* over the connections carrying bulk data */
+	double stall_max_s;
+	double sender_stall_max_s; /* of connections from the peer's address, when it is local */
+	double read_stall_max_s; /* acknowledged since the peer last read: how long ago that was */
+	double sender_read_stall_max_s; /* the same of connections from the peer's address */
+	double sender_busy_max_s; /* the longest busy period under way of those, so far */
+	uint64_t sender_acked; /* bytes those acknowledged this tick */
+	uint64_t sender_busy_ns; /* and the time they were busy */
+	uint64_t acked; /* bytes the connections to the peer acknowledged this tick */
+	uint64_t busy_ns; /* and the time they were busy */
+	/* the local senders that delivered to the peer this tick (up to 2:
+	 * one or several), and the first of them */
+	unsigned senders;
+	struct tcp_sender sender;
+	uint64_t in_flight;
+	uint64_t connections;
+	uint64_t zero_window; /* connections with data queued and the peer's window closed */
+	uint64_t window_limited; /* connections whose queued data the peer's window holds back */
+	/* a connection to the peer waited for acks FM_ACK_WAIT_NS or more with
+	 * data in flight: now if one waits, else when the last wait ended
+	 * (tcp_loss_ns()); 0 if none */
+	int64_t loss_ns;
+	double delivery_rate; /* bytes/s: the best among connections that delivered this tick */
+	uint64_t fanout; /* most peers one local sender to this peer delivered to this tick */
+	double xfer_open_s; /* the longest-running transfer still in progress: how long */
+	uint64_t xfer_open_bytes; /* and what of it was acknowledged so far */
 };
 
 /* A BPF hash map read whole each tick, into buffers sized for all of it. */
@@ -277,7 +284,8 @@ static void tcp_note_pair(struct bpf_state *st, const struct fm_tcp_key *k)
 		(*peers)++;
 }
 
-/* Gives each peer the largest fan-out among the endpoints that delivered to it. */
+/* Gives each peer the largest fan-out among the endpoints that delivered to
+ * it, and counts those endpoints. */
 static int tcp_pair_fanout(const void *key, void *val, void *arg)
 {
 	const struct tcp_pair *pair = key;
@@ -289,8 +297,12 @@ static int tcp_pair_fanout(const void *key, void *val, void *arg)
 	(void)val;
 	peer_id_of(&id, 0, FM_DIR_EGRESS, pair->from.family, pair->from.addr, pair->to);
 	g = kmap_get(st->tcp_gauges, &id);
-	if (g && peers && *peers > g->fanout)
+	if (!g)
+		return 1;
+	if (peers && *peers > g->fanout)
 		g->fanout = *peers;
+	if (!g->senders++)
+		g->sender = pair->from;
 	return 1;
 }
 
@@ -487,6 +499,10 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->stall_max_s = waited;
 		if (waits && unread > g->read_stall_max_s)
 			g->read_stall_max_s = unread;
+		if (d[TCP_BUSY_NS]) {
+			g->acked += d[TCP_ACKED_BYTES];
+			g->busy_ns += d[TCP_BUSY_NS];
+		}
 		/* g is not used past this: the sender's gauges may move it */
 		if (waits || d[TCP_BUSY_NS])
 			tcp_note_sender(st, k, v, now_ns, waits, waited, unread, d);
@@ -627,6 +643,13 @@ static const struct metric_desc tcp_gauge_descs[] = {
 		  "more; 0 otherwise. A port congested towards the peer holds the ACKs of what it "
 		  "sends: its own sending slows too.",
 	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_upstream_busy_rate_bytes_per_second",
+	  .help = "When one local sender delivered this tick's data to the peer and this host's "
+		  "connections deliver to that sender's address too (a ring's previous link): what "
+		  "those had acknowledged this tick over the time they were busy, where that was 64 "
+		  "KiB or more; 0 otherwise. A port congested towards that sender holds the ACKs of "
+		  "what it sends to the peer: the peer's path slows with it.",
+	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_delivery_rate_bytes_per_second",
 	  .help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), best "
 		  "among the connections that delivered data to the peer this tick: what the path "
@@ -648,9 +671,18 @@ static const struct metric_desc tcp_gauge_descs[] = {
 
 #define TCP_GAUGES (sizeof(tcp_gauge_descs) / sizeof(tcp_gauge_descs[0]))
 
-static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
+/* Bytes a second while busy: acked over busy_ns, where acked is a bulk
+ * transfer's (a few segments' rate is their RTT's); else 0. */
+static double tcp_busy_rate(uint64_t acked, uint64_t busy_ns)
 {
-	_Static_assert(TCP_GAUGES == 15, "a value for each of tcp_gauge_descs");
+	return acked >= TCP_BULK_ACKED && busy_ns ? (double)acked * 1e9 / (double)busy_ns : 0;
+}
+
+/* up: the gauges of the peer's one local sender, as a peer; NULL if none. */
+static void tcp_gauge_values(const struct tcp_gauges *g, const struct tcp_gauges *up,
+			     double v[TCP_GAUGES])
+{
+	_Static_assert(TCP_GAUGES == 16, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
 	v[1] = (double)g->in_flight;
 	v[2] = (double)g->connections;
@@ -661,13 +693,12 @@ static void tcp_gauge_values(const struct tcp_gauges *g, double v[TCP_GAUGES])
 	v[7] = g->read_stall_max_s;
 	v[8] = g->sender_read_stall_max_s;
 	v[9] = g->sender_busy_max_s;
-	v[10] = g->sender_acked >= TCP_BULK_ACKED && g->sender_busy_ns
-			? (double)g->sender_acked * 1e9 / (double)g->sender_busy_ns
-			: 0;
-	v[11] = g->delivery_rate;
-	v[12] = (double)g->fanout;
-	v[13] = g->xfer_open_s;
-	v[14] = (double)g->xfer_open_bytes;
+	v[10] = tcp_busy_rate(g->sender_acked, g->sender_busy_ns);
+	v[11] = up ? tcp_busy_rate(up->acked, up->busy_ns) : 0;
+	v[12] = g->delivery_rate;
+	v[13] = (double)g->fanout;
+	v[14] = g->xfer_open_s;
+	v[15] = (double)g->xfer_open_bytes;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)
@@ -683,11 +714,17 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 			  totals);
 	emit_transfers(ctx->out, l, n, totals);
 	if (!other) {
-		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id);
+		const struct tcp_gauges *g = kmap_get(ctx->st->tcp_gauges, id), *up = NULL;
 		struct tcp_gauges none = { 0 };
+		struct peer_id sender;
 		double v[TCP_GAUGES];
 
-		tcp_gauge_values(g ? g : &none, v);
+		if (g && g->senders == 1) {
+			peer_id_of(&sender, 0, FM_DIR_EGRESS, g->sender.family, NULL,
+				   g->sender.addr);
+			up = kmap_get(ctx->st->tcp_gauges, &sender);
+		}
+		tcp_gauge_values(g ? g : &none, up, v);
 		for (size_t i = 0; i < TCP_GAUGES; i++)
 			(void)sample_gauge(ctx->out, &tcp_gauge_descs[i], l, n, v[i]);
 	}

@@ -220,10 +220,10 @@ END_TEST
 
 /* One ring tick into h, busy all of it: peer i acknowledges rate[i] bytes
  * a second, with delivery rate dr[i] and retx[i] retransmits a second, and
- * where it is a local sender too its own sending reads sending[i] (NULL:
- * none is). */
+ * where it is a local sender too its own sending reads sending[i], and its
+ * sender's receiving upstream[i] (NULL: none is). */
 static void ring_sending(struct path_history *h, int64_t now, const double *rate, const double *dr,
-			 const double *retx, const double *sending)
+			 const double *retx, const double *sending, const double *upstream)
 {
 	struct path_input in[4];
 
@@ -234,14 +234,15 @@ static void ring_sending(struct path_history *h, int64_t now, const double *rate
 					     .retransmits = retx[i],
 					     .acked = rate[i],
 					     .busy = 1,
-					     .sender_rate = sending ? sending[i] : 0 };
+					     .sender_rate = sending ? sending[i] : 0,
+					     .upstream_rate = upstream ? upstream[i] : 0 };
 	path_history_update(h, in, 4, cfg.window_ms, now);
 }
 
 static void ring_input(struct path_history *h, int64_t now, const double *rate, const double *dr,
 		       const double *retx)
 {
-	ring_sending(h, now, rate, dr, retx, NULL);
+	ring_sending(h, now, rate, dr, retx, NULL, NULL);
 }
 
 /* The same tick, judged: judged()'s count. */
@@ -359,10 +360,44 @@ START_TEST(test_straggler_sender_slow)
 	for (unsigned t = 0; t < 11; t++, now += 100) {
 		const double *r = t < 10 ? clean : dip;
 
-		ring_sending(h, now, r, r, none, t < 10 ? clean : sending);
+		ring_sending(h, now, r, r, none, t < 10 ? clean : sending, NULL);
 		ck_assert_uint_eq(judged(h, now, out), t == 10);
 	}
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+}
+END_TEST
+
+/*
+ * The next link first: at the onset peer 4, whose ACKs wait in the slow
+ * link's queue, dips to 0.4 of the others while peer 3, the slow link,
+ * reads 0.64. Peer 4's one sender is peer 3's receiver, whose receiving
+ * (peer 4's upstream) reads as peer 3's path: peer 4 is not named. The next
+ * tick peer 3 is under the bound and is named. Without the upstream
+ * reading, peer 4 is named on the onset tick.
+ */
+START_TEST(test_straggler_upstream_slow)
+{
+	const double onset[4] = { 25e6, 25e6, 16e6, 10e6 }, slow[4] = { 25e6, 25e6, 12e6, 10e6 };
+	const double none[4] = { 0 };
+	struct event_verdict out[4];
+
+	for (unsigned c = 0; c < 2; c++) {
+		struct path_history *h = history();
+		int64_t now = ring_clean(h, 25e6);
+		const double up_onset[4] = { 0, 0, 0, c ? 0 : 16e6 },
+			     up_slow[4] = { 0, 0, 0, 12e6 };
+
+		ring_sending(h, now, onset, onset, none, NULL, up_onset);
+		ck_assert_uint_eq(judged(h, now, out), c);
+		if (c) {
+			ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
+			continue;
+		}
+		now += 100;
+		ring_sending(h, now, slow, slow, none, NULL, up_slow);
+		ck_assert_uint_eq(judged(h, now, out), 1);
+		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	}
 }
 END_TEST
 
@@ -455,7 +490,7 @@ START_TEST(test_straggler_one_at_a_time)
 			size_t n;
 
 			ring_sending(h, now, steps[c][t].rate, steps[c][t].rate, none,
-				     steps[c][t].sending);
+				     steps[c][t].sending, NULL);
 			ck_assert_uint_eq(judged_all(h, now, out, &n), steps[c][t].named);
 			if (steps[c][t].verdicts)
 				ck_assert_uint_eq(n, steps[c][t].verdicts);
@@ -818,6 +853,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_neighbour);
 	tcase_add_test(tc, test_straggler_clean_loss);
 	tcase_add_test(tc, test_straggler_sender_slow);
+	tcase_add_test(tc, test_straggler_upstream_slow);
 	tcase_add_test(tc, test_straggler_hold);
 	tcase_add_test(tc, test_straggler_one_at_a_time);
 	tcase_add_test(tc, test_needs_others);

@@ -25,4 +25,20 @@ sleep 3
 lab_fault straggler $culprit 6 "lab_shape $LAB-p3 100mbit" "lab_shape $LAB-p3 200mbit"
 lab_loadgen_wait
 lab_expect "$WORK/r.db" straggler $culprit
+# The upstream gauge names each link's sender's own receiving: rank 4's
+# data comes from rank 3, fed by the slow link; rank 3's from rank 2, fed by
+# a full-rate one. Medians over the fault's second and third seconds (it held
+# 2 s past its event's open).
+upstream() {
+	"$FABMON" history --db "$WORK/r.db" --since $((LAB_T0 / 1000 + 1)) \
+		--until $((LAB_T0 / 1000 + 3)) --step 100ms --agg last --csv \
+		--label peer="$1" fabmon_tcp_upstream_busy_rate_bytes_per_second |
+		awk -F, 'NR > 1 && $NF > 0 { print $NF }' | sort -g |
+		awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'
+}
+up4=$(upstream 198.18.0.4)
+up3=$(upstream 198.18.0.3)
+printf "upstream busy rate during the fault: rank 4's %.0f B/s, rank 3's %.0f B/s\n" "$up4" "$up3"
+awk -v a="$up4" -v b="$up3" 'BEGIN { exit !(a > 0 && a < 0.7 * b) }' ||
+	fail "rank 4's upstream ($up4) does not read the slow link under rank 3's ($up3)"
 exit 0
