@@ -94,8 +94,8 @@ struct tcp_gauges {
 	uint64_t sender_busy_ns; /* and the time they were busy */
 	uint64_t acked; /* bytes the connections to the peer acknowledged this tick */
 	uint64_t busy_ns; /* and the time they were busy */
-	/* the local senders that delivered to the peer this tick (up to 2:
-	 * one or several), and the first of them */
+	/* how many local senders delivered to the peer this tick, and the
+	 * first of them (tcp_pair_fanout()) */
 	unsigned senders;
 	struct tcp_sender sender;
 	uint64_t in_flight;
