@@ -27,11 +27,11 @@ lab_loadgen_wait
 lab_expect "$WORK/r.db" straggler $culprit
 # The upstream gauge names each link's sender's own receiving: rank 4's
 # data comes from rank 3, fed by the slow link; rank 3's from rank 2, fed by
-# a full-rate one. Medians over the fault's second and third seconds (it held
-# 2 s past its event's open).
+# a full-rate one. Medians over one second within the fault's first two (it
+# held 2 s past its event's open).
 upstream() {
 	"$FABMON" history --db "$WORK/r.db" --since $((LAB_T0 / 1000 + 1)) \
-		--until $((LAB_T0 / 1000 + 3)) --step 100ms --agg last --csv \
+		--until $((LAB_T0 / 1000 + 2)) --step 100ms --agg last --csv \
 		--label peer="$1" fabmon_tcp_upstream_busy_rate_bytes_per_second |
 		awk -F, 'NR > 1 && $NF > 0 { print $NF }' | sort -g |
 		awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'
