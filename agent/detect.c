@@ -165,6 +165,7 @@ static const struct {
 	{ "fabmon_tcp_read_stall_seconds", PART_STALL, 0, STALL_FIELD(read_stall_s) },
 	{ "fabmon_tcp_sender_read_stall_seconds", PART_STALL, 0, STALL_FIELD(sender_read_stall_s) },
 	{ "fabmon_tcp_sender_busy_seconds", PART_STALL, 0, STALL_FIELD(sender_busy_s) },
+	{ "fabmon_tcp_progress_age_seconds", PART_STALL, 0, STALL_FIELD(progress_age_s) },
 	{ "fabmon_tcp_delivery_rate_bytes_per_second", PART_PATH, 0, PATH_FIELD(rate) },
 	{ "fabmon_tcp_path_retransmits_total", PART_PATH, 1, PATH_FIELD(retransmits) },
 	{ "fabmon_tcp_acked_bytes_total", PART_PATH, 1, PATH_FIELD(acked) },

@@ -33,12 +33,14 @@ static int stall_incast_wait(const struct stall_input *p, const struct stall_bou
 	return p->paced && stall_both_ways(p, b);
 }
 
-/* Whether p is cut off: both ways at once, no incast pacing. Two
- * connections in opposite directions do not wait on one retransmission
- * timer, so the shorter bound holds. */
+/* Whether p is cut off: both ways at once, nothing of its acknowledged
+ * either way for as long, no incast pacing. Two connections in opposite
+ * directions do not wait on one retransmission timer, so the shorter bound
+ * holds. */
 static int stall_cut_off(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return !stall_unread(p, b) && !p->paced && stall_both_ways(p, b);
+	return !stall_unread(p, b) && !p->paced && stall_both_ways(p, b) &&
+	       p->progress_age_s >= b->read_after_s;
 }
 
 static int stall_over(const struct stall_input *p, const struct stall_bounds *b)
@@ -72,10 +74,10 @@ static void stall_verdict(struct event_verdict *v, const struct stall_input *p, 
 	v->weight = weight;
 	snprintf(v->evidence, sizeof(v->evidence),
 		 "{\"ack_stall_seconds\":%.3f,\"sender_ack_stall_seconds\":%.3f,"
-		 "\"read_stall_seconds\":%.3f,"
+		 "\"read_stall_seconds\":%.3f,\"progress_age_seconds\":%.3f,"
 		 "\"in_flight_bytes\":%.0f,\"zero_window_connections\":%.0f,\"victims\":%zu}",
-		 p->ack_stall_s, p->sender_stall_s, p->read_stall_s, p->in_flight_bytes,
-		 p->zero_window, victims);
+		 p->ack_stall_s, p->sender_stall_s, p->read_stall_s, p->progress_age_s,
+		 p->in_flight_bytes, p->zero_window, victims);
 }
 
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,

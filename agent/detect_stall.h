@@ -33,6 +33,9 @@ struct stall_input {
 	double sender_busy_s;
 	/* an incast paces this host's collective this tick (detect_path()) */
 	int paced;
+	/* how long ago any connection to it, or from it as sender_stall_s,
+	 * last had data acknowledged */
+	double progress_age_s;
 };
 
 /*
@@ -55,8 +58,10 @@ struct stall_bounds {
  * more (a paused or dead rank, a downed link, a zero window), or whose
  * kernel acked data its application has not read for b->read_after_s or
  * more (a paused or hung receiver, before its window closes), or with data
- * to it and from it (sender_stall_s) both unacked for b->read_after_s (cut
- * off). Writes a verdict per stalled peer into out (at most max), subject
+ * to it and from it (sender_stall_s) both unacked for b->read_after_s and
+ * nothing to or from it acknowledged for as long (progress_age_s: cut off;
+ * a pair of connections that wait both ways on retransmission timeouts,
+ * while the peer's others move, is no cut-off). Writes a verdict per stalled peer into out (at most max), subject
  * "peer=ADDR", score the larger wait over its bound, weight VERDICT_AT_ONCE
  * where the peer stopped reading or is cut off. Returns how many. Pure: no
  * I/O, no state.

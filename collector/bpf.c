@@ -92,6 +92,11 @@ struct tcp_gauges {
 	double sender_busy_max_s; /* the longest busy period under way of those, so far */
 	uint64_t sender_acked; /* bytes those acknowledged this tick */
 	uint64_t sender_busy_ns; /* and the time they were busy */
+	/* the latest ack progress of a live connection to the peer or from
+	 * its address (fm_tcp_val's progress_ns), and how long ago that was
+	 * at the tick (tcp_gauge_age()); 0 if none */
+	uint64_t progress_ns;
+	double progress_age_s;
 	uint64_t acked; /* bytes the connections to the peer acknowledged this tick */
 	uint64_t busy_ns; /* and the time they were busy */
 	/* how many local senders delivered to the peer this tick, and the
@@ -328,8 +333,8 @@ static uint64_t tcp_busy_ns(const struct fm_tcp_val *v)
  * Connection k (v) seen from its sender, in the gauges of the sender's
  * address (a peer too, where it is a local rank: another namespace): its
  * waits (waits set; waited and unread from tcp_waits()), which say the
- * sender is blocked and tell victims from culprits, and what it moved this
- * tick (deltas d). Leaves pointers into the gauges' table invalid (a
+ * sender is blocked and tell victims from culprits, what it moved this
+ * tick (deltas d), and when it last had ack progress. Leaves pointers into the gauges' table invalid (a
  * kmap_put()).
  */
 static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
@@ -343,6 +348,8 @@ static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
 	from = kmap_put(st->tcp_gauges, &id, NULL);
 	if (!from)
 		return;
+	if (v->progress_ns > from->progress_ns)
+		from->progress_ns = v->progress_ns;
 	if (waits) {
 		if (waited > from->sender_stall_max_s)
 			from->sender_stall_max_s = waited;
@@ -355,6 +362,18 @@ static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
 		from->sender_acked += d[TCP_ACKED_BYTES];
 		from->sender_busy_ns += d[TCP_BUSY_NS];
 	}
+}
+
+/* Sets a peer's progress_age_s at the tick (*arg: now_ns). */
+static int tcp_gauge_age(const void *key, void *val, void *arg)
+{
+	struct tcp_gauges *g = val;
+	int64_t now_ns = *(const int64_t *)arg;
+
+	(void)key;
+	if (g->progress_ns && now_ns > (int64_t)g->progress_ns)
+		g->progress_age_s = (double)(now_ns - (int64_t)g->progress_ns) / 1e9;
+	return 1;
 }
 
 /* Whether st->tcp_losses has room for entry n, growing it if need be (a
@@ -503,11 +522,13 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 			g->acked += d[TCP_ACKED_BYTES];
 			g->busy_ns += d[TCP_BUSY_NS];
 		}
+		if (v->progress_ns > g->progress_ns)
+			g->progress_ns = v->progress_ns;
 		/* g is not used past this: the sender's gauges may move it */
-		if (waits || d[TCP_BUSY_NS])
-			tcp_note_sender(st, k, v, now_ns, waits, waited, unread, d);
+		tcp_note_sender(st, k, v, now_ns, waits, waited, unread, d);
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
+	kmap_sweep(st->tcp_gauges, tcp_gauge_age, &now_ns);
 	tcp_path_losses(st, nlosses, now_ms);
 }
 
@@ -667,6 +688,14 @@ static const struct metric_desc tcp_gauge_descs[] = {
 	{ .name = "fabmon_tcp_transfer_open_bytes",
 	  .help = "Bytes of that transfer acknowledged so far.",
 	  .type = METRIC_GAUGE },
+	{ .name = "fabmon_tcp_progress_age_seconds",
+	  .help = "How long ago data was last acknowledged on any open connection to the peer, or "
+		  "from its address where that is a local sender too (a rank or pod in another "
+		  "network namespace of this host), either way; 0 when it has none. A peer cut "
+		  "off from the fabric has none for as long as it is cut off; one whose "
+		  "connection with a single other peer waits on a retransmission timeout still "
+		  "moves on the rest.",
+	  .type = METRIC_GAUGE },
 };
 
 #define TCP_GAUGES (sizeof(tcp_gauge_descs) / sizeof(tcp_gauge_descs[0]))
@@ -682,7 +711,7 @@ static double tcp_busy_rate(uint64_t acked, uint64_t busy_ns)
 static void tcp_gauge_values(const struct tcp_gauges *g, const struct tcp_gauges *up,
 			     double v[TCP_GAUGES])
 {
-	_Static_assert(TCP_GAUGES == 16, "a value for each of tcp_gauge_descs");
+	_Static_assert(TCP_GAUGES == 17, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
 	v[1] = (double)g->in_flight;
 	v[2] = (double)g->connections;
@@ -699,6 +728,7 @@ static void tcp_gauge_values(const struct tcp_gauges *g, const struct tcp_gauges
 	v[13] = (double)g->fanout;
 	v[14] = g->xfer_open_s;
 	v[15] = (double)g->xfer_open_bytes;
+	v[16] = g->progress_age_s;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)

@@ -207,11 +207,11 @@ END_TEST
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0, 0, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0, 0, 0 }, /* its window still open */
-		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0, 0, 0 },
+		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0, 0.9, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.5", 0.05, 9000, 0, 0, 0.3, 0, 0, 0, 0 }, /* its window still open */
+		{ "198.18.0.6", 0.05, 9000, 0, 0, 0.25, 0, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[8];
@@ -245,22 +245,22 @@ END_TEST
 START_TEST(test_detect_stall_culprit)
 {
 	const struct stall_input paused[] = {
-		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4, 0, 0 },
-		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0, 0, 0 },
+		{ "198.18.0.2", 0.1, 0, 0, 0, 0.35, 0.4, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 0, 0, 0.35, 0.4, 0, 0, 0, 0.1 },
 	};
 	const struct stall_input cut[] = {
-		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0 },
-		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0, 0.6 },
+		{ "198.18.0.4", 0.6, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	/* cut off both ways for the shorter bound: at once */
 	const struct stall_input cut_early[] = {
-		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.35, 60000, 0, 0.32, 0, 0, 0, 0, 0.32 },
+		{ "198.18.0.4", 0.35, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_input cycle[] = {
-		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0, 0, 0 },
-		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0, 0, 0 },
+		{ "198.18.0.1", 0.9, 0, 1, 0.9, 0, 0, 0, 0, 0.9 },
+		{ "198.18.0.2", 0.9, 0, 1, 0.9, 0, 0, 0, 0, 0.9 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -281,6 +281,31 @@ START_TEST(test_detect_stall_culprit)
 END_TEST
 
 /*
+ * Two ranks whose one pair of connections waits both ways on retransmission
+ * timeouts, while each one's others move (a 400 Mbit/s all-to-all right
+ * after one port's 0.3 s outage: 0.422 s to rank 1 and 0.432 s from it,
+ * the mirror on rank 4, the last ack either way 0 and 0.3 ms before): no
+ * one is cut off, and under stall_after no one is stalled. The same waits
+ * with nothing of theirs acknowledged for as long are a cut-off: at once.
+ */
+START_TEST(test_detect_stall_pair_waits)
+{
+	struct stall_input in[] = {
+		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.432, 60000, 0, 0.422, 0, 0, 0, 0, 0.0003 },
+	};
+	const struct stall_bounds b = { 0.5, 0.3 };
+	struct event_verdict out[4];
+
+	ck_assert_uint_eq(stalls(in, 2, &b, out, 4), 0);
+	in[0].progress_age_s = 0.422;
+	ck_assert_uint_eq(stalls(in, 2, &b, out, 4), 1);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.1");
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
+}
+END_TEST
+
+/*
  * An all-to-all whose one receiver's port slowed (t_incast): the other
  * ranks finish their receives and wait on their sends to it, leaving the
  * next iteration's data unread. A read stall no older than a send of the
@@ -290,9 +315,9 @@ END_TEST
 START_TEST(test_detect_stall_reader_sending)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.1", 0, 60000, 0, 0.02, 0.48, 0, 0.6, 0 },
-		{ "198.18.0.2", 0, 60000, 0, 0.02, 0.48, 0, 0.3, 0 }, /* began after */
-		{ "198.18.0.4", 0, 60000, 0, 0.48, 0.48, 0, 0.6, 0 }, /* not moving */
+		{ "198.18.0.1", 0, 60000, 0, 0.02, 0.48, 0, 0.6, 0, 0 },
+		{ "198.18.0.2", 0, 60000, 0, 0.02, 0.48, 0, 0.3, 0, 0 }, /* began after */
+		{ "198.18.0.4", 0, 60000, 0, 0.48, 0.48, 0, 0.6, 0, 0 }, /* not moving */
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -315,8 +340,8 @@ END_TEST
 START_TEST(test_detect_stall_paced)
 {
 	struct stall_input in[] = {
-		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1 },
+		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -329,6 +354,7 @@ START_TEST(test_detect_stall_paced)
 	in[1].sender_stall_s = 0.677;
 	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 0);
 	in[1].paced = 0;
+	in[1].progress_age_s = 0.666;
 	ck_assert_uint_eq(stalls(in + 1, 1, &b, out, 4), 1);
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 }
@@ -351,8 +377,9 @@ START_TEST(test_stall_aftermath)
 	memset(&h, 0, sizeof(h));
 	for (unsigned t = 0; t < 20; t++, now += 100) {
 		struct stall_input cut[] = {
-			{ "198.18.0.3", 0.3 + t * 0.1, 60000, 0, 0.3 + t * 0.1, 0, 0, 0, 0 },
-			{ "198.18.0.4", 0.3 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.3", 0.3 + t * 0.1, 60000, 0, 0.3 + t * 0.1, 0, 0, 0, 0,
+			  0.3 + t * 0.1 },
+			{ "198.18.0.4", 0.3 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, cut, 2, &b, now);
@@ -361,8 +388,8 @@ START_TEST(test_stall_aftermath)
 	}
 	for (unsigned t = 0; t < 30; t++, now += 100) {
 		struct stall_input after[] = {
-			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0 },
-			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0, 0 },
+			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, after, 2, &b, now);
@@ -379,9 +406,9 @@ END_TEST
 START_TEST(test_detect_stall_hold)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 0.3 };
 	struct event_verdict out[4];
@@ -414,7 +441,8 @@ START_TEST(test_stall_hold_restall)
 	unsigned opened = 0, closed = 0;
 
 	for (size_t t = 0; t < sizeof(waits) / sizeof(waits[0]); t++) {
-		const struct stall_input in = { "198.18.0.3", waits[t], 1067400, 0, 0, 0, 0, 0, 0 };
+		const struct stall_input in = { "198.18.0.3", waits[t], 1067400, 0, 0, 0, 0, 0, 0,
+						waits[t] };
 		struct seen s = { 0 };
 
 		events_tick(ev, out, detect_stall(&in, 1, &b, out, 4), (int64_t)t * 100);
@@ -464,6 +492,7 @@ Suite *events_suite(void)
 		{ "stall_opens_at_once", test_stall_opens_at_once, 0 },
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
+		{ "detect_stall_pair_waits", test_detect_stall_pair_waits, 0 },
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
 		{ "detect_stall_paced", test_detect_stall_paced, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },

@@ -4,7 +4,7 @@
 # to rank 3), switch ports at 400 Mbit/s. Clean: no event. Then the switch
 # port towards rank 3 goes down mid-ring: rank 2's data to rank 3 and rank
 # 3's to rank 4 sit unacknowledged, and a stall naming 198.18.0.3 — the rank
-# cut off both ways — opens; rank 4's stall is its victim's and not raised.
+# cut off both ways, nothing of its acknowledged — opens; rank 4's stall is its victim's and not raised.
 # It closes once the link is back. No other event.
 . tests/lib.sh
 . tests/lab/lab.sh
@@ -30,4 +30,8 @@ lab_loadgen_wait
 # open (STALL_HOLD_SHARE); one that stays under that for three ticks first
 # still shows as a second stall event on the culprit, never on anyone else
 lab_expect "$WORK/r.db" stall $culprit 2
+# cut off: nothing to or from rank 3 acknowledged for the read bound either
+age=$(sqlite3 "$WORK/r.db" "SELECT json_extract(evidence, '$.progress_age_seconds') FROM events ORDER BY id LIMIT 1")
+echo "rank 3's last ack either way, at the stall's first tick: ${age} s before"
+awk -v a="${age:-0}" 'BEGIN { exit !(a >= 0.3) }' || fail "progress age $age under the read bound"
 exit 0
