@@ -61,10 +61,11 @@ struct stall_bounds {
  * to it and from it (sender_stall_s) both unacked for b->read_after_s and
  * nothing to or from it acknowledged for as long (progress_age_s: cut off;
  * a pair of connections that wait both ways on retransmission timeouts,
- * while the peer's others move, is no cut-off). Writes a verdict per stalled peer into out (at most max), subject
- * "peer=ADDR", score the larger wait over its bound, weight VERDICT_AT_ONCE
- * where the peer stopped reading or is cut off. Returns how many. Pure: no
- * I/O, no state.
+ * while the peer's others move, is no cut-off). Writes a verdict per
+ * stalled peer into out (at most max), subject "peer=ADDR", score the
+ * larger wait over its bound, weight VERDICT_AT_ONCE where the peer
+ * stopped reading or is cut off. Returns how many. Pure: no I/O, no
+ * state.
  *
  * A stalled collective stalls its other ranks within a tick; where this host
  * sees the peers' own senders (sender_*), the victims are left out:

@@ -334,8 +334,8 @@ static uint64_t tcp_busy_ns(const struct fm_tcp_val *v)
  * address (a peer too, where it is a local rank: another namespace): its
  * waits (waits set; waited and unread from tcp_waits()), which say the
  * sender is blocked and tell victims from culprits, what it moved this
- * tick (deltas d), and when it last had ack progress. Leaves pointers into the gauges' table invalid (a
- * kmap_put()).
+ * tick (deltas d), and when it last had ack progress. Leaves pointers into
+ * the gauges' table invalid (a kmap_put()).
  */
 static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
 			    const struct fm_tcp_val *v, int64_t now_ns, int waits, double waited,
