@@ -93,10 +93,8 @@ struct tcp_gauges {
 	uint64_t sender_acked; /* bytes those acknowledged this tick */
 	uint64_t sender_busy_ns; /* and the time they were busy */
 	/* the latest ack progress of a live connection to the peer or from
-	 * its address (fm_tcp_val's progress_ns), and how long ago that was
-	 * at the tick (tcp_gauge_age()); 0 if none */
+	 * its address (fm_tcp_val's progress_ns); 0 if none */
 	uint64_t progress_ns;
-	double progress_age_s;
 	uint64_t acked; /* bytes the connections to the peer acknowledged this tick */
 	uint64_t busy_ns; /* and the time they were busy */
 	/* how many local senders delivered to the peer this tick, and the
@@ -364,18 +362,6 @@ static void tcp_note_sender(struct bpf_state *st, const struct fm_tcp_key *k,
 	}
 }
 
-/* Sets a peer's progress_age_s at the tick (*arg: now_ns). */
-static int tcp_gauge_age(const void *key, void *val, void *arg)
-{
-	struct tcp_gauges *g = val;
-	int64_t now_ns = *(const int64_t *)arg;
-
-	(void)key;
-	if (g->progress_ns && now_ns > (int64_t)g->progress_ns)
-		g->progress_age_s = (double)(now_ns - (int64_t)g->progress_ns) / 1e9;
-	return 1;
-}
-
 /* Whether st->tcp_losses has room for entry n, growing it if need be (a
  * clean tick has few; without memory, the rest of the tick's go uncounted). */
 static int tcp_losses_room(struct bpf_state *st, size_t n)
@@ -528,7 +514,6 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 		tcp_note_sender(st, k, v, now_ns, waits, waited, unread, d);
 	}
 	kmap_sweep(st->tcp_pairs, tcp_pair_fanout, st);
-	kmap_sweep(st->tcp_gauges, tcp_gauge_age, &now_ns);
 	tcp_path_losses(st, nlosses, now_ms);
 }
 
@@ -558,6 +543,7 @@ static const struct peer_metric tcp_metrics[] = {
 struct emit_ctx {
 	struct bpf_state *st;
 	struct sample_sink *out;
+	int64_t now_ns; /* the tick's, on the probes' clock */
 };
 
 _Static_assert(TCP_N <= PEER_COUNTERS_MAX, "TCP counters exceed a peer's");
@@ -707,9 +693,10 @@ static double tcp_busy_rate(uint64_t acked, uint64_t busy_ns)
 	return acked >= TCP_BULK_ACKED && busy_ns ? (double)acked * 1e9 / (double)busy_ns : 0;
 }
 
-/* up: the gauges of the peer's one local sender, as a peer; NULL if none. */
+/* up: the gauges of the peer's one local sender, as a peer; NULL if none.
+ * now_ns: the tick's time, on the probes' clock. */
 static void tcp_gauge_values(const struct tcp_gauges *g, const struct tcp_gauges *up,
-			     double v[TCP_GAUGES])
+			     int64_t now_ns, double v[TCP_GAUGES])
 {
 	_Static_assert(TCP_GAUGES == 17, "a value for each of tcp_gauge_descs");
 	v[0] = g->srtt_max_s;
@@ -728,7 +715,9 @@ static void tcp_gauge_values(const struct tcp_gauges *g, const struct tcp_gauges
 	v[13] = (double)g->fanout;
 	v[14] = g->xfer_open_s;
 	v[15] = (double)g->xfer_open_bytes;
-	v[16] = g->progress_age_s;
+	v[16] = g->progress_ns && now_ns > (int64_t)g->progress_ns
+			? (double)(now_ns - (int64_t)g->progress_ns) / 1e9
+			: 0;
 }
 
 static void emit_peer(const struct peer_id *id, const uint64_t *totals, int other, void *arg)
@@ -754,15 +743,15 @@ static void emit_peer(const struct peer_id *id, const uint64_t *totals, int othe
 				   g->sender.addr);
 			up = kmap_get(ctx->st->tcp_gauges, &sender);
 		}
-		tcp_gauge_values(g ? g : &none, up, v);
+		tcp_gauge_values(g ? g : &none, up, ctx->now_ns, v);
 		for (size_t i = 0; i < TCP_GAUGES; i++)
 			(void)sample_gauge(ctx->out, &tcp_gauge_descs[i], l, n, v[i]);
 	}
 }
 
-static void emit_tcp_peers(struct bpf_state *st, struct sample_sink *out)
+static void emit_tcp_peers(struct bpf_state *st, struct sample_sink *out, int64_t now_ns)
 {
-	struct emit_ctx ctx = { st, out };
+	struct emit_ctx ctx = { st, out, now_ns };
 
 	peer_table_foreach(st->tcp_peers, emit_peer, &ctx);
 }
@@ -1266,7 +1255,7 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 		sample_tcp(st, now_ns, idle_ns, now_ms);
 		entry_forget_unseen(st->tcp_last, st->tick);
 		peer_table_end_tick(st->tcp_peers, now_ms, env->bpf_flow_idle_ms);
-		emit_tcp_peers(st, out);
+		emit_tcp_peers(st, out, now_ns);
 		emit_drops(st, out);
 	}
 	emit_maps(st, out);
