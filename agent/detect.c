@@ -170,7 +170,6 @@ static const struct {
 	{ "fabmon_tcp_path_retransmits_total", PART_PATH, 1, PATH_FIELD(retransmits) },
 	{ "fabmon_tcp_acked_bytes_total", PART_PATH, 1, PATH_FIELD(acked) },
 	{ "fabmon_tcp_busy_seconds_total", PART_PATH, 1, PATH_FIELD(busy) },
-	{ "fabmon_tcp_sender_busy_rate_bytes_per_second", PART_PATH, 0, PATH_FIELD(sender_rate) },
 	{ "fabmon_tcp_upstream_busy_rate_bytes_per_second", PART_PATH, 0,
 	  PATH_FIELD(upstream_rate) },
 	{ "fabmon_tcp_sender_fanout_peers", PART_PATH, 0, PATH_FIELD(fanout) },

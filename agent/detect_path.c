@@ -77,7 +77,6 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 			if (p->loss >= PATH_LOSS_FLOOR)
 				p->lost_ms = now_ms;
 		}
-		p->sender_rate = in[i].sender_rate;
 		p->upstream_rate = in[i].upstream_rate;
 		/* the straggler's samples (header) */
 		if (busy_rate > 0 && !in[i].unread) {
@@ -214,25 +213,20 @@ static int path_under(const struct path_measure *typical, size_t i, double rate,
 
 /*
  * Of two ring peers under the straggler bound, whether a is named before b
- * (header): one whose path lost data lately, then one whose own sending is
- * slow too, then the one named the tick before, then the lower typical busy
- * rate, then the lower sample.
+ * (header): one whose path lost data lately, then the one named the tick
+ * before, then the lower typical busy rate, then the lower sample.
  */
 static int path_slower(const struct path_history *h, size_t a, size_t b,
-		       const struct path_measure *typical, double bound, int64_t now_ms)
+		       const struct path_measure *typical, int64_t now_ms)
 {
 	const struct path_peer *pa = &h->peers[a], *pb = &h->peers[b];
 	int lost_a = now_ms - pa->lost_ms <= PATH_STRAGGLER_LOSS_MS,
 	    lost_b = now_ms - pb->lost_ms <= PATH_STRAGGLER_LOSS_MS;
-	int both_a = path_under(typical, a, pa->sender_rate, bound),
-	    both_b = path_under(typical, b, pb->sender_rate, bound);
 	int named_a = strcmp(pa->peer, h->straggler) == 0,
 	    named_b = strcmp(pb->peer, h->straggler) == 0;
 
 	if (lost_a != lost_b)
 		return lost_a;
-	if (both_a != both_b)
-		return both_a;
 	if (named_a != named_b)
 		return named_a;
 	if (typical->v[a] != typical->v[b])
@@ -300,16 +294,10 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 		/* its sender's port is slow inbound: its ACKs wait there (header) */
 		if (!(share[i] < cfg->straggler_fraction) ||
 		    path_under(typical, i, h->peers[i].upstream_rate, PATH_UPSTREAM_SHARE) ||
-		    (slow < h->n &&
-		     !path_slower(h, i, slow, typical, cfg->straggler_fraction, now_ms)))
+		    (slow < h->n && !path_slower(h, i, slow, typical, now_ms)))
 			continue;
 		slow = i;
 	}
-	/* one at a time: while a peer holds the name, no other takes it
-	 * unless it comes first in path_slower()'s order (header) */
-	if (slow < h->n && held < h->n && !h->peers[slow].straggling &&
-	    !path_slower(h, slow, held, typical, cfg->straggler_fraction, now_ms))
-		slow = h->n;
 	snprintf(h->straggler, sizeof(h->straggler), "%s",
 		 slow < h->n   ? h->peers[slow].peer
 		 : held < h->n ? h->peers[held].peer

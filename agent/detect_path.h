@@ -44,9 +44,6 @@ struct path_input {
 	 * tick its queue first dropped).
 	 */
 	int unread;
-	/* where the peer's address is a local sender too: what its own
-	 * connections gave while busy this tick, bytes/s; else 0 */
-	double sender_rate;
 	/* where the data to it comes from one local sender that local
 	 * connections deliver to too (a ring's previous link): what those gave
 	 * while busy this tick, bytes/s; else 0 */
@@ -127,7 +124,6 @@ struct path_peer {
 	/* every busy rate sample, data left unread or not (an incast's) */
 	struct window busy_seen;
 	int64_t busy_seen_ms; /* the last tick with one */
-	double sender_rate; /* its own sending's, that tick */
 	double upstream_rate; /* its sender's receiving's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
@@ -240,30 +236,23 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    is congested inbound and holds the ACKs of the peer's path. At a
  *    fault's onset the next link can dip under the bound a tick or two
  *    before the slow one does (about 1 t_straggler run in 10 named it
- *    so), while the slow one already reads under that share. Of the
- *    other peers
- *    under the bound one is named, the first of: one whose path lost data
- *    within PATH_STRAGGLER_LOSS_MS (the slow link's queue overflows; a
- *    link whose ACKs wait in it loses nothing), one whose own sending
- *    (sender_rate, where it is a local sender too) is under the bound as
- *    well (its port holds the ACKs of what it sends: the next link's
- *    sender is the slow link's receiver), the one named the tick before,
- *    the one with the lowest typical rate. The events' ticks in a row
- *    (event_open_ticks) make it persistent. After it, a ring peer not
- *    named this tick, but named before and under the halfway point
- *    between straggler_fraction and the others' median (0.8 at 0.6) on
- *    every tick since (a tick it is not judged on ends that), gives a
- *    VERDICT_HOLD: it keeps the peer's open straggler open, and never
- *    opens one. While one peer holds so, no other is named unless it
- *    comes before the holder in the order above: a ring has
- *    one slowest link, and the next one, whose ACKs wait in its queue,
- *    can dip under the bound while the slow one reads just over it (1 of
- *    16 lab faults named the next link at 0.42 of the others beside the
- *    slow one's 0.61, each at 7-13 MB/s against the others' 20-25). A
- *    half-rate link read 0.60-0.72 on three ticks in a row early in its
- *    fault in 2 of 9 t_straggler runs (the others' typical
- *    still rising as the ring's pace let them run faster), and its one
- *    straggler closed and opened again. A peer is not judged on a tick
+ *    so), while the slow one already reads under that share; and while
+ *    the slow one holds (below) reading just over the bound, the next
+ *    one can dip under it (before this rule, 1 of 16 lab faults named
+ *    the next link at 0.42 of the others beside the slow one's 0.61). Of
+ *    the other peers under the bound one is named, the first of: one
+ *    whose path lost data within PATH_STRAGGLER_LOSS_MS (the slow link's
+ *    queue overflows; a link whose ACKs wait in it loses nothing), the
+ *    one named the tick before, the one with the lowest typical rate.
+ *    The events' ticks in a row (event_open_ticks) make it persistent.
+ *    After it, a ring peer not named this tick, but named before and
+ *    under the halfway point between straggler_fraction and the others'
+ *    median (0.8 at 0.6) on every tick since (a tick it is not judged on
+ *    ends that), gives a VERDICT_HOLD: it keeps the peer's open straggler
+ *    open, and never opens one. A half-rate link read 0.60-0.72 on three
+ *    ticks in a row early in its fault in 2 of 9 t_straggler runs (the
+ *    others' typical still rising as the ring's pace let them run
+ *    faster), and its one straggler closed and opened again. A peer is not judged on a tick
  *    when the median of the other peers' busy time was under
  *    PATH_BUSY_MIN: a slow link slows a ring, it does not stop it (the
  *    others stayed busy 0.25-1.0 of each tick of 12 t_straggler runs),
