@@ -82,11 +82,11 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		if (busy_rate > 0 && !in[i].unread) {
 			window_add(&p->busy, busy_rate);
 			p->busy_ms = now_ms;
-			p->busy_now = fmax(
+			p->busy_alone =
 				now_ms - p->lost_ms <= PATH_STRAGGLER_LOSS_MS
 					? fmin(busy_rate, (acked + prev_acked) / (busy + prev_busy))
-					: busy_rate,
-				in[i].rate);
+					: busy_rate;
+			p->busy_now = fmax(p->busy_alone, in[i].rate);
 		}
 		if (in[i].goodput > 0)
 			window_add(&p->goodput, in[i].goodput);
@@ -282,14 +282,16 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 {
 	/* each ring peer's share this tick (NAN: not judged), and the
 	 * median and count of the others it was set against */
-	static double share[PATH_PEERS], mid[PATH_PEERS];
+	static double share[PATH_PEERS], mid[PATH_PEERS], held_share[PATH_PEERS];
 	static size_t others[PATH_PEERS];
 	double hold = (1 + cfg->straggler_fraction) / 2;
 	size_t slow = h->n, held = h->n, k = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		share[i] = path_ring_share(h, i, now_ms, typical, moving, &mid[i], &others[i]);
-		if (h->peers[i].straggling && share[i] < hold)
+		/* a hold reads the busy rate alone (header) */
+		held_share[i] = isnan(share[i]) ? NAN : h->peers[i].busy_alone / mid[i];
+		if (h->peers[i].straggling && held_share[i] < hold)
 			held = i;
 		/* its sender's port is slow inbound: its ACKs wait there (header) */
 		if (!(share[i] < cfg->straggler_fraction) ||
@@ -308,10 +310,11 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 	/* after the straggler, so that max leaves these out first; only a
 	 * peer named since it last read over the hold bound can have one open */
 	for (size_t i = 0; i < h->n; i++) {
-		h->peers[i].straggling = i == slow || (h->peers[i].straggling && share[i] < hold);
+		h->peers[i].straggling =
+			i == slow || (h->peers[i].straggling && held_share[i] < hold);
 		if (i != slow && h->peers[i].straggling && k < max)
-			path_straggler_verdict(&out[k++], &h->peers[i], cfg, VERDICT_HOLD, share[i],
-					       mid[i], others[i]);
+			path_straggler_verdict(&out[k++], &h->peers[i], cfg, VERDICT_HOLD,
+					       held_share[i], mid[i], others[i]);
 	}
 	return k;
 }

@@ -121,6 +121,7 @@ struct path_peer {
 	struct window busy; /* busy rate samples: acked bytes over busy seconds */
 	int64_t busy_ms; /* the last tick with one */
 	double busy_now; /* that tick's sample as judged (detect_path()) */
+	double busy_alone; /* and its busy rate alone, without the delivery rate */
 	/* every busy rate sample, data left unread or not (an incast's) */
 	struct window busy_seen;
 	int64_t busy_seen_ms; /* the last tick with one */
@@ -249,7 +250,11 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    under the halfway point between straggler_fraction and the others'
  *    median (0.8 at 0.6) on every tick since (a tick it is not judged on
  *    ends that), gives a VERDICT_HOLD: it keeps the peer's open straggler
- *    open, and never opens one. A half-rate link read 0.60-0.72 on three
+ *    open, and never opens one. A hold reads the busy rate alone, without
+ *    the delivery rate: mid-fault, a half-rate link's delivery rate read
+ *    1.3-21 times the others' on two or three ticks in a row while its
+ *    busy rate stayed at 0.3-0.5, and its straggler closed and opened
+ *    again (6 of 96 lab faults). A half-rate link read 0.60-0.72 on three
  *    ticks in a row early in its fault in 2 of 9 t_straggler runs (the
  *    others' typical still rising as the ring's pace let them run
  *    faster), and its one straggler closed and opened again. A peer is not judged on a tick

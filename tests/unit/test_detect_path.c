@@ -426,6 +426,43 @@ START_TEST(test_straggler_hold)
 END_TEST
 
 /*
+ * A 16-fault lab run's half-rate link (peer 3), tick by tick from its
+ * straggler's opening: its busy rate stayed at 0.32-0.52 of the others',
+ * while the kernel's delivery rate read 1.3-4.6 times theirs for three
+ * ticks. The sample takes the higher, so those ticks read over the bound;
+ * the hold reads the busy rate alone, and the straggler stays one event
+ * (it closed and opened again, two, when the hold read the sample).
+ */
+START_TEST(test_straggler_hold_rate_burst)
+{
+	static const double busy[] = { 0.45, 0.44, 0.52, 0.32, 0.32, 0.43 },
+			    dr[] = { 0.47, 0.28, 1.28, 3.36, 4.55, 0.17 };
+	static const size_t named[] = { 1, 1, 0, 0, 0, 1 };
+	const double none[4] = { 0 };
+	struct path_history *h = history();
+	struct events *ev = events_new(2, 3);
+	struct event_verdict out[4];
+	int64_t now = ring_clean(h, 25e6);
+	unsigned opened = 0;
+
+	for (size_t t = 0; t < sizeof(busy) / sizeof(busy[0]); t++, now += 100) {
+		const double rate[4] = { 25e6, 25e6, busy[t] * 25e6, 25e6 };
+		const double rates[4] = { 25e6, 25e6, dr[t] * 25e6, 25e6 };
+		size_t n;
+
+		ring_input(h, now, rate, rates, none);
+		ck_assert_uint_eq(judged_all(h, now, out, &n), named[t]);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+		events_tick(ev, out, n, now);
+		events_foreach_changed(ev, count_opened, &opened);
+	}
+	ck_assert_uint_eq(opened, 1);
+	events_free(ev);
+}
+END_TEST
+
+/*
  * The next link while the slow one holds: the slow link (peer 3) named,
  * then reading 0.64 of the others (held) while the next link (peer 4),
  * whose ACKs wait in its queue, dips to 0.4 (a lab fault named both so
@@ -815,6 +852,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_clean_loss);
 	tcase_add_test(tc, test_straggler_upstream_slow);
 	tcase_add_test(tc, test_straggler_hold);
+	tcase_add_test(tc, test_straggler_hold_rate_burst);
 	tcase_add_test(tc, test_straggler_next_link_held);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
