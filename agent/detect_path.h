@@ -257,18 +257,18 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    again (6 of 96 lab faults). A half-rate link read 0.60-0.72 on three
  *    ticks in a row early in its fault in 2 of 9 t_straggler runs (the
  *    others' typical still rising as the ring's pace let them run
- *    faster), and its one straggler closed and opened again. A peer is not judged on a tick
- *    when the median of the other peers' busy time was under
- *    PATH_BUSY_MIN: a slow link slows a ring, it does not stop it (the
- *    others stayed busy 0.25-1.0 of each tick of 12 t_straggler runs),
- *    while a rank that stops reading stops the whole ring within a tick
- *    or two (0.00-0.02 on the second tick after SIGSTOP in 4 of 6
- *    t_pause_rank runs), and the stopped reader's path, acknowledging the
- *    last of what it took, reads 0.1-0.6 of the others' on both ticks
- *    before its read stall shows: a bench run named it a straggler beside
- *    its stall.
+ *    faster), and its one straggler closed and opened again. A peer is not
+ *    judged on a tick when the median of the other peers' busy time was
+ *    under PATH_BUSY_MIN: a slow link slows a ring, it does not stop it
+ *    (the others stayed busy 0.25-1.0 of each tick of 12 t_straggler runs),
+ *    while a rank that stops reading stops the whole ring within a tick or
+ *    two (0.00-0.02 on the second tick after SIGSTOP in 4 of 6 t_pause_rank
+ *    runs), and the stopped reader's path, acknowledging the last of what
+ *    it took, reads 0.1-0.6 of the others' on both ticks before its read
+ *    stall shows: a bench run named it a straggler beside its stall.
  * A peer is judged only once it has the samples its verdict looks at, so a
- * new connection's slow start is not one. Score: the bound over the observed share (1 at the threshold).
+ * new connection's slow start is not one. Score: the bound over the
+ * observed share (1 at the threshold).
  * Writes at most max verdicts to out; returns how many. Pure (no I/O); it
  * keeps the straggler's run of ticks in h, counting each tick (now_ms) once.
  */
