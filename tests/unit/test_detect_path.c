@@ -446,11 +446,11 @@ START_TEST(test_straggler_hold_rate_burst)
 	unsigned opened = 0;
 
 	for (size_t t = 0; t < sizeof(busy) / sizeof(busy[0]); t++, now += 100) {
-		const double rate[4] = { 25e6, 25e6, busy[t] * 25e6, 25e6 };
-		const double rates[4] = { 25e6, 25e6, dr[t] * 25e6, 25e6 };
+		const double busy_rate[4] = { 25e6, 25e6, busy[t] * 25e6, 25e6 };
+		const double delivery[4] = { 25e6, 25e6, dr[t] * 25e6, 25e6 };
 		size_t n;
 
-		ring_input(h, now, rate, rates, none);
+		ring_input(h, now, busy_rate, delivery, none);
 		ck_assert_uint_eq(judged_all(h, now, out, &n), named[t]);
 		ck_assert_uint_eq(n, 1);
 		ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
