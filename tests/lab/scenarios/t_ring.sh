@@ -4,8 +4,9 @@
 # to rank 3), switch ports at 400 Mbit/s. Clean: no event. Then the switch
 # port towards rank 3 goes down mid-ring: rank 2's data to rank 3 and rank
 # 3's to rank 4 sit unacknowledged, and a stall naming 198.18.0.3 — the rank
-# cut off both ways, nothing of its acknowledged — opens; rank 4's stall is its victim's and not raised.
-# It closes once the link is back. No other event.
+# cut off both ways, nothing of its acknowledged — opens; rank 4's stall is
+# its victim's and not raised. It closes once the link is back. No other
+# event.
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
