@@ -18,9 +18,10 @@ open: FIRST and SECOND (a peer not in a run, its share under FIRST on the
 tick before and under SECOND on this one), ONCE (a share under it).
 
 Usage: straggler_replay.py [--bound B] [--first F --second S] [--once O]
-       DIR... Prints, over all DIRs: opens outside the faults (false), and
-per fault the open naming the slow link (198.18.0.3; latency from the
-onset) and whether the next link (198.18.0.4) was named within it.
+DIR... Prints, over all DIRs, one line: the opens outside the faults
+(false), and per fault the open naming the slow link (198.18.0.3; the
+median latency from the onset) and whether the next link (198.18.0.4) was
+named within it.
 """
 import argparse
 import csv
@@ -64,13 +65,15 @@ def read_ms(path):
         return [int(x) / 1000 for x in f if x.strip()]
 
 
-def replay(d, a):
-    """The opens (time, peer) the rule makes over directory d."""
+def replay(d, rule):
+    """The opens (time, peer) the rule (the parsed options) makes over
+    directory d."""
     acked, busy = load(d, "acked_bytes_total"), load(d, "busy_seconds_total")
     rate, up = load(d, "delivery_rate_bytes_per_second"), load(d, "upstream_busy_rate_bytes_per_second", True)
     peers = sorted(acked)
     ticks = sorted(set().union(*(acked[p].keys() for p in peers)))
-    span = statistics.median(b - a_ for a_, b in zip(ticks, ticks[1:])) / 100 if len(ticks) > 1 else 0.1
+    # the tick's length in seconds, from the spacing of the samples
+    span = statistics.median(y - x for x, y in zip(ticks, ticks[1:])) / 100 if len(ticks) > 1 else 0.1
     seen = {p: [] for p in peers}
     opens, named, run, last = [], None, 0, {}
     for k in ticks:
@@ -92,12 +95,12 @@ def replay(d, a):
             if 0 < up.get(p, {}).get(k, 0) < UPSTREAM_SHARE * mid:
                 continue
             share[p] = max(now[p], rate.get(p, {}).get(k, 0)) / mid
-            if share[p] < a.bound:
+            if share[p] < rule.bound:
                 under.append((p != named, typical[p], p))
             in_run = p == named and run >= 1
-            if a.first and not in_run and last.get(p, 9) < a.first and share[p] < a.second:
+            if rule.first and not in_run and last.get(p, 9) < rule.first and share[p] < rule.second:
                 fast.append(p)
-            if a.once and share[p] < a.once:
+            if rule.once and share[p] < rule.once:
                 fast.append(p)
         for p in peers:
             if now[p] is not None:
@@ -115,11 +118,13 @@ def replay(d, a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bound", type=float, default=0.6)
-    ap.add_argument("--first", type=float, default=0)
-    ap.add_argument("--second", type=float, default=0)
-    ap.add_argument("--once", type=float, default=0)
-    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--bound", type=float, default=0.6,
+                    help="share of the others' under which 2 ticks in a row open (default 0.6)")
+    ap.add_argument("--first", type=float, default=0,
+                    help="also open on a tick under --second after one under this")
+    ap.add_argument("--second", type=float, default=0, help="see --first")
+    ap.add_argument("--once", type=float, default=0, help="also open on one tick under this")
+    ap.add_argument("dirs", nargs="+", metavar="DIR", help="a straggler_study.sh OUT directory")
     a = ap.parse_args()
     if a.first and not a.second:
         ap.error("--first needs --second")
