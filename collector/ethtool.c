@@ -245,7 +245,7 @@ struct ethtool_if {
 
 struct ethtool_state {
 	int fd;
-	struct ethtool_if **ifs; /* sorted by name, the order sysfs_list() walks in */
+	struct ethtool_if **ifs; /* sorted by name, the order sysfs_list_dirs() walks in */
 	size_t n_ifs, cap_ifs;
 };
 
@@ -510,7 +510,7 @@ static int walk_one(const char *name, void *arg)
 /* Walks class/net; on success drops the entries of interfaces not seen. */
 static int ethtool_walk(struct ethtool_walk *w)
 {
-	int r = sysfs_list(w->env->sysfs_root, "class/net", walk_one, w);
+	int r = sysfs_list_dirs(w->env->sysfs_root, "class/net", walk_one, w);
 
 	if (r >= 0)
 		while (w->st->n_ifs > w->pos)

@@ -7,7 +7,9 @@
  * and only the speed from a file: reading ~13 sysfs files per interface cost
  * 12 ms a tick with 64 interfaces (make bench), the dump well under one. A
  * --sysfs-root that is a tree of plain files (a fixture, a copied /sys) is
- * read file by file, in the manner of node_exporter's netclass collector.
+ * read file by file, in the manner of node_exporter's netclass collector;
+ * there, as there, an interface is a directory (or a link to one) under
+ * class/net, and the file bonding_masters beside them is not one.
  */
 #include <errno.h>
 #include <limits.h>
@@ -94,7 +96,7 @@ static const struct metric_desc netdev_mtu_desc = {
 	.type = METRIC_GAUGE,
 };
 
-/* What netdev_sample_one() needs, passed through sysfs_list(). */
+/* What netdev_sample_one() needs, passed through sysfs_list_dirs(). */
 struct netdev_walk {
 	const struct collector_env *env;
 	struct sample_sink *out;
@@ -285,7 +287,7 @@ static int netdev_init(const struct collector_env *env, void **ret_state, char *
 	struct statfs fs;
 	unsigned n = 0;
 	char dir[PATH_MAX];
-	int r = sysfs_list(env->sysfs_root, NETDEV_DIR, netdev_count, &n);
+	int r = sysfs_list_dirs(env->sysfs_root, NETDEV_DIR, netdev_count, &n);
 
 	if (r == 0 && n == 0)
 		r = -ENOENT;
@@ -311,7 +313,7 @@ static int netdev_sample(void *state, const struct collector_env *env, struct sa
 	int r;
 
 	if (!st)
-		return sysfs_list(env->sysfs_root, NETDEV_DIR, netdev_sample_files, &walk);
+		return sysfs_list_dirs(env->sysfs_root, NETDEV_DIR, netdev_sample_files, &walk);
 	r = nl_cache_refill(st->sock, st->links);
 	if (r < 0)
 		return -EIO;

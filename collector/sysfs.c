@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sysfs.h"
@@ -77,8 +78,24 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int sysfs_list(const char *root, const char *path, int (*fn)(const char *name, void *arg),
-	       void *arg)
+/*
+ * True if the entry is a directory or a link to one. sysfs fills d_type: a
+ * class's devices are links (DT_LNK), which need a stat to follow; a tree of
+ * copied files may say DT_UNKNOWN.
+ */
+static int entry_is_dir(DIR *dir, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type == DT_DIR)
+		return 1;
+	if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN)
+		return 0;
+	return fstatat(dirfd(dir), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int list_entries(const char *root, const char *path, int dirs_only,
+			int (*fn)(const char *name, void *arg), void *arg)
 {
 	char full[PATH_MAX];
 	char **names = NULL;
@@ -95,7 +112,8 @@ int sysfs_list(const char *root, const char *path, int (*fn)(const char *name, v
 		return -errno;
 	r = 0;
 	while ((de = readdir(dir))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (dirs_only && !entry_is_dir(dir, de)))
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
@@ -125,4 +143,16 @@ out:
 	free(names);
 	(void)closedir(dir);
 	return r;
+}
+
+int sysfs_list(const char *root, const char *path, int (*fn)(const char *name, void *arg),
+	       void *arg)
+{
+	return list_entries(root, path, 0, fn, arg);
+}
+
+int sysfs_list_dirs(const char *root, const char *path, int (*fn)(const char *name, void *arg),
+		    void *arg)
+{
+	return list_entries(root, path, 1, fn, arg);
 }

@@ -35,4 +35,12 @@ int sysfs_parse_u64(const char *text, uint64_t *ret);
 int sysfs_list(const char *root, const char *path, int (*fn)(const char *name, void *arg),
 	       void *arg);
 
+/*
+ * As sysfs_list(), for the entries that are directories or links to one: the
+ * devices of a class ("class/net/eth0", a link into devices/), not the class's
+ * own files ("class/net/bonding_masters", which the bonding driver adds).
+ */
+int sysfs_list_dirs(const char *root, const char *path, int (*fn)(const char *name, void *arg),
+		    void *arg);
+
 #endif

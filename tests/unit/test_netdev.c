@@ -241,6 +241,44 @@ START_TEST(test_interface_gone_mid_tick)
 }
 END_TEST
 
+/*
+ * The bonding driver's class/net/bonding_masters is a file beside the
+ * interfaces, not one (node_exporter skips it too); a link to an interface
+ * directory, the way a live sysfs shows every interface, is one. Alone, the
+ * file leaves no interface to read.
+ */
+START_TEST(test_bonding_masters)
+{
+	const char *root = testutil_copy_tree(NETDEV_FIXTURE);
+	struct collector_env env = { .sysfs_root = root };
+	char why[COLLECTOR_WHY_MAX] = "", path[PATH_MAX], target[PATH_MAX];
+	struct testutil_rig rig;
+	void *state = NULL;
+	char *text;
+
+	testutil_write(root, "class/net/bonding_masters", "bond0\n");
+	snprintf(path, sizeof(path), "%s/class/net/veth1", root);
+	snprintf(target, sizeof(target), "%s/devices/virtual/net/veth1", root);
+	testutil_write(root, "devices/virtual/net/.keep", "");
+	ck_assert_int_eq(rename(path, target), 0);
+	ck_assert_int_eq(symlink("../../devices/virtual/net/veth1", path), 0);
+	testutil_rig_init(&rig, &netdev_collector, root, NULL, NULL);
+	text = testutil_rig_tick(&rig, T0);
+	ck_assert_msg(strstr(text, "bonding_masters") == NULL, "a file taken for an interface:\n%s",
+		      text);
+	ck_assert(testutil_has(text, "fabmon_netdev_receive_bytes_total{interface=\"veth1\"}"));
+	ck_assert_uint_eq(registry_skipped(rig.reg, "netdev"), 0);
+	free(text);
+	testutil_rig_release(&rig);
+
+	tree_remove(root, "class/net/enp65s0f0");
+	tree_remove(root, "class/net/lo");
+	tree_remove(root, "class/net/veth1");
+	ck_assert_int_eq(netdev_collector.init(&env, &state, why, sizeof(why)), -ENOENT);
+	testutil_remove_tree(root);
+}
+END_TEST
+
 /* class/net itself gone (sysfs unmounted): the whole tick fails, and says why. */
 START_TEST(test_class_net_vanished)
 {
@@ -363,6 +401,7 @@ Suite *netdev_suite(void)
 		{ "interface_vanished", test_interface_vanished, 0 },
 		{ "interface_gone_mid_tick", test_interface_gone_mid_tick, 0 },
 		{ "class_net_vanished", test_class_net_vanished, 0 },
+		{ "bonding_masters", test_bonding_masters, 0 },
 		{ "netlink_matches_sysfs", test_netlink_matches_sysfs, 0 },
 	};
 
