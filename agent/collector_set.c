@@ -119,7 +119,7 @@ static const struct metric_desc desc_errors = {
 };
 static const struct metric_desc desc_skipped = {
 	.name = "fabmon_collector_skipped_values_total",
-	.help = "Values the collector could not use (garbage, N/A, unreadable file) and skipped.",
+	.help = "Values there but unusable (garbage, an unreadable file) that the collector skipped.",
 	.type = METRIC_COUNTER,
 };
 

@@ -59,8 +59,10 @@ int sample_gauge(struct sample_sink *out, const struct metric_desc *desc,
 		 const struct label *labels, size_t n_labels, double value);
 
 /*
- * Counts a value the collector could not use (garbage, "N/A (no PMA)", a
- * read error on one file). It shows as fabmon_collector_skipped_values_total.
+ * Counts a value that is there but the collector could not use (garbage, a
+ * read error on one file). A value that is absent, or that the device does not
+ * provide ("N/A (no PMA)"), is not one. It shows as
+ * fabmon_collector_skipped_values_total.
  */
 void sample_skip(struct sample_sink *out);
 

@@ -64,7 +64,7 @@ struct netdev_link {
 	char operstate[32];
 	char address[64];
 	uint64_t counters[NETDEV_NCOUNTERS];
-	unsigned char have[NETDEV_NCOUNTERS]; /* 0: unreadable, counted as skipped */
+	unsigned char have[NETDEV_NCOUNTERS]; /* 0: absent or unusable, not emitted */
 	uint64_t mtu;
 	int have_mtu;
 };
@@ -167,19 +167,30 @@ static void netdev_emit(const struct collector_env *env, struct sample_sink *out
 
 		if (l->have[i])
 			(void)sample_counter(out, &desc, labels, 1, l->counters[i]);
-		else
-			sample_skip(out);
 	}
 	if (l->have_mtu)
 		(void)sample_gauge(out, &netdev_mtu_desc, labels, 1, (double)l->mtu);
-	else
-		sample_skip(out);
 	netdev_sample_speed(env, out, labels, l->ifname);
 }
 
 /*
+ * Reads a decimal attribute of the interface into *ret; returns 1 if it did.
+ * An absent file is a value this interface does not have (a bond or a
+ * tunnel without statistics/, a copied tree without it), not a skipped one.
+ */
+static int netdev_read_value(const struct netdev_walk *walk, const char *ifname, const char *attr,
+			     uint64_t *ret)
+{
+	int r = netdev_read_u64(walk->env->sysfs_root, ifname, attr, ret);
+
+	if (r < 0 && r != -ENOENT)
+		sample_skip(walk->out);
+	return r == 0;
+}
+
+/*
  * Reads and emits one interface from its files. Returns 0 always: a value
- * that cannot be read is counted as skipped and the walk goes on.
+ * that is there but cannot be read is counted as skipped and the walk goes on.
  */
 static int netdev_sample_files(const char *ifname, void *arg)
 {
@@ -203,8 +214,8 @@ static int netdev_sample_files(const char *ifname, void *arg)
 		l.address[0] = '\0';
 	for (size_t i = 0; i < NETDEV_NCOUNTERS; i++)
 		l.have[i] =
-			netdev_read_u64(root, ifname, netdev_counters[i].file, &l.counters[i]) == 0;
-	l.have_mtu = netdev_read_u64(root, ifname, "mtu", &l.mtu) == 0;
+			netdev_read_value(walk, ifname, netdev_counters[i].file, &l.counters[i]);
+	l.have_mtu = netdev_read_value(walk, ifname, "mtu", &l.mtu);
 	netdev_emit(walk->env, walk->out, &l);
 	return 0;
 }

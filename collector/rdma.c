@@ -180,6 +180,8 @@ struct rdma_counter_dir {
 	size_t n;
 	/* For files not in table; NULL ignores them (counters/ holds only the PMA set). */
 	const struct rdma_counter *other;
+	/* The port's PMA answers for these files, and may not: see rdma_counter_read(). */
+	int pma;
 };
 
 #define RDMA_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -188,6 +190,7 @@ static const struct rdma_counter_dir rdma_port_counter_dir = {
 	.subdir = "counters",
 	.table = rdma_port_counters,
 	.n = RDMA_LEN(rdma_port_counters),
+	.pma = 1,
 };
 
 static const struct rdma_counter_dir rdma_hw_counter_dir = {
@@ -197,14 +200,42 @@ static const struct rdma_counter_dir rdma_hw_counter_dir = {
 	.other = &rdma_hw_other,
 };
 
-/* What one tick is reading: names borrowed from sysfs_list() for its callbacks. */
+/*
+ * One walk over the devices: init reads the PMA counters for notes to
+ * `fabmon doctor` (out NULL, notes into why), sample reads and emits
+ * everything. Names are borrowed from sysfs_list() for its callbacks.
+ */
 struct rdma_scan {
 	const char *root;
 	struct sample_sink *out;
+	char *why;
+	size_t why_len;
 	const char *device;
 	const char *port; /* NULL while reading device-level files */
 	const struct rdma_counter_dir *dir;
+	int no_pma; /* this port's PMA did not answer */
 };
+
+/* Appends one note for `fabmon doctor`, "; "-separated, to s->why (if any). */
+__attribute__((format(printf, 2, 3))) static void rdma_note(const struct rdma_scan *s,
+							    const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
+
+	if (!s->why)
+		return;
+	used = strlen(s->why);
+	if (used + 3 > s->why_len)
+		return; /* full: the notes so far stand */
+	if (used) {
+		memcpy(s->why + used, "; ", 3);
+		used += 2;
+	}
+	va_start(ap, fmt);
+	(void)vsnprintf(s->why + used, s->why_len - used, fmt, ap);
+	va_end(ap);
+}
 
 /* Builds the path of the current device (or port) plus fmt, relative to the root. */
 __attribute__((format(printf, 3, 4))) static int
@@ -269,24 +300,52 @@ static const struct rdma_counter *rdma_counter_find(const struct rdma_counter_di
 	return NULL;
 }
 
+/*
+ * Reads counter file of the current directory into *ret. Returns 0, -ENOENT
+ * when the file is absent (gone since the listing), -ENODATA when the device
+ * does not provide the value, or another -errno for a value that is there but
+ * unusable (garbage).
+ */
+static int rdma_counter_read(const struct rdma_scan *s, const char *file, uint64_t *ret)
+{
+	char path[PATH_MAX], buf[64];
+	int r = rdma_path(s, path, "%s/%s", s->dir->subdir, file);
+
+	if (r >= 0)
+		r = sysfs_read(s->root, path, buf, sizeof(buf));
+	/*
+	 * Where the port's PMA does not answer (no process_mad, a VF, iWARP),
+	 * drivers/infiniband/core/sysfs.c show_pma_counter() wrote "N/A (no
+	 * PMA)"; kernels since fail the read with get_perf_mad()'s -EINVAL.
+	 */
+	if (s->dir->pma && (r == -EINVAL || (r >= 0 && strncmp(buf, "N/A", 3) == 0)))
+		return -ENODATA;
+	return r < 0 ? r : sysfs_parse_u64(buf, ret);
+}
+
 static int rdma_counter_cb(const char *file, void *arg)
 {
 	struct rdma_scan *s = arg;
 	const struct rdma_counter *known = rdma_counter_find(s->dir, file);
 	const struct rdma_counter *c = known ? known : s->dir->other;
 	struct metric_desc desc;
-	char path[PATH_MAX];
 	struct label l[3];
 	uint64_t v;
+	int r;
 
 	if (!c || !c->name)
 		return 0;
-	/* A file listed a moment ago and gone now is as unusable as garbage. */
-	if (rdma_path(s, path, "%s/%s", s->dir->subdir, file) < 0 ||
-	    sysfs_read_u64(s->root, path, &v) < 0) {
-		sample_skip(s->out);
-		return 0;
+	r = rdma_counter_read(s, file, &v);
+	if (r == -ENODATA && !s->no_pma) {
+		rdma_note(s, "rdma: %s port %s: no PMA, its counters/ values are not provided",
+			  s->device, s->port);
+		s->no_pma = 1;
 	}
+	/* Absent or not provided is no value, not a skipped one. */
+	if (r < 0 && r != -ENOENT && r != -ENODATA && s->out)
+		sample_skip(s->out);
+	if (r < 0 || !s->out)
+		return 0;
 	desc = (struct metric_desc){ c->name, c->help, METRIC_COUNTER, c->bits, c->scale };
 	/* The registry counts what it cannot hold; nothing more to do here. */
 	(void)sample_counter(s->out, &desc, l, rdma_labels(s, l, known ? NULL : file), v);
@@ -303,7 +362,7 @@ static void rdma_sample_dir(struct rdma_scan *s, const struct rdma_counter_dir *
 	r = rdma_path(s, path, "%s", dir->subdir);
 	if (r >= 0)
 		r = sysfs_list(s->root, path, rdma_counter_cb, s);
-	if (r < 0 && r != -ENOENT)
+	if (r < 0 && r != -ENOENT && s->out)
 		sample_skip(s->out);
 }
 
@@ -379,25 +438,25 @@ static int rdma_port_cb(const char *port, void *arg)
 	struct rdma_scan *s = arg;
 
 	s->port = port;
-	rdma_sample_port_info(s);
+	s->no_pma = 0;
+	if (s->out)
+		rdma_sample_port_info(s);
 	rdma_sample_dir(s, &rdma_port_counter_dir);
-	rdma_sample_dir(s, &rdma_hw_counter_dir);
+	if (s->out)
+		rdma_sample_dir(s, &rdma_hw_counter_dir);
 	s->port = NULL;
 	return 0;
 }
 
-static int rdma_device_cb(const char *device, void *arg)
+static void rdma_sample_device_info(struct rdma_scan *s)
 {
-	char hca[RDMA_TEXT_MAX], fw[RDMA_TEXT_MAX], board[RDMA_TEXT_MAX], path[PATH_MAX];
-	struct rdma_scan *s = arg;
+	char hca[RDMA_TEXT_MAX], fw[RDMA_TEXT_MAX], board[RDMA_TEXT_MAX];
 	struct label l[4];
-	int r;
 
-	s->device = device;
 	(void)rdma_read(s, "hca_type", hca, sizeof(hca));
 	(void)rdma_read(s, "fw_ver", fw, sizeof(fw));
 	(void)rdma_read(s, "board_id", board, sizeof(board));
-	l[0] = (struct label){ "device", device };
+	l[0] = (struct label){ "device", s->device };
 	l[1] = (struct label){ "hca_type", hca };
 	l[2] = (struct label){ "fw_ver", fw };
 	l[3] = (struct label){ "board_id", board };
@@ -405,11 +464,21 @@ static int rdma_device_cb(const char *device, void *arg)
 
 	/* Some drivers keep hw_counters for the whole device, next to ports/. */
 	rdma_sample_dir(s, &rdma_hw_counter_dir);
+}
 
+static int rdma_device_cb(const char *device, void *arg)
+{
+	struct rdma_scan *s = arg;
+	char path[PATH_MAX];
+	int r;
+
+	s->device = device;
+	if (s->out)
+		rdma_sample_device_info(s);
 	r = rdma_path(s, path, "ports");
 	if (r >= 0)
 		r = sysfs_list(s->root, path, rdma_port_cb, s);
-	if (r < 0 && r != -ENOENT)
+	if (r < 0 && r != -ENOENT && s->out)
 		sample_skip(s->out);
 	return 0;
 }
@@ -423,6 +492,7 @@ static int rdma_any(const char *name, void *arg)
 
 static int rdma_init(const struct collector_env *env, void **ret_state, char *why, size_t why_len)
 {
+	struct rdma_scan s = { .root = env->sysfs_root, .why = why, .why_len = why_len };
 	int r = sysfs_list(env->sysfs_root, RDMA_CLASS, rdma_any, NULL);
 
 	if (r == 0 || r == -ENOENT) {
@@ -436,6 +506,8 @@ static int rdma_init(const struct collector_env *env, void **ret_state, char *wh
 	}
 	if (why_len)
 		why[0] = '\0';
+	/* What is amiss with the counters is said once, here (doctor, the agent's log). */
+	(void)sysfs_list(env->sysfs_root, RDMA_CLASS, rdma_device_cb, &s);
 	*ret_state = NULL;
 	return 0;
 }

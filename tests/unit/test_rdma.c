@@ -184,7 +184,6 @@ START_TEST(test_bad_values_skipped)
 	char path[PATH_MAX];
 	char *text;
 
-	testutil_write(root, MLX5 "counters/symbol_error", "N/A (no PMA)\n");
 	testutil_write(root, MLX5 "counters/port_rcv_errors", "garbage\n");
 	testutil_write(root, MLX5 "hw_counters/out_of_buffer", "");
 	testutil_write(root, MLX5 "rate", "unknown\n");
@@ -204,9 +203,8 @@ START_TEST(test_bad_values_skipped)
 	rig_init(&rig, root);
 	text = testutil_rig_tick(&rig, T0);
 
-	/* one skip for each of the eight bad things above */
-	ck_assert_uint_eq(registry_skipped(rig.reg, "rdma"), 8);
-	ck_assert(!testutil_has(text, "fabmon_rdma_port_symbol_errors_total" MLX5_SERIES));
+	/* one skip for each of the seven bad things above */
+	ck_assert_uint_eq(registry_skipped(rig.reg, "rdma"), 7);
 	ck_assert(!testutil_has(text, "fabmon_rdma_port_receive_errors_total" MLX5_SERIES));
 	ck_assert(!testutil_has(text, "fabmon_rdma_out_of_buffer_drops_total" MLX5_SERIES));
 	ck_assert(!testutil_has(text, "fabmon_rdma_duplicate_requests_total" MLX5_SERIES));
@@ -227,6 +225,42 @@ START_TEST(test_bad_values_skipped)
 		testutil_value(
 			text, "fabmon_rdma_port_symbol_errors_total{device=\"mlx4_0\",port=\"1\"}"),
 		0);
+	free(text);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
+}
+END_TEST
+
+/*
+ * A port whose PMA does not answer (a ConnectX-3 VF here) shows its counters
+ * as "N/A (no PMA)", or, on newer kernels, fails their read with EINVAL. The
+ * values are not provided, not garbage: nothing is skipped, init notes the
+ * port once for `fabmon doctor`, and its other series stay.
+ */
+START_TEST(test_no_pma)
+{
+	const char *root = testutil_copy_tree("tests/fixtures/rdma/pma");
+	struct testutil_rig rig;
+	char path[PATH_MAX];
+	char *text;
+
+	/* a counter whose read fails as the kernel fails it: EINVAL */
+	ck_assert_int_lt(snprintf(path, sizeof(path),
+				  "%s/class/infiniband/mlx4_1/ports/1/"
+				  "counters/port_rcv_errors",
+				  root),
+			 sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink("/sys/class/net/lo/speed", path), 0);
+	testutil_rig_init(&rig, &rdma_collector, root, NULL, NULL);
+	ck_assert_str_eq(rig.why, "rdma: mlx4_1 port 1: no PMA, its counters/ values are not "
+				  "provided");
+	text = testutil_rig_tick(&rig, T0);
+	testutil_check_golden(text, "rdma_pma.prom");
+	ck_assert_ptr_null(strstr(text, "fabmon_rdma_port_symbol_errors_total"));
+	ck_assert_double_eq(
+		testutil_value(text, "fabmon_rdma_port_state{device=\"mlx4_1\",port=\"1\"}"), 4);
+	ck_assert_uint_eq(registry_skipped(rig.reg, "rdma"), 0);
 	free(text);
 	testutil_rig_release(&rig);
 	testutil_remove_tree(root);
@@ -267,6 +301,7 @@ Suite *rdma_suite(void)
 		{ "counter_rates", test_rates, 0 },
 		{ "xmit_wait_wraps_at_32_bits", test_xmit_wait_wraps_at_32_bits, 0 },
 		{ "bad_values_skipped", test_bad_values_skipped, 0 },
+		{ "no_pma", test_no_pma, 0 },
 		{ "no_devices", test_no_devices, 0 },
 	};
 
