@@ -28,8 +28,8 @@ struct metric_desc {
 	const char *name; /* full name: fabmon_<subsystem>_<name>_<unit>[_total] */
 	const char *help;
 	enum metric_type type;
-	/* Counters only: width in bits at which the source wraps (32 for 32-bit
-	 * RDMA PMA counters); 0 means 64. */
+	/* Counters only: width in bits at which the source wraps (32 for mlx5's
+	 * Q counters); 0 means 64, and a fall is then always a reset. */
 	unsigned char bits;
 	/* Multiplier from the source's unit to the metric's base unit (4 for
 	 * RDMA data counters in 4-byte words, 1e-6 for microseconds); 0 means 1.

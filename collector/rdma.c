@@ -25,8 +25,10 @@
 #define RDMA_TEXT_MAX 256
 
 /*
- * A counter file and the metric it feeds: a counter wrapping at bits (0: 64),
- * scaled by scale (0: 1). A NULL name marks a file to ignore.
+ * A counter file and the metric it feeds, scaled by scale (0: 1). bits is the
+ * width the source keeps the value in (0: 64): where a PMA counter stops, and
+ * where a hw_counter wraps. A NULL name sends the file to its directory's
+ * catch-all family, by file name, at that width.
  */
 struct rdma_counter {
 	const char *file;
@@ -37,21 +39,23 @@ struct rdma_counter {
 };
 
 /*
- * counters/: the PMA attributes. Widths are those of the IBTA spec vol 1,
- * PortCounters attribute; data and packet counters come from
- * PortCountersExtended (64 bits) wherever the kernel finds the HCA supports it.
- * The spec has PortCounters stop at all ones rather than wrap: a saturated
- * counter then reads as rate 0, and the width still lets the registry read a
- * roll-over (as some firmware does) as a small step instead of a reset.
+ * counters/: the PMA attributes, with the widths drivers/infiniband/core/
+ * sysfs.c reads them at (PORT_PMA_ATTR): PortCounters (IBTA spec vol 1,
+ * 16.1.3.5), whose counters stop at all ones instead of wrapping (the
+ * kernel's own PMAs, qib and hfi1, clamp them so too). The data and packet
+ * counters come from PortCountersExtended, 64 bits, where the HCA has it
+ * (IB_PMA_CLASS_CAP_EXT_WIDTH, or _NOIETF without the unicast and multicast
+ * ones), else from PortCounters, 32 bits: they are listed at 32, the width
+ * they may stop at; a 64-bit one passes that value once on its way up.
  */
 static const struct rdma_counter rdma_port_counters[] = {
-	{ "port_xmit_data", "fabmon_rdma_port_transmit_bytes_total", 64, 4,
+	{ "port_xmit_data", "fabmon_rdma_port_transmit_bytes_total", 32, 4,
 	  "Bytes transmitted on the port (PortXmitData, which counts 4-byte words)." },
-	{ "port_rcv_data", "fabmon_rdma_port_receive_bytes_total", 64, 4,
+	{ "port_rcv_data", "fabmon_rdma_port_receive_bytes_total", 32, 4,
 	  "Bytes received on the port (PortRcvData, which counts 4-byte words)." },
-	{ "port_xmit_packets", "fabmon_rdma_port_transmit_packets_total", 64, 0,
+	{ "port_xmit_packets", "fabmon_rdma_port_transmit_packets_total", 32, 0,
 	  "Packets transmitted on the port." },
-	{ "port_rcv_packets", "fabmon_rdma_port_receive_packets_total", 64, 0,
+	{ "port_rcv_packets", "fabmon_rdma_port_receive_packets_total", 32, 0,
 	  "Packets received on the port." },
 	{ "unicast_xmit_packets", "fabmon_rdma_port_transmit_unicast_packets_total", 64, 0,
 	  "Unicast packets transmitted on the port." },
@@ -93,9 +97,14 @@ static const struct rdma_counter rdma_port_counters[] = {
 };
 
 /*
- * hw_counters/: driver counters, 64 bits in the kernel (struct rdma_hw_stats).
- * The ones that tell congestion and retransmission get a metric of their own;
- * every other file goes to fabmon_rdma_hw_stat_total by name.
+ * hw_counters/: driver counters, u64 in struct rdma_hw_stats but as wide as
+ * the driver reads them. The ones that tell congestion and retransmission get
+ * a metric of their own; every other file goes to fabmon_rdma_hw_stat_total
+ * by name. Widths after mlx5 (drivers/infiniband/hw/mlx5/counters.c): its Q
+ * counters are 32-bit words of QUERY_Q_COUNTER (mlx5_ib_query_q_counters()
+ * reads a __be32) that wrap, as the mlx5 PMD of DPDK reads out_of_buffer
+ * from this file; congestion counters are 64-bit (_high/_low in
+ * query_cong_statistics_out) and so is rx_icrc_encapsulated (PPCNT).
  */
 static const struct rdma_counter rdma_hw_counters[] = {
 	{ "np_cnp_sent", "fabmon_rdma_cnp_sent_total", 0, 0,
@@ -107,40 +116,49 @@ static const struct rdma_counter rdma_hw_counters[] = {
 	  "Congestion notification packets handled as reaction point (rate reduced)." },
 	{ "rp_cnp_ignored", "fabmon_rdma_cnp_ignored_total", 0, 0,
 	  "Congestion notification packets received and ignored as reaction point." },
-	{ "out_of_sequence", "fabmon_rdma_out_of_sequence_packets_total", 0, 0,
+	{ "out_of_sequence", "fabmon_rdma_out_of_sequence_packets_total", 32, 0,
 	  "Packets received out of sequence: loss or reordering in the fabric." },
-	{ "packet_seq_err", "fabmon_rdma_packet_sequence_errors_total", 0, 0,
+	{ "packet_seq_err", "fabmon_rdma_packet_sequence_errors_total", 32, 0,
 	  "NAK sequence error packets received: the responder saw a PSN gap." },
-	{ "implied_nak_seq_err", "fabmon_rdma_implied_nak_sequence_errors_total", 0, 0,
+	{ "implied_nak_seq_err", "fabmon_rdma_implied_nak_sequence_errors_total", 32, 0,
 	  "Times the requester saw an ACK with a PSN past an expected READ or atomic response." },
-	{ "local_ack_timeout_err", "fabmon_rdma_local_ack_timeouts_total", 0, 0,
+	{ "local_ack_timeout_err", "fabmon_rdma_local_ack_timeouts_total", 32, 0,
 	  "Times the ACK timer of a sender queue pair expired: a retransmission." },
-	{ "duplicate_request", "fabmon_rdma_duplicate_requests_total", 0, 0,
+	{ "duplicate_request", "fabmon_rdma_duplicate_requests_total", 32, 0,
 	  "Duplicate requests received: the sender retransmitted." },
-	{ "rnr_nak_retry_err", "fabmon_rdma_rnr_nak_retry_errors_total", 0, 0,
+	{ "rnr_nak_retry_err", "fabmon_rdma_rnr_nak_retry_errors_total", 32, 0,
 	  "Receiver-not-ready NAKs received (the retry limit not yet exceeded)." },
-	{ "out_of_buffer", "fabmon_rdma_out_of_buffer_drops_total", 0, 0,
+	{ "out_of_buffer", "fabmon_rdma_out_of_buffer_drops_total", 32, 0,
 	  "Packets dropped because no receive WQE was posted." },
-	{ "roce_adp_retrans", "fabmon_rdma_adaptive_retransmissions_total", 0, 0,
+	{ "roce_adp_retrans", "fabmon_rdma_adaptive_retransmissions_total", 32, 0,
 	  "Adaptive retransmissions of RoCE traffic." },
-	{ "roce_adp_retrans_to", "fabmon_rdma_adaptive_retransmission_timeouts_total", 0, 0,
+	{ "roce_adp_retrans_to", "fabmon_rdma_adaptive_retransmission_timeouts_total", 32, 0,
 	  "Timeouts of RoCE traffic while adaptive retransmission was on." },
-	{ "roce_slow_restart", "fabmon_rdma_slow_restarts_total", 0, 0,
+	{ "roce_slow_restart", "fabmon_rdma_slow_restarts_total", 32, 0,
 	  "Times RoCE slow restart was used." },
-	{ "roce_slow_restart_cnps", "fabmon_rdma_slow_restart_cnps_total", 0, 0,
+	{ "roce_slow_restart_cnps", "fabmon_rdma_slow_restart_cnps_total", 32, 0,
 	  "Congestion notification packets generated by RoCE slow restart." },
-	{ "roce_slow_restart_trans", "fabmon_rdma_slow_restart_transitions_total", 0, 0,
+	{ "roce_slow_restart_trans", "fabmon_rdma_slow_restart_transitions_total", 32, 0,
 	  "Times RoCE slow restart changed state to slow restart." },
-	{ "req_cqe_error", "fabmon_rdma_requester_cqe_errors_total", 0, 0,
+	{ "req_cqe_error", "fabmon_rdma_requester_cqe_errors_total", 32, 0,
 	  "Requester work completions with an error." },
-	{ "req_cqe_flush_error", "fabmon_rdma_requester_cqe_flush_errors_total", 0, 0,
+	{ "req_cqe_flush_error", "fabmon_rdma_requester_cqe_flush_errors_total", 32, 0,
 	  "Requester work completions flushed with an error." },
-	{ "resp_cqe_error", "fabmon_rdma_responder_cqe_errors_total", 0, 0,
+	{ "resp_cqe_error", "fabmon_rdma_responder_cqe_errors_total", 32, 0,
 	  "Responder work completions with an error." },
-	{ "resp_cqe_flush_error", "fabmon_rdma_responder_cqe_flush_errors_total", 0, 0,
+	{ "resp_cqe_flush_error", "fabmon_rdma_responder_cqe_flush_errors_total", 32, 0,
 	  "Responder work completions flushed with an error." },
-	/* The time in ms the driver caches hw_counters for: a setting, not a counter. */
-	{ "lifespan", NULL, 0, 0, NULL },
+	/* mlx5's other Q counters */
+	{ "rx_write_requests", NULL, 32, 0, NULL },
+	{ "rx_read_requests", NULL, 32, 0, NULL },
+	{ "rx_atomic_requests", NULL, 32, 0, NULL },
+	{ "rx_dct_connect", NULL, 32, 0, NULL },
+	{ "resp_local_length_error", NULL, 32, 0, NULL },
+	{ "req_remote_invalid_request", NULL, 32, 0, NULL },
+	{ "req_remote_access_errors", NULL, 32, 0, NULL },
+	{ "resp_remote_access_errors", NULL, 32, 0, NULL },
+	{ "req_transport_retries_exceeded", NULL, 32, 0, NULL },
+	{ "req_rnr_retries_exceeded", NULL, 32, 0, NULL },
 };
 
 static const struct rdma_counter rdma_hw_other = {
@@ -165,6 +183,14 @@ static const struct metric_desc rdma_port_rate = {
 	.help = "RDMA port signalling rate in bytes per second.",
 	.type = METRIC_GAUGE,
 	.scale = 1e9 / 8, /* the kernel reports Gb/sec */
+};
+
+static const struct metric_desc rdma_saturated = {
+	.name = "fabmon_rdma_pma_saturated",
+	.help = "1 while a port counter of the PMA is stopped at its maximum (PortCounters "
+		"do not wrap): its counter series is left out, having no rate, until cleared; "
+		"else 0.",
+	.type = METRIC_GAUGE,
 };
 
 static const struct metric_desc rdma_device_info = {
@@ -214,11 +240,15 @@ struct rdma_scan {
 	const char *port; /* NULL while reading device-level files */
 	const struct rdma_counter_dir *dir;
 	int no_pma; /* this port's PMA did not answer */
+	int saturated; /* this port has a note of saturated counters */
 };
 
-/* Appends one note for `fabmon doctor`, "; "-separated, to s->why (if any). */
-__attribute__((format(printf, 2, 3))) static void rdma_note(const struct rdma_scan *s,
-							    const char *fmt, ...)
+/*
+ * Appends to the notes for `fabmon doctor` in s->why (if any): a note of its
+ * own after "; ", or with sep ", " more of the last one.
+ */
+__attribute__((format(printf, 3, 4))) static void rdma_note(const struct rdma_scan *s,
+							    const char *sep, const char *fmt, ...)
 {
 	size_t used;
 	va_list ap;
@@ -229,7 +259,7 @@ __attribute__((format(printf, 2, 3))) static void rdma_note(const struct rdma_sc
 	if (used + 3 > s->why_len)
 		return; /* full: the notes so far stand */
 	if (used) {
-		memcpy(s->why + used, "; ", 3);
+		memcpy(s->why + used, sep, 3);
 		used += 2;
 	}
 	va_start(ap, fmt);
@@ -323,32 +353,63 @@ static int rdma_counter_read(const struct rdma_scan *s, const char *file, uint64
 	return r < 0 ? r : sysfs_parse_u64(buf, ret);
 }
 
+/*
+ * A PMA counter stops at all ones: a fall is a reset, never a wrap, so the
+ * registry is given no width; and one stopped at its maximum counts nothing
+ * we can see, so it has no rate: its series is left out (the registry keeps
+ * its total) while fabmon_rdma_pma_saturated says why. Returns 1 if v is
+ * such a maximum.
+ */
+static int rdma_pma_saturated(struct rdma_scan *s, const char *file, unsigned bits, uint64_t v)
+{
+	struct label l[3];
+	int at_max;
+
+	if (bits == 0 || bits >= 64)
+		return 0;
+	at_max = v == ((uint64_t)1 << bits) - 1;
+	if (at_max && s->saturated)
+		rdma_note(s, ", ", "%s", file);
+	else if (at_max)
+		rdma_note(s, "; ", "rdma: %s port %s: saturated, no rate until cleared: %s",
+			  s->device, s->port, file);
+	s->saturated |= at_max;
+	if (s->out)
+		(void)sample_gauge(s->out, &rdma_saturated, l, rdma_labels(s, l, file), at_max);
+	return at_max;
+}
+
 static int rdma_counter_cb(const char *file, void *arg)
 {
 	struct rdma_scan *s = arg;
 	const struct rdma_counter *known = rdma_counter_find(s->dir, file);
-	const struct rdma_counter *c = known ? known : s->dir->other;
+	const struct rdma_counter *c = known && known->name ? known : s->dir->other;
+	unsigned bits = known ? known->bits : 0;
 	struct metric_desc desc;
 	struct label l[3];
 	uint64_t v;
 	int r;
 
-	if (!c || !c->name)
+	/* hw_counters/lifespan: how long (ms) the kernel caches the values
+	 * (core/sysfs.c show_stats_lifespan), a setting, not a counter */
+	if (!c || strcmp(file, "lifespan") == 0)
 		return 0;
 	r = rdma_counter_read(s, file, &v);
 	if (r == -ENODATA && !s->no_pma) {
-		rdma_note(s, "rdma: %s port %s: no PMA, its counters/ values are not provided",
+		rdma_note(s, "; ",
+			  "rdma: %s port %s: no PMA, its counters/ values are not provided",
 			  s->device, s->port);
 		s->no_pma = 1;
 	}
 	/* Absent or not provided is no value, not a skipped one. */
 	if (r < 0 && r != -ENOENT && r != -ENODATA && s->out)
 		sample_skip(s->out);
-	if (r < 0 || !s->out)
+	if (r < 0 || (s->dir->pma && rdma_pma_saturated(s, file, bits, v)) || !s->out)
 		return 0;
-	desc = (struct metric_desc){ c->name, c->help, METRIC_COUNTER, c->bits, c->scale };
+	desc = (struct metric_desc){ c->name, c->help, METRIC_COUNTER, s->dir->pma ? 0 : bits,
+				     c->scale };
 	/* The registry counts what it cannot hold; nothing more to do here. */
-	(void)sample_counter(s->out, &desc, l, rdma_labels(s, l, known ? NULL : file), v);
+	(void)sample_counter(s->out, &desc, l, rdma_labels(s, l, c == known ? NULL : file), v);
 	return 0;
 }
 
@@ -439,6 +500,7 @@ static int rdma_port_cb(const char *port, void *arg)
 
 	s->port = port;
 	s->no_pma = 0;
+	s->saturated = 0;
 	if (s->out)
 		rdma_sample_port_info(s);
 	rdma_sample_dir(s, &rdma_port_counter_dir);

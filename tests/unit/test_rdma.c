@@ -27,6 +27,34 @@ static void rig_init(struct testutil_rig *rig, const char *root)
 	ck_assert_str_eq(rig->why, "");
 }
 
+/* A file of a fixture copy and what it reads at T0 (NULL: as copied) and at T1. */
+struct step {
+	const char *path, *t0, *t1;
+};
+
+/*
+ * Copies tree and ticks the rdma collector over the copy at T0 and at T1, the
+ * steps' files written before each. Returns the copy (testutil_copy_tree()'s
+ * buffer); rig holds the registry.
+ */
+static const char *two_ticks(struct testutil_rig *rig, const char *tree, const struct step *steps,
+			     size_t n)
+{
+	const char *root = testutil_copy_tree(tree);
+
+	for (size_t i = 0; i < n; i++)
+		if (steps[i].t0)
+			testutil_write(root, steps[i].path, steps[i].t0);
+	rig_init(rig, root);
+	free(testutil_rig_tick(rig, T0));
+	for (size_t i = 0; i < n; i++)
+		testutil_write(root, steps[i].path, steps[i].t1);
+	free(testutil_rig_tick(rig, T1));
+	return root;
+}
+
+#define STEPS(a) (a), (sizeof(a) / sizeof((a)[0]))
+
 START_TEST(test_shared_golden)
 {
 	struct testutil_rig rig;
@@ -119,18 +147,16 @@ END_TEST
 
 START_TEST(test_rates)
 {
-	const char *root = testutil_copy_tree(testutil_shared_sysfs());
+	const struct step steps[] = {
+		/* 250000 words more in a second: 1 MB/s */
+		{ MLX5 "counters/port_xmit_data", NULL, "2880761758848\n" },
+		{ MLX5 "counters/port_rcv_packets", NULL, "541890124\n" },
+		{ MLX5 "hw_counters/out_of_sequence", NULL, "11\n" },
+		{ MLX4_2 "counters/port_xmit_wait", NULL, "3946\n" },
+	};
 	struct testutil_rig rig;
+	const char *root = two_ticks(&rig, testutil_shared_sysfs(), STEPS(steps));
 	struct series s;
-
-	rig_init(&rig, root);
-	free(testutil_rig_tick(&rig, T0));
-	/* 250000 words more in a second: 1 MB/s */
-	testutil_write(root, MLX5 "counters/port_xmit_data", "2880761758848\n");
-	testutil_write(root, MLX5 "counters/port_rcv_packets", "541890124\n");
-	testutil_write(root, MLX5 "hw_counters/out_of_sequence", "11\n");
-	testutil_write(root, "class/infiniband/mlx4_0/ports/2/counters/port_xmit_wait", "3946\n");
-	free(testutil_rig_tick(&rig, T1));
 
 	s = testutil_series(rig.reg, "fabmon_rdma_port_transmit_bytes_total",
 			    "device=\"mlx5_0\",port=\"1\"");
@@ -155,23 +181,137 @@ START_TEST(test_rates)
 }
 END_TEST
 
-START_TEST(test_xmit_wait_wraps_at_32_bits)
+/*
+ * PortCounters stop at all ones, they do not wrap: a 32-bit port_xmit_wait
+ * that falls was cleared (perfquery -R, a driver reload) and has counted what
+ * it reads since. Taken for a wrap, it made a spike of 2^32 - last.
+ */
+START_TEST(test_pma_fall_is_reset)
+{
+	const struct step steps[] = {
+		{ MLX5 "counters/port_xmit_wait", "4294967000\n", "100\n" },
+		{ MLX5 "counters/symbol_error", "65000\n", "7\n" },
+	};
+	struct testutil_rig rig;
+	const char *root = two_ticks(&rig, testutil_shared_sysfs(), STEPS(steps));
+	struct series s;
+
+	s = testutil_series(rig.reg, "fabmon_rdma_port_transmit_wait_total",
+			    "device=\"mlx5_0\",port=\"1\"");
+	ck_assert_double_eq(s.rate, 100);
+	ck_assert_double_eq(s.value, 4294967000.0 + 100);
+	s = testutil_series(rig.reg, "fabmon_rdma_port_symbol_errors_total",
+			    "device=\"mlx5_0\",port=\"1\"");
+	ck_assert_double_eq(s.rate, 7);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
+}
+END_TEST
+
+/*
+ * A PMA counter at the all-ones of its PortCounters width has stopped: its
+ * series is left out (no rate, not a rate of 0), fabmon_rdma_pma_saturated
+ * says so, and init notes it for `fabmon doctor`. Once cleared it counts on
+ * from the total it had, its rate over the time since its last reading.
+ */
+START_TEST(test_pma_saturated)
 {
 	const char *root = testutil_copy_tree(testutil_shared_sysfs());
 	struct testutil_rig rig;
 	struct series s;
+	char *text;
 
 	testutil_write(root, MLX5 "counters/port_xmit_wait", "4294967000\n");
 	rig_init(&rig, root);
-	free(testutil_rig_tick(&rig, T0));
-	testutil_write(root, MLX5 "counters/port_xmit_wait", "100\n");
-	free(testutil_rig_tick(&rig, T1));
-
-	/* 296 ticks up to 2^32, then 100 more */
+	text = testutil_rig_tick(&rig, T0);
+	ck_assert_double_eq(testutil_value(text, "fabmon_rdma_pma_saturated{device=\"mlx5_0\","
+						 "port=\"1\",counter=\"port_xmit_wait\"}"),
+			    0);
+	free(text);
+	testutil_write(root, MLX5 "counters/port_xmit_wait", "4294967295\n");
+	text = testutil_rig_tick(&rig, T1);
+	ck_assert(!testutil_has(text, "fabmon_rdma_port_transmit_wait_total" MLX5_SERIES));
+	ck_assert(!testutil_series_find(rig.reg, "fabmon_rdma_port_transmit_wait_total",
+					"device=\"mlx5_0\",port=\"1\"", &s));
+	ck_assert_double_eq(testutil_value(text, "fabmon_rdma_pma_saturated{device=\"mlx5_0\","
+						 "port=\"1\",counter=\"port_xmit_wait\"}"),
+			    1);
+	/* the 64-bit extended data counter is past 2^32: not saturated */
+	ck_assert_double_eq(testutil_value(text, "fabmon_rdma_pma_saturated{device=\"mlx5_0\","
+						 "port=\"1\",counter=\"port_xmit_data\"}"),
+			    0);
+	ck_assert_uint_eq(registry_skipped(rig.reg, "rdma"), 0);
+	free(text);
+	testutil_write(root, MLX5 "counters/port_xmit_wait", "50\n");
+	text = testutil_rig_tick(&rig, T1 + 1000);
 	s = testutil_series(rig.reg, "fabmon_rdma_port_transmit_wait_total",
 			    "device=\"mlx5_0\",port=\"1\"");
+	ck_assert_double_eq(s.value, 4294967000.0 + 50);
+	ck_assert_double_eq(s.rate, 25);
+	ck_assert_double_eq(testutil_value(text, "fabmon_rdma_pma_saturated{device=\"mlx5_0\","
+						 "port=\"1\",counter=\"port_xmit_wait\"}"),
+			    0);
+	free(text);
+	testutil_rig_release(&rig);
+	testutil_remove_tree(root);
+}
+END_TEST
+
+/* A host whose HCA has only 32-bit PortCounters, some stopped at their maximum. */
+START_TEST(test_pma_saturated_fixture)
+{
+	struct testutil_rig rig;
+	char *text;
+
+	testutil_rig_init(&rig, &rdma_collector, "tests/fixtures/rdma/pma", NULL, NULL);
+	ck_assert_str_eq(rig.why,
+			 "rdma: mlx4_1 port 1: no PMA, its counters/ values are not "
+			 "provided; rdma: mlx4_2 port 1: saturated, no rate until cleared: "
+			 "link_downed, local_link_integrity_errors, port_xmit_data, "
+			 "port_xmit_packets, port_xmit_wait, symbol_error");
+	text = testutil_rig_tick(&rig, T0);
+	testutil_check_golden(text, "rdma_pma.prom");
+	ck_assert(!testutil_has(text, "fabmon_rdma_port_transmit_bytes_total{device=\"mlx4_2\""));
+	ck_assert_double_eq(testutil_value(text,
+					   "fabmon_rdma_port_receive_bytes_total{device=\"mlx4_2\","
+					   "port=\"1\"}"),
+			    2460436784.0 * 4);
+	/* 4-bit local_link_integrity_errors at 15 */
+	ck_assert_double_eq(testutil_value(text,
+					   "fabmon_rdma_pma_saturated{device=\"mlx4_2\","
+					   "port=\"1\",counter=\"local_link_integrity_errors\"}"),
+			    1);
+	ck_assert_uint_eq(registry_skipped(rig.reg, "rdma"), 0);
+	free(text);
+	testutil_rig_release(&rig);
+}
+END_TEST
+
+/*
+ * mlx5's hw_counters as its driver reads them: Q counters are 32-bit and
+ * wrap, congestion counters are 64-bit (a fall is a reset).
+ */
+START_TEST(test_hw_counter_widths)
+{
+#define ROCE1 "class/infiniband/mlx5_1/ports/1/hw_counters/"
+	const struct step steps[] = {
+		{ ROCE1 "out_of_sequence", "4294967000\n", "100\n" },
+		{ ROCE1 "rx_read_requests", "4294967290\n", "4\n" },
+		{ ROCE1 "np_cnp_sent", NULL, "30\n" },
+	};
+#undef ROCE1
+	struct testutil_rig rig;
+	const char *root = two_ticks(&rig, "tests/fixtures/rdma/roce", STEPS(steps));
+	struct series s;
+
+	s = testutil_series(rig.reg, "fabmon_rdma_out_of_sequence_packets_total",
+			    "device=\"mlx5_1\",port=\"1\"");
 	ck_assert_double_eq(s.rate, 396);
-	ck_assert_double_eq(s.value, 4294967000.0 + 396);
+	s = testutil_series(rig.reg, "fabmon_rdma_hw_stat_total",
+			    "device=\"mlx5_1\",port=\"1\",counter=\"rx_read_requests\"");
+	ck_assert_double_eq(s.rate, 10);
+	s = testutil_series(rig.reg, "fabmon_rdma_cnp_sent_total", "device=\"mlx5_1\",port=\"1\"");
+	ck_assert_double_eq(s.rate, 30);
 	testutil_rig_release(&rig);
 	testutil_remove_tree(root);
 }
@@ -253,11 +393,12 @@ START_TEST(test_no_pma)
 	ck_assert_int_eq(unlink(path), 0);
 	ck_assert_int_eq(symlink("/sys/class/net/lo/speed", path), 0);
 	testutil_rig_init(&rig, &rdma_collector, root, NULL, NULL);
-	ck_assert_str_eq(rig.why, "rdma: mlx4_1 port 1: no PMA, its counters/ values are not "
-				  "provided");
+	ck_assert_msg(strstr(rig.why, "rdma: mlx4_1 port 1: no PMA, its counters/ values are not "
+				      "provided; rdma: mlx4_2") == rig.why,
+		      "why: %s", rig.why);
 	text = testutil_rig_tick(&rig, T0);
-	testutil_check_golden(text, "rdma_pma.prom");
-	ck_assert_ptr_null(strstr(text, "fabmon_rdma_port_symbol_errors_total"));
+	ck_assert_ptr_null(strstr(text, "fabmon_rdma_port_symbol_errors_total{device=\"mlx4_1\""));
+	ck_assert_ptr_null(strstr(text, "device=\"mlx4_1\",port=\"1\",counter="));
 	ck_assert_double_eq(
 		testutil_value(text, "fabmon_rdma_port_state{device=\"mlx4_1\",port=\"1\"}"), 4);
 	ck_assert_uint_eq(registry_skipped(rig.reg, "rdma"), 0);
@@ -299,7 +440,10 @@ Suite *rdma_suite(void)
 		{ "shared_fixtures_golden", test_shared_golden, 0 },
 		{ "roce_fixture_golden", test_roce_golden, 0 },
 		{ "counter_rates", test_rates, 0 },
-		{ "xmit_wait_wraps_at_32_bits", test_xmit_wait_wraps_at_32_bits, 0 },
+		{ "pma_fall_is_reset", test_pma_fall_is_reset, 0 },
+		{ "pma_saturated", test_pma_saturated, 0 },
+		{ "pma_saturated_fixture", test_pma_saturated_fixture, 0 },
+		{ "hw_counter_widths", test_hw_counter_widths, 0 },
 		{ "bad_values_skipped", test_bad_values_skipped, 0 },
 		{ "no_pma", test_no_pma, 0 },
 		{ "no_devices", test_no_devices, 0 },
