@@ -50,7 +50,9 @@ static const char replay_usage[] =
 	"  -h, --help             this help\n"
 	"\n"
 	"Frames that do not parse (cut by the snap length, garbage headers) are\n"
-	"counted as unparsed and the first ones named by packet number.\n"
+	"counted as unparsed and the first ones named by packet number. Where the\n"
+	"timestamps step back (captures concatenated), the summary says how often;\n"
+	"the detectors' clock never goes back.\n"
 	"Exit status: 0 the whole file was read, 1 it could not be read or broke\n"
 	"part-way (what came before is reported, with the packet where it broke),\n"
 	"2 usage error.\n";
@@ -81,7 +83,7 @@ struct replay {
 	pcap_t *pcap;
 	int linktype;
 	struct capture *cap;
-	uint64_t first_ns, last_ns;
+	uint64_t min_ns, max_ns; /* the capture's span, as capinfos gives it */
 	struct problem problems[REPLAY_PROBLEMS_MAX];
 	unsigned nproblems;
 	int broken; /* the file broke part-way */
@@ -141,14 +143,17 @@ static int replay_read(struct replay *r)
 	int rc;
 
 	while ((rc = pcap_next_ex(r->pcap, &h, &data)) == 1) {
+		/* nanoseconds: the handle was opened with PCAP_TSTAMP_PRECISION_NANO */
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
+		uint64_t at;
 
 		n++;
-		replay_ticks_advance(r->ticks, r->cap, ts);
-		if (n == 1)
-			r->first_ns = ts;
-		r->last_ns = ts;
-		if (capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, ts, &pkt,
+		if (n == 1 || ts < r->min_ns)
+			r->min_ns = ts;
+		if (ts > r->max_ns)
+			r->max_ns = ts;
+		at = replay_ticks_advance(r->ticks, r->cap, ts);
+		if (capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, at, &pkt,
 				   &why) < 0 &&
 		    r->nproblems < REPLAY_PROBLEMS_MAX) {
 			r->problems[r->nproblems].packet = n;
@@ -367,6 +372,7 @@ static void json_events(struct replay *r, struct strbuf *sb)
 static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
+	uint64_t back_max, back = replay_ticks_steps_back(r->ticks, &back_max);
 	struct strbuf sb;
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 
@@ -377,13 +383,14 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 		    ",\"link_type\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"roce_packets\":%llu,"
 		    "\"roce_unparsed\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
 		    "\"flows_not_counted\":%llu,\"qps_not_counted\":%llu,\"duration_seconds\":%.9f,"
+		    "\"time_steps_back\":%llu,\"time_step_back_max_seconds\":%.9f,"
 		    "\"complete\":%s,\"errors\":[",
 		    link_name(r->linktype), (unsigned long long)s->packets,
 		    (unsigned long long)s->bytes, (unsigned long long)s->roce,
 		    (unsigned long long)s->roce_unparsed, (unsigned long long)s->unparsed,
 		    (unsigned long long)s->lldp, (unsigned long long)s->flows_full,
-		    (unsigned long long)s->qps_full, (double)(r->last_ns - r->first_ns) / 1e9,
-		    r->broken ? "false" : "true");
+		    (unsigned long long)s->qps_full, (double)(r->max_ns - r->min_ns) / 1e9,
+		    (unsigned long long)back, (double)back_max / 1e9, r->broken ? "false" : "true");
 	for (unsigned i = 0; i < r->nproblems; i++) {
 		strbuf_addf(&sb, "%s{\"packet\":%llu,\"error\":", i ? "," : "",
 			    (unsigned long long)r->problems[i].packet);
@@ -459,12 +466,18 @@ static void text_events(struct replay *r, FILE *out)
 static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
+	uint64_t back_max, back = replay_ticks_steps_back(r->ticks, &back_max);
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 
 	fprintf(out, "%s: %s, %llu packets, %llu bytes over %.6f s of capture time%s\n", r->file,
 		link_name(r->linktype), (unsigned long long)s->packets,
-		(unsigned long long)s->bytes, (double)(r->last_ns - r->first_ns) / 1e9,
+		(unsigned long long)s->bytes, (double)(r->max_ns - r->min_ns) / 1e9,
 		r->broken ? " (up to where the file broke)" : "");
+	if (back)
+		fprintf(out,
+			"time stepped back %llu time%s, by at most %.6f s: the detectors' clock went "
+			"on from the packet before each step\n",
+			(unsigned long long)back, back == 1 ? "" : "s", (double)back_max / 1e9);
 	fprintf(out,
 		"RoCEv2 packets %llu (%llu cut before their BTH or AETH), unparsed frames %llu, "
 		"LLDP frames %llu\n",

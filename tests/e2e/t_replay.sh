@@ -201,6 +201,36 @@ for snap in 40 50; do
 done
 echo "snap length 40 and 50: every packet counted, none parsed as RoCE"
 
+# ---- time that steps back: two captures concatenated ----
+# 7 s from 1700000007 s, then 7 s from 1700000000 s (mergecap -a): capinfos
+# gives the span, 14 s less one step; the detectors' clock must go on through
+# both halves, a tick a second as over the same packets in time order.
+gen later --packets 6000 --qps 4 --time-step 1000 --ack-every 6 --time-start 1700000007
+gen earlier --packets 6000 --qps 4 --time-step 1000 --ack-every 6 --time-start 1700000000
+f=$WORK/stepped.pcap
+mergecap -F pcap -a -w "$f" "$WORK/later.pcap" "$WORK/earlier.pcap" 2>"$WORK/mergecap.err" &&
+	mergecap -F pcap -w "$WORK/sorted.pcap" "$WORK/later.pcap" "$WORK/earlier.pcap" \
+		2>"$WORK/mergecap.err" || fail "mergecap: $(cat "$WORK/mergecap.err")"
+span=$(capinfos -M -u "$f" | sed -n 's/^Capture duration: *\([0-9.]*\) seconds$/\1/p')
+[ -n "$span" ] || fail "capinfos -u $f: no duration"
+span_us=$(awk -v s="$span" 'BEGIN { printf "%.0f", s * 1e6 }')
+replay "$WORK/sorted.pcap"
+ticks=$(jq .ticks "$WORK/out")
+replay "$f"
+[ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
+# one step, from the later capture's last packet to the earlier's first:
+# the whole span here
+same "$f: fabmon replay" "{\"duration_us\":$span_us,\"ticks\":$ticks,\"time_steps_back\":1,
+	\"time_step_back_max_us\":$span_us}" \
+	"$(jq -c 'def us: if . == null then null else . * 1e6 + 0.5 | floor end;
+		{duration_us: (.duration_seconds | us), ticks, time_steps_back,
+		time_step_back_max_us: (.time_step_back_max_seconds | us)}' "$WORK/out")"
+[ "$ticks" -ge 14 ] || fail "$WORK/sorted.pcap: $ticks ticks over 14 s"
+"$FABMON" replay "$f" >"$WORK/out" 2>/dev/null || fail "fabmon replay $f (tables) failed"
+grep -q "^time stepped back 1 time, by at most $span s" "$WORK/out" ||
+	fail "$f: the summary does not say the time stepped back: $(head -n 3 "$WORK/out")"
+echo "time stepping back once by $span s: duration $span s as capinfos says, $ticks ticks"
+
 # ---- damaged part-way ----
 # pcapgen writes the same records for the same flags: the capture of 60 data
 # packets is a prefix of the one of 100, so damage just after it leaves
