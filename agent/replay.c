@@ -49,10 +49,10 @@ static const char replay_usage[] =
 	"  -q, --quiet            no progress line on stderr\n"
 	"  -h, --help             this help\n"
 	"\n"
-	"Frames that do not parse (cut by the snap length, garbage headers) are\n"
-	"counted as unparsed and the first ones named by packet number. Where the\n"
-	"timestamps step back (captures concatenated), the summary says how often;\n"
-	"the detectors' clock never goes back.\n"
+	"Frames that do not parse (cut by the snap length, garbage headers), and UDP\n"
+	"4791 frames cut before their BTH or AETH, are counted and the first ten named\n"
+	"by packet number. Where the timestamps step back (captures concatenated), the\n"
+	"summary says how often; the detectors' clock never goes back.\n"
 	"Exit status: 0 the whole file was read, 1 it could not be read or broke\n"
 	"part-way (what came before is reported, with the packet where it broke),\n"
 	"2 usage error.\n";
@@ -153,8 +153,10 @@ static int replay_read(struct replay *r)
 		if (ts > r->max_ns)
 			r->max_ns = ts;
 		at = replay_ticks_advance(r->ticks, r->cap, ts);
-		if (capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, at, &pkt,
-				   &why) < 0 &&
+		/* a frame cut before its BTH or AETH is counted, and named too */
+		if ((capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, at, &pkt,
+				    &why) < 0 ||
+		     pkt.roce_unparsed) &&
 		    r->nproblems < REPLAY_PROBLEMS_MAX) {
 			r->problems[r->nproblems].packet = n;
 			snprintf(r->problems[r->nproblems].why, sizeof(r->problems[0].why),
@@ -381,16 +383,19 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 	strbuf_addjson(&sb, r->file);
 	strbuf_addf(&sb,
 		    ",\"link_type\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"roce_packets\":%llu,"
-		    "\"roce_unparsed\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
+		    "\"roce_unparsed\":%llu,\"roce_cut_before_bth\":%llu,"
+		    "\"roce_cut_before_aeth\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
 		    "\"flows_not_counted\":%llu,\"qps_not_counted\":%llu,\"duration_seconds\":%.9f,"
 		    "\"time_steps_back\":%llu,\"time_step_back_max_seconds\":%.9f,"
 		    "\"complete\":%s,\"errors\":[",
 		    link_name(r->linktype), (unsigned long long)s->packets,
 		    (unsigned long long)s->bytes, (unsigned long long)s->roce,
-		    (unsigned long long)s->roce_unparsed, (unsigned long long)s->unparsed,
-		    (unsigned long long)s->lldp, (unsigned long long)s->flows_full,
-		    (unsigned long long)s->qps_full, (double)(r->max_ns - r->min_ns) / 1e9,
-		    (unsigned long long)back, (double)back_max / 1e9, r->broken ? "false" : "true");
+		    (unsigned long long)(s->roce_cut_bth + s->roce_cut_aeth),
+		    (unsigned long long)s->roce_cut_bth, (unsigned long long)s->roce_cut_aeth,
+		    (unsigned long long)s->unparsed, (unsigned long long)s->lldp,
+		    (unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
+		    (double)(r->max_ns - r->min_ns) / 1e9, (unsigned long long)back,
+		    (double)back_max / 1e9, r->broken ? "false" : "true");
 	for (unsigned i = 0; i < r->nproblems; i++) {
 		strbuf_addf(&sb, "%s{\"packet\":%llu,\"error\":", i ? "," : "",
 			    (unsigned long long)r->problems[i].packet);
@@ -479,10 +484,11 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 			"on from the packet before each step\n",
 			(unsigned long long)back, back == 1 ? "" : "s", (double)back_max / 1e9);
 	fprintf(out,
-		"RoCEv2 packets %llu (%llu cut before their BTH or AETH), unparsed frames %llu, "
-		"LLDP frames %llu\n",
-		(unsigned long long)s->roce, (unsigned long long)s->roce_unparsed,
-		(unsigned long long)s->unparsed, (unsigned long long)s->lldp);
+		"RoCEv2 packets %llu (%llu of them cut before their AETH), UDP 4791 frames cut "
+		"before their BTH %llu, unparsed frames %llu, LLDP frames %llu\n",
+		(unsigned long long)s->roce, (unsigned long long)s->roce_cut_aeth,
+		(unsigned long long)s->roce_cut_bth, (unsigned long long)s->unparsed,
+		(unsigned long long)s->lldp);
 	if (s->flows_full || s->qps_full)
 		fprintf(out, "not counted: %llu frames per flow, %llu per QP (--max-entries %u)\n",
 			(unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
@@ -530,7 +536,9 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 static int report(struct replay *r)
 {
 	struct rows qps = { 0 }, peers = { 0 };
-	unsigned long long unparsed = capture_stats(r->cap)->unparsed;
+	const struct capture_stats *s = capture_stats(r->cap);
+	/* the frames named one by one, and the rest */
+	unsigned long long problems = s->unparsed + s->roce_cut_bth + s->roce_cut_aeth;
 	uint64_t store_errors;
 	const char *store_err;
 	int err;
@@ -556,9 +564,11 @@ static int report(struct replay *r)
 	for (unsigned i = 0; i < r->nproblems; i++)
 		fprintf(stderr, "fabmon replay: %s: packet %llu: %s\n", r->file,
 			(unsigned long long)r->problems[i].packet, r->problems[i].why);
-	if (unparsed > r->nproblems && r->nproblems)
-		fprintf(stderr, "fabmon replay: %s: %llu unparsed frames in all\n", r->file,
-			unparsed);
+	if (problems > r->nproblems && r->nproblems)
+		fprintf(stderr,
+			"fabmon replay: %s: %llu frames in all unparsed or cut before their BTH "
+			"or AETH\n",
+			r->file, problems);
 	if (r->broken)
 		fprintf(stderr, "fabmon replay: %s: the file breaks at %s\n", r->file,
 			r->broken_why);
