@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../collector/capture.h"
+#include "capfile.h"
 #include "clock.h"
 #include "config.h"
 #include "replay.h"
@@ -80,7 +81,10 @@ struct replay {
 	const char *file;
 	int json, quiet;
 	unsigned max_entries;
+	/* the file: read by capfile if it is plain pcap, else by libpcap */
+	struct capfile *cf;
 	pcap_t *pcap;
+	char *iobuf; /* libpcap's stdio buffer */
 	int linktype;
 	struct capture *cap;
 	uint64_t min_ns, max_ns; /* the capture's span, as capinfos gives it */
@@ -115,22 +119,36 @@ static void addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
 
 static void progress(struct replay *r, uint64_t packets, long long size, int done)
 {
-	FILE *f = pcap_file(r->pcap);
-	long pos = f ? ftell(f) : -1;
+	FILE *f = r->pcap ? pcap_file(r->pcap) : NULL;
+	long long pos = r->cf ? capfile_offset(r->cf) : f ? ftell(f) : -1;
 
 	if (done) {
 		fputs("\r\033[K", stderr);
 		return;
 	}
 	if (pos >= 0)
-		fprintf(stderr, "\rreplay: %3lld%% %llu packets", (long long)pos * 100 / size,
+		fprintf(stderr, "\rreplay: %3lld%% %llu packets", pos * 100 / size,
 			(unsigned long long)packets);
+}
+
+/* The next record of the file: 1, 0 at its end, or -EIO where it breaks. */
+static int replay_next(struct replay *r, struct pcap_pkthdr *ret_hdr, const u_char **ret_data)
+{
+	struct pcap_pkthdr *h;
+	int rc;
+
+	if (r->cf)
+		return capfile_next(r->cf, ret_hdr, ret_data);
+	rc = pcap_next_ex(r->pcap, &h, ret_data);
+	if (rc == 1)
+		*ret_hdr = *h;
+	return rc == 1 ? 1 : rc == PCAP_ERROR_BREAK ? 0 : -EIO;
 }
 
 /* Reads every record; returns 0, or -EIO if the file broke part-way. */
 static int replay_read(struct replay *r)
 {
-	struct pcap_pkthdr *h;
+	struct pcap_pkthdr hdr, *h = &hdr;
 	const u_char *data;
 	struct packet pkt;
 	const char *why;
@@ -142,7 +160,7 @@ static int replay_read(struct replay *r)
 	uint64_t n = 0;
 	int rc;
 
-	while ((rc = pcap_next_ex(r->pcap, &h, &data)) == 1) {
+	while ((rc = replay_next(r, h, &data)) == 1) {
 		/* nanoseconds: the handle was opened with PCAP_TSTAMP_PRECISION_NANO */
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
 		uint64_t at;
@@ -171,11 +189,11 @@ static int replay_read(struct replay *r)
 	if (show)
 		progress(r, n, size, 1);
 	replay_ticks_finish(r->ticks, r->cap);
-	if (rc == PCAP_ERROR_BREAK)
+	if (rc == 0)
 		return 0;
 	r->broken = 1;
 	snprintf(r->broken_why, sizeof(r->broken_why), "packet %llu: %s", (unsigned long long)n + 1,
-		 pcap_geterr(r->pcap));
+		 r->cf ? capfile_error(r->cf) : pcap_geterr(r->pcap));
 	return -EIO;
 }
 
@@ -662,46 +680,60 @@ static int parse_args(struct replay *r, int argc, char **argv)
 	return 0;
 }
 
+/* Opens r->file, with capfile if it is plain pcap, else with libpcap.
+ * Returns 0, or -1 after saying why. */
+static int replay_open(struct replay *r)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	FILE *f;
+
+	if (capfile_open(r->file, &r->cf) == 0) {
+		r->linktype = capfile_linktype(r->cf);
+		return 0;
+	}
+	/* libpcap reads record by record through stdio: a large buffer turns
+	 * hundreds of thousands of 4 KiB reads into a few hundred. It is ours:
+	 * glibc's setvbuf() ignores the size when it is to allocate the buffer
+	 * itself. Without it, stdio's own buffer does, slower. */
+	f = fopen(r->file, "rb");
+	if (!f) {
+		fprintf(stderr, "fabmon replay: %s: %s\n", r->file, strerror(errno));
+		return -1;
+	}
+	r->iobuf = malloc(REPLAY_READ_BUFFER);
+	if (r->iobuf)
+		(void)setvbuf(f, r->iobuf, _IOFBF, REPLAY_READ_BUFFER);
+	r->pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	if (!r->pcap) {
+		fprintf(stderr, "fabmon replay: %s: %s\n", r->file, errbuf);
+		fclose(f);
+		return -1;
+	}
+	r->linktype = pcap_datalink(r->pcap);
+	if (r->linktype != PACKET_LINK_ETHERNET && r->linktype != PACKET_LINK_LINUX_SLL &&
+	    r->linktype != PACKET_LINK_LINUX_SLL2) {
+		fprintf(stderr,
+			"fabmon replay: %s: link type %s (%d) is not read; Ethernet, Linux "
+			"cooked SLL and SLL2 are\n",
+			r->file, pcap_datalink_val_to_name(r->linktype) ?: "unknown", r->linktype);
+		return -1;
+	}
+	return 0;
+}
+
 int replay_main(int argc, char **argv)
 {
 	struct replay r = { .max_entries = REPLAY_MAX_ENTRIES_DEFAULT };
 	char errbuf[PCAP_ERRBUF_SIZE];
-	char *iobuf = NULL;
 	int rc;
-	FILE *f;
 
 	config_defaults(&r.cfg);
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	/* libpcap reads record by record through stdio: a large buffer turns
-	 * hundreds of thousands of 4 KiB reads into a few hundred. It is ours:
-	 * glibc's setvbuf() ignores the size when it is to allocate the buffer
-	 * itself. Without it, stdio's own buffer does, slower. */
-	f = fopen(r.file, "rb");
-	if (!f) {
-		fprintf(stderr, "fabmon replay: %s: %s\n", r.file, strerror(errno));
-		return 1;
-	}
-	iobuf = malloc(REPLAY_READ_BUFFER);
-	if (iobuf)
-		(void)setvbuf(f, iobuf, _IOFBF, REPLAY_READ_BUFFER);
 	rc = 1;
-	r.pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
-	if (!r.pcap) {
-		fprintf(stderr, "fabmon replay: %s: %s\n", r.file, errbuf);
-		fclose(f);
+	if (replay_open(&r) < 0)
 		goto out;
-	}
-	r.linktype = pcap_datalink(r.pcap);
-	if (r.linktype != PACKET_LINK_ETHERNET && r.linktype != PACKET_LINK_LINUX_SLL &&
-	    r.linktype != PACKET_LINK_LINUX_SLL2) {
-		fprintf(stderr,
-			"fabmon replay: %s: link type %s (%d) is not read; Ethernet, Linux "
-			"cooked SLL and SLL2 are\n",
-			r.file, pcap_datalink_val_to_name(r.linktype) ?: "unknown", r.linktype);
-		goto out;
-	}
 	/* the series track every entry the capture can hold */
 	r.cfg.bpf_max_flows = r.max_entries;
 	r.cap = capture_new(r.max_entries);
@@ -722,9 +754,10 @@ out:
 	replay_ticks_free(r.ticks);
 	kmap_free(r.peers);
 	capture_free(r.cap);
+	capfile_free(r.cf);
 	if (r.pcap)
 		pcap_close(r.pcap);
 	/* after the stream that used it is closed */
-	free(iobuf);
+	free(r.iobuf);
 	return rc;
 }
