@@ -156,36 +156,42 @@ static int broken(struct capfile *f, ssize_t got, const char *what, size_t want)
 
 int capfile_next(struct capfile *f, struct pcap_pkthdr *ret_hdr, const uint8_t **ret_data)
 {
-	const unsigned char *rec;
-	uint32_t caplen, frac;
-	ssize_t got = fill(f, CAPFILE_REC_LEN);
+	/* seconds, fraction, captured length, length on the wire */
+	uint32_t h[4];
+	ssize_t got;
 
-	if (got == 0)
-		return 0;
-	if (got < CAPFILE_REC_LEN)
-		return broken(f, got, "header bytes", CAPFILE_REC_LEN);
-	rec = f->buf + f->pos;
-	caplen = get32(f, rec + 8);
-	if (caplen > CAPFILE_SNAPLEN_MAX) {
+	/* fill() only where the block ends: it is the slow path */
+	if (f->end - f->pos < CAPFILE_REC_LEN) {
+		got = fill(f, CAPFILE_REC_LEN);
+		if (got == 0)
+			return 0;
+		if (got < CAPFILE_REC_LEN)
+			return broken(f, got, "header bytes", CAPFILE_REC_LEN);
+	}
+	memcpy(h, f->buf + f->pos, sizeof(h));
+	if (f->swapped)
+		for (int i = 0; i < 4; i++)
+			h[i] = __builtin_bswap32(h[i]);
+	if (h[2] > CAPFILE_SNAPLEN_MAX) {
 		snprintf(f->err, sizeof(f->err),
-			 "invalid packet capture length %u, bigger than snaplen of %u", caplen,
+			 "invalid packet capture length %u, bigger than snaplen of %u", h[2],
 			 f->snapshot);
 		return -EIO;
 	}
-	got = fill(f, CAPFILE_REC_LEN + (size_t)caplen);
-	if (got < CAPFILE_REC_LEN + (ssize_t)caplen)
-		return broken(f, got < 0 ? got : got - CAPFILE_REC_LEN, "captured bytes", caplen);
-	/* fill() may have moved the record to the start of the block */
-	rec = f->buf + f->pos;
+	if (f->end - f->pos < CAPFILE_REC_LEN + (size_t)h[2]) {
+		got = fill(f, CAPFILE_REC_LEN + (size_t)h[2]);
+		if (got < CAPFILE_REC_LEN + (ssize_t)h[2])
+			return broken(f, got < 0 ? got : got - CAPFILE_REC_LEN, "captured bytes",
+				      h[2]);
+	}
 	/* the seconds and fraction are signed 32-bit in libpcap's struct pcap_timeval */
-	ret_hdr->ts.tv_sec = (int32_t)get32(f, rec);
-	frac = get32(f, rec + 4);
-	ret_hdr->ts.tv_usec = f->nsec ? (int32_t)frac : (long)(int32_t)frac * 1000;
-	ret_hdr->caplen = caplen > f->snapshot ? f->snapshot : caplen;
-	ret_hdr->len = get32(f, rec + 12);
-	*ret_data = rec + CAPFILE_REC_LEN;
-	f->pos += CAPFILE_REC_LEN + caplen;
-	f->offset += CAPFILE_REC_LEN + caplen;
+	ret_hdr->ts.tv_sec = (int32_t)h[0];
+	ret_hdr->ts.tv_usec = f->nsec ? (int32_t)h[1] : (long)(int32_t)h[1] * 1000;
+	ret_hdr->caplen = h[2] > f->snapshot ? f->snapshot : h[2];
+	ret_hdr->len = h[3];
+	*ret_data = f->buf + f->pos + CAPFILE_REC_LEN;
+	f->pos += CAPFILE_REC_LEN + h[2];
+	f->offset += CAPFILE_REC_LEN + h[2];
 	return 1;
 }
 
