@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../collector/packet.h"
@@ -80,6 +81,7 @@ int capfile_open(const char *path, struct capfile **ret)
 {
 	struct capfile *f = calloc(1, sizeof(*f));
 	const unsigned char *h;
+	struct stat st;
 	uint32_t magic;
 	ssize_t got;
 	int r;
@@ -92,12 +94,16 @@ int capfile_open(const char *path, struct capfile **ret)
 		r = f->buf ? -errno : -ENOMEM;
 		goto fail;
 	}
+	/* what is read from a pipe to find the format cannot be read again by
+	 * libpcap: pipes go to libpcap from the start */
+	r = -EPROTONOSUPPORT;
+	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		goto fail;
 	got = fill(f, CAPFILE_HDR_LEN);
 	if (got < 0) {
 		r = (int)got;
 		goto fail;
 	}
-	r = -EPROTONOSUPPORT;
 	if (got < CAPFILE_HDR_LEN)
 		goto fail;
 	h = f->buf;

@@ -19,8 +19,8 @@
 struct capfile;
 
 /*
- * Opens path. Returns 0 with *ret, -EPROTONOSUPPORT if the file is not
- * in the plain format above (or is too short to tell), or -errno.
+ * Opens path. Returns 0 with *ret, -EPROTONOSUPPORT if it is not a regular
+ * file in the plain format above (or is too short to tell), or -errno.
  */
 int capfile_open(const char *path, struct capfile **ret);
 

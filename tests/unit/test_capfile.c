@@ -133,7 +133,7 @@ START_TEST(test_truncated)
 }
 END_TEST
 
-/* Anything but plain pcap is left to libpcap. */
+/* Anything but a plain pcap file is left to libpcap. */
 START_TEST(test_not_plain)
 {
 	struct capfile *cf = NULL;
@@ -146,6 +146,8 @@ START_TEST(test_not_plain)
 	ck_assert_int_eq(capfile_open(path, &cf), -EPROTONOSUPPORT);
 	unlink(path);
 	ck_assert_int_eq(capfile_open(path, &cf), -ENOENT);
+	/* not a regular file: what was read to tell could not be read again */
+	ck_assert_int_eq(capfile_open("/dev/null", &cf), -EPROTONOSUPPORT);
 	ck_assert_ptr_null(cf);
 }
 END_TEST
