@@ -23,8 +23,10 @@
 /* libpcap's MAXIMUM_SNAPLEN: a longer record is damage, not a packet */
 #define CAPFILE_SNAPLEN_MAX 262144u
 /* A block holds many records, and always a whole one (at most 16 bytes and
- * the 256 KiB above). */
-#define CAPFILE_BLOCK (4u << 20)
+ * the 256 KiB above). 1 MiB read faster than 4 MiB (160 against 178 ms of
+ * CPU for 533 MB): the kernel copies into a buffer still in the cache,
+ * where the records are then read. */
+#define CAPFILE_BLOCK (1u << 20)
 
 struct capfile {
 	int fd;

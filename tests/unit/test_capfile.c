@@ -25,18 +25,19 @@ static uint32_t put32(uint32_t v, int swapped)
 }
 
 /*
- * Writes a classic pcap file of recs, in the other byte order if swapped,
- * with magic and the file header's snaplen, cut to its first size - cut
- * bytes. Returns its path (static).
+ * Writes a classic pcap file of the n records r, in the other byte order if
+ * swapped, with magic and the file header's snaplen, cut to its first
+ * size - cut bytes. Returns its path (static).
  */
-static const char *write_file(uint32_t magic, int swapped, uint32_t snaplen, size_t cut)
+static const char *write_recs(const struct rec *r, size_t n, uint32_t magic, int swapped,
+			      uint32_t snaplen, size_t cut)
 {
 	static char path[] = "/tmp/fabmon-capfile-XXXXXX";
 	uint32_t h[6] = {
 		put32(magic, swapped), 0, 0, 0, put32(snaplen, swapped), put32(1, swapped)
 	};
 	uint16_t ver[2] = { 2, 4 };
-	unsigned char data[1500];
+	static unsigned char data[262144];
 	FILE *f;
 	int fd;
 
@@ -49,18 +50,23 @@ static const char *write_file(uint32_t magic, int swapped, uint32_t snaplen, siz
 		ver[i] = swapped ? __builtin_bswap16(ver[i]) : ver[i];
 	memcpy(&h[1], ver, sizeof(ver));
 	ck_assert_int_eq(fwrite(h, sizeof(h), 1, f), 1);
-	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
-		uint32_t r[4] = { put32(recs[i].sec, swapped), put32(recs[i].frac, swapped),
-				  put32(recs[i].caplen, swapped), put32(recs[i].len, swapped) };
+	for (size_t i = 0; i < n; i++) {
+		uint32_t w[4] = { put32(r[i].sec, swapped), put32(r[i].frac, swapped),
+				  put32(r[i].caplen, swapped), put32(r[i].len, swapped) };
 
-		memset(data, (int)i + 1, sizeof(data));
-		ck_assert_int_eq(fwrite(r, sizeof(r), 1, f), 1);
-		ck_assert_uint_eq(fwrite(data, 1, recs[i].caplen, f), recs[i].caplen);
+		memset(data, (int)i + 1, r[i].caplen);
+		ck_assert_int_eq(fwrite(w, sizeof(w), 1, f), 1);
+		ck_assert_uint_eq(fwrite(data, 1, r[i].caplen, f), r[i].caplen);
 	}
 	ck_assert_int_eq(fflush(f), 0);
 	ck_assert_int_eq(ftruncate(fd, ftell(f) - (long)cut), 0);
 	fclose(f);
 	return path;
+}
+
+static const char *write_file(uint32_t magic, int swapped, uint32_t snaplen, size_t cut)
+{
+	return write_recs(recs, sizeof(recs) / sizeof(recs[0]), magic, swapped, snaplen, cut);
 }
 
 /* capfile must hand out what libpcap reads from path, record for record,
@@ -133,6 +139,19 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* Records across many blocks, the largest libpcap takes among them. */
+START_TEST(test_blocks)
+{
+	enum { N = 3000 };
+	static struct rec r[N];
+
+	for (uint32_t i = 0; i < N; i++)
+		r[i] = (struct rec){ 1700000000 + i, i, i % 997 + 1, 2000 };
+	r[N / 2].caplen = r[N / 2].len = 262144;
+	ck_assert_uint_eq(same_as_libpcap(write_recs(r, N, 0xa1b2c3d4, 0, 0, 0)), N);
+}
+END_TEST
+
 /* Anything but a plain pcap file is left to libpcap. */
 START_TEST(test_not_plain)
 {
@@ -160,6 +179,7 @@ Suite *capfile_suite(void)
 	tcase_add_test(tc, test_formats);
 	tcase_add_test(tc, test_snaplen);
 	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_blocks);
 	tcase_add_test(tc, test_not_plain);
 	suite_add_tcase(s, tc);
 	return s;
