@@ -161,7 +161,7 @@ static int replay_read(struct replay *r)
 	int rc;
 
 	while ((rc = replay_next(r, h, &data)) == 1) {
-		/* nanoseconds: the handle was opened with PCAP_TSTAMP_PRECISION_NANO */
+		/* nanoseconds: capfile gives them, and libpcap opened with PCAP_TSTAMP_PRECISION_NANO */
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
 		uint64_t at;
 
