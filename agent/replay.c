@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../collector/capture.h"
+#include "capfile.h"
 #include "clock.h"
 #include "config.h"
 #include "replay.h"
@@ -49,8 +50,10 @@ static const char replay_usage[] =
 	"  -q, --quiet            no progress line on stderr\n"
 	"  -h, --help             this help\n"
 	"\n"
-	"Frames that do not parse (cut by the snap length, garbage headers) are\n"
-	"counted as unparsed and the first ones named by packet number.\n"
+	"Frames that do not parse (cut by the snap length, garbage headers), and UDP\n"
+	"4791 frames cut before their BTH or AETH, are counted and the first ten named\n"
+	"by packet number. Where the timestamps step back (captures concatenated), the\n"
+	"summary says how often; the detectors' clock never goes back.\n"
 	"Exit status: 0 the whole file was read, 1 it could not be read or broke\n"
 	"part-way (what came before is reported, with the packet where it broke),\n"
 	"2 usage error.\n";
@@ -78,10 +81,13 @@ struct replay {
 	const char *file;
 	int json, quiet;
 	unsigned max_entries;
+	/* the file: read by capfile if it is plain pcap, else by libpcap */
+	struct capfile *cf;
 	pcap_t *pcap;
+	char *iobuf; /* libpcap's stdio buffer */
 	int linktype;
 	struct capture *cap;
-	uint64_t first_ns, last_ns;
+	uint64_t min_ns, max_ns; /* the capture's span, as capinfos gives it */
 	struct problem problems[REPLAY_PROBLEMS_MAX];
 	unsigned nproblems;
 	int broken; /* the file broke part-way */
@@ -113,22 +119,36 @@ static void addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
 
 static void progress(struct replay *r, uint64_t packets, long long size, int done)
 {
-	FILE *f = pcap_file(r->pcap);
-	long pos = f ? ftell(f) : -1;
+	FILE *f = r->pcap ? pcap_file(r->pcap) : NULL;
+	long long pos = r->cf ? capfile_offset(r->cf) : f ? ftell(f) : -1;
 
 	if (done) {
 		fputs("\r\033[K", stderr);
 		return;
 	}
 	if (pos >= 0)
-		fprintf(stderr, "\rreplay: %3lld%% %llu packets", (long long)pos * 100 / size,
+		fprintf(stderr, "\rreplay: %3lld%% %llu packets", pos * 100 / size,
 			(unsigned long long)packets);
+}
+
+/* The next record of the file: 1, 0 at its end, or -EIO where it breaks. */
+static int replay_next(struct replay *r, struct pcap_pkthdr *ret_hdr, const u_char **ret_data)
+{
+	struct pcap_pkthdr *h;
+	int rc;
+
+	if (r->cf)
+		return capfile_next(r->cf, ret_hdr, ret_data);
+	rc = pcap_next_ex(r->pcap, &h, ret_data);
+	if (rc == 1)
+		*ret_hdr = *h;
+	return rc == 1 ? 1 : rc == PCAP_ERROR_BREAK ? 0 : -EIO;
 }
 
 /* Reads every record; returns 0, or -EIO if the file broke part-way. */
 static int replay_read(struct replay *r)
 {
-	struct pcap_pkthdr *h;
+	struct pcap_pkthdr hdr, *h = &hdr;
 	const u_char *data;
 	struct packet pkt;
 	const char *why;
@@ -140,16 +160,21 @@ static int replay_read(struct replay *r)
 	uint64_t n = 0;
 	int rc;
 
-	while ((rc = pcap_next_ex(r->pcap, &h, &data)) == 1) {
+	while ((rc = replay_next(r, h, &data)) == 1) {
+		/* nanoseconds: capfile gives them, and libpcap opened with PCAP_TSTAMP_PRECISION_NANO */
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
+		uint64_t at;
 
 		n++;
-		replay_ticks_advance(r->ticks, r->cap, ts);
-		if (n == 1)
-			r->first_ns = ts;
-		r->last_ns = ts;
-		if (capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, ts, &pkt,
-				   &why) < 0 &&
+		if (n == 1 || ts < r->min_ns)
+			r->min_ns = ts;
+		if (ts > r->max_ns)
+			r->max_ns = ts;
+		at = replay_ticks_advance(r->ticks, r->cap, ts);
+		/* a frame cut before its BTH or AETH is counted, and named too */
+		if ((capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, at, &pkt,
+				    &why) < 0 ||
+		     pkt.roce_unparsed) &&
 		    r->nproblems < REPLAY_PROBLEMS_MAX) {
 			r->problems[r->nproblems].packet = n;
 			snprintf(r->problems[r->nproblems].why, sizeof(r->problems[0].why),
@@ -164,11 +189,11 @@ static int replay_read(struct replay *r)
 	if (show)
 		progress(r, n, size, 1);
 	replay_ticks_finish(r->ticks, r->cap);
-	if (rc == PCAP_ERROR_BREAK)
+	if (rc == 0)
 		return 0;
 	r->broken = 1;
 	snprintf(r->broken_why, sizeof(r->broken_why), "packet %llu: %s", (unsigned long long)n + 1,
-		 pcap_geterr(r->pcap));
+		 r->cf ? capfile_error(r->cf) : pcap_geterr(r->pcap));
 	return -EIO;
 }
 
@@ -367,6 +392,7 @@ static void json_events(struct replay *r, struct strbuf *sb)
 static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
+	uint64_t back_max, back = replay_ticks_steps_back(r->ticks, &back_max);
 	struct strbuf sb;
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 
@@ -375,15 +401,19 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 	strbuf_addjson(&sb, r->file);
 	strbuf_addf(&sb,
 		    ",\"link_type\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"roce_packets\":%llu,"
-		    "\"roce_unparsed\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
+		    "\"roce_unparsed\":%llu,\"roce_cut_before_bth\":%llu,"
+		    "\"roce_cut_before_aeth\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
 		    "\"flows_not_counted\":%llu,\"qps_not_counted\":%llu,\"duration_seconds\":%.9f,"
+		    "\"time_steps_back\":%llu,\"time_step_back_max_seconds\":%.9f,"
 		    "\"complete\":%s,\"errors\":[",
 		    link_name(r->linktype), (unsigned long long)s->packets,
 		    (unsigned long long)s->bytes, (unsigned long long)s->roce,
-		    (unsigned long long)s->roce_unparsed, (unsigned long long)s->unparsed,
-		    (unsigned long long)s->lldp, (unsigned long long)s->flows_full,
-		    (unsigned long long)s->qps_full, (double)(r->last_ns - r->first_ns) / 1e9,
-		    r->broken ? "false" : "true");
+		    (unsigned long long)(s->roce_cut_bth + s->roce_cut_aeth),
+		    (unsigned long long)s->roce_cut_bth, (unsigned long long)s->roce_cut_aeth,
+		    (unsigned long long)s->unparsed, (unsigned long long)s->lldp,
+		    (unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
+		    (double)(r->max_ns - r->min_ns) / 1e9, (unsigned long long)back,
+		    (double)back_max / 1e9, r->broken ? "false" : "true");
 	for (unsigned i = 0; i < r->nproblems; i++) {
 		strbuf_addf(&sb, "%s{\"packet\":%llu,\"error\":", i ? "," : "",
 			    (unsigned long long)r->problems[i].packet);
@@ -459,17 +489,24 @@ static void text_events(struct replay *r, FILE *out)
 static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
+	uint64_t back_max, back = replay_ticks_steps_back(r->ticks, &back_max);
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 
 	fprintf(out, "%s: %s, %llu packets, %llu bytes over %.6f s of capture time%s\n", r->file,
 		link_name(r->linktype), (unsigned long long)s->packets,
-		(unsigned long long)s->bytes, (double)(r->last_ns - r->first_ns) / 1e9,
+		(unsigned long long)s->bytes, (double)(r->max_ns - r->min_ns) / 1e9,
 		r->broken ? " (up to where the file broke)" : "");
+	if (back)
+		fprintf(out,
+			"time stepped back %llu time%s, by at most %.6f s: the detectors' clock went "
+			"on from the packet before each step\n",
+			(unsigned long long)back, back == 1 ? "" : "s", (double)back_max / 1e9);
 	fprintf(out,
-		"RoCEv2 packets %llu (%llu cut before their BTH or AETH), unparsed frames %llu, "
-		"LLDP frames %llu\n",
-		(unsigned long long)s->roce, (unsigned long long)s->roce_unparsed,
-		(unsigned long long)s->unparsed, (unsigned long long)s->lldp);
+		"RoCEv2 packets %llu (%llu of them cut before their AETH), UDP 4791 frames cut "
+		"before their BTH %llu, unparsed frames %llu, LLDP frames %llu\n",
+		(unsigned long long)s->roce, (unsigned long long)s->roce_cut_aeth,
+		(unsigned long long)s->roce_cut_bth, (unsigned long long)s->unparsed,
+		(unsigned long long)s->lldp);
 	if (s->flows_full || s->qps_full)
 		fprintf(out, "not counted: %llu frames per flow, %llu per QP (--max-entries %u)\n",
 			(unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
@@ -517,7 +554,9 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 static int report(struct replay *r)
 {
 	struct rows qps = { 0 }, peers = { 0 };
-	unsigned long long unparsed = capture_stats(r->cap)->unparsed;
+	const struct capture_stats *s = capture_stats(r->cap);
+	/* the frames named one by one, and the rest */
+	unsigned long long problems = s->unparsed + s->roce_cut_bth + s->roce_cut_aeth;
 	uint64_t store_errors;
 	const char *store_err;
 	int err;
@@ -543,9 +582,11 @@ static int report(struct replay *r)
 	for (unsigned i = 0; i < r->nproblems; i++)
 		fprintf(stderr, "fabmon replay: %s: packet %llu: %s\n", r->file,
 			(unsigned long long)r->problems[i].packet, r->problems[i].why);
-	if (unparsed > r->nproblems && r->nproblems)
-		fprintf(stderr, "fabmon replay: %s: %llu unparsed frames in all\n", r->file,
-			unparsed);
+	if (problems > r->nproblems && r->nproblems)
+		fprintf(stderr,
+			"fabmon replay: %s: %llu frames in all unparsed or cut before their BTH "
+			"or AETH\n",
+			r->file, problems);
 	if (r->broken)
 		fprintf(stderr, "fabmon replay: %s: the file breaks at %s\n", r->file,
 			r->broken_why);
@@ -639,41 +680,60 @@ static int parse_args(struct replay *r, int argc, char **argv)
 	return 0;
 }
 
+/* Opens r->file, with capfile if it is plain pcap, else with libpcap.
+ * Returns 0, or -1 after saying why. */
+static int replay_open(struct replay *r)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	FILE *f;
+
+	if (capfile_open(r->file, &r->cf) == 0) {
+		r->linktype = capfile_linktype(r->cf);
+		return 0;
+	}
+	/* libpcap reads record by record through stdio: a large buffer turns
+	 * hundreds of thousands of 4 KiB reads into a few hundred. It is ours:
+	 * glibc's setvbuf() ignores the size when it is to allocate the buffer
+	 * itself. Without it, stdio's own buffer does, slower. */
+	f = fopen(r->file, "rb");
+	if (!f) {
+		fprintf(stderr, "fabmon replay: %s: %s\n", r->file, strerror(errno));
+		return -1;
+	}
+	r->iobuf = malloc(REPLAY_READ_BUFFER);
+	if (r->iobuf)
+		(void)setvbuf(f, r->iobuf, _IOFBF, REPLAY_READ_BUFFER);
+	r->pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	if (!r->pcap) {
+		fprintf(stderr, "fabmon replay: %s: %s\n", r->file, errbuf);
+		fclose(f);
+		return -1;
+	}
+	r->linktype = pcap_datalink(r->pcap);
+	if (r->linktype != PACKET_LINK_ETHERNET && r->linktype != PACKET_LINK_LINUX_SLL &&
+	    r->linktype != PACKET_LINK_LINUX_SLL2) {
+		fprintf(stderr,
+			"fabmon replay: %s: link type %s (%d) is not read; Ethernet, Linux "
+			"cooked SLL and SLL2 are\n",
+			r->file, pcap_datalink_val_to_name(r->linktype) ?: "unknown", r->linktype);
+		return -1;
+	}
+	return 0;
+}
+
 int replay_main(int argc, char **argv)
 {
 	struct replay r = { .max_entries = REPLAY_MAX_ENTRIES_DEFAULT };
 	char errbuf[PCAP_ERRBUF_SIZE];
 	int rc;
-	FILE *f;
 
 	config_defaults(&r.cfg);
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	/* libpcap reads record by record through stdio: a large buffer turns
-	 * hundreds of thousands of 4 KiB reads into a few hundred */
-	f = fopen(r.file, "rb");
-	if (!f) {
-		fprintf(stderr, "fabmon replay: %s: %s\n", r.file, strerror(errno));
-		return 1;
-	}
-	(void)setvbuf(f, NULL, _IOFBF, REPLAY_READ_BUFFER);
-	r.pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
-	if (!r.pcap) {
-		fprintf(stderr, "fabmon replay: %s: %s\n", r.file, errbuf);
-		fclose(f);
-		return 1;
-	}
 	rc = 1;
-	r.linktype = pcap_datalink(r.pcap);
-	if (r.linktype != PACKET_LINK_ETHERNET && r.linktype != PACKET_LINK_LINUX_SLL &&
-	    r.linktype != PACKET_LINK_LINUX_SLL2) {
-		fprintf(stderr,
-			"fabmon replay: %s: link type %s (%d) is not read; Ethernet, Linux "
-			"cooked SLL and SLL2 are\n",
-			r.file, pcap_datalink_val_to_name(r.linktype) ?: "unknown", r.linktype);
+	if (replay_open(&r) < 0)
 		goto out;
-	}
 	/* the series track every entry the capture can hold */
 	r.cfg.bpf_max_flows = r.max_entries;
 	r.cap = capture_new(r.max_entries);
@@ -694,6 +754,10 @@ out:
 	replay_ticks_free(r.ticks);
 	kmap_free(r.peers);
 	capture_free(r.cap);
-	pcap_close(r.pcap);
+	capfile_free(r.cf);
+	if (r.pcap)
+		pcap_close(r.pcap);
+	/* after the stream that used it is closed */
+	free(r.iobuf);
 	return rc;
 }

@@ -24,6 +24,9 @@ struct replay_ticks {
 	struct detect_config dcfg;
 	struct event_verdict verdicts[EVENTS_TRACKED];
 	int64_t interval_ns, next_ns; /* next_ns 0: no packet yet */
+	uint64_t last_ts_ns; /* the timestamp of the packet before */
+	uint64_t shift_ns; /* the steps back so far: added to every timestamp */
+	uint64_t steps_back, step_back_max_ns;
 	int64_t idle_ms;
 	uint64_t ticks, store_errors;
 	char store_err[256];
@@ -142,14 +145,24 @@ static void tick(struct replay_ticks *t, struct capture *cap, int64_t end_ns)
 	t->ticks++;
 }
 
-void replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t ts_ns)
+uint64_t replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t ts_ns)
 {
-	int64_t ts = (int64_t)ts_ns;
 	unsigned empty = 0;
+	int64_t ts;
 
+	if (t->next_ns && ts_ns < t->last_ts_ns) {
+		uint64_t back = t->last_ts_ns - ts_ns;
+
+		t->steps_back++;
+		if (back > t->step_back_max_ns)
+			t->step_back_max_ns = back;
+		t->shift_ns += back;
+	}
+	t->last_ts_ns = ts_ns;
+	ts = (int64_t)(ts_ns + t->shift_ns);
 	if (!t->next_ns) {
 		t->next_ns = ts - ts % t->interval_ns + t->interval_ns;
-		return;
+		return (uint64_t)ts;
 	}
 	while (ts >= t->next_ns) {
 		tick(t, cap, t->next_ns);
@@ -157,6 +170,7 @@ void replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t 
 		if (ts >= t->next_ns && ++empty == REPLAY_GAP_TICKS)
 			t->next_ns = ts - ts % t->interval_ns;
 	}
+	return (uint64_t)ts;
 }
 
 void replay_ticks_finish(struct replay_ticks *t, struct capture *cap)
@@ -186,6 +200,12 @@ uint64_t replay_ticks_count(const struct replay_ticks *t, uint64_t *ret_store_er
 	*ret_store_errors = t->store_errors;
 	*ret_err = t->store_err;
 	return t->ticks;
+}
+
+uint64_t replay_ticks_steps_back(const struct replay_ticks *t, uint64_t *ret_max_ns)
+{
+	*ret_max_ns = t->step_back_max_ns;
+	return t->steps_back;
 }
 
 size_t replay_ticks_events(const struct replay_ticks *t, const struct event **ret)

@@ -29,10 +29,16 @@ int replay_ticks_new(const struct config *cfg, int db, struct replay_ticks **ret
 		     size_t err_len);
 void replay_ticks_free(struct replay_ticks *t);
 
-/* Runs the ticks that ended at or before ts_ns, the time of the packet about
- * to be counted in cap. A gap in the capture runs a few empty ticks (so that
- * events can close) and then jumps. */
-void replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t ts_ns);
+/*
+ * Takes ts_ns, the timestamp of the packet about to be counted in cap, runs
+ * the ticks that ended at or before it and returns the time to count it at.
+ * That time never goes back: where the timestamps step back (captures
+ * concatenated with `mergecap -a`), the packet is counted at the time of the
+ * one before it and the clock goes on from there, so that what comes after
+ * a step keeps its own pace. Without a step the time is ts_ns. A gap in the
+ * capture runs a few empty ticks (so that events can close) and then jumps.
+ */
+uint64_t replay_ticks_advance(struct replay_ticks *t, struct capture *cap, uint64_t ts_ns);
 
 /* Runs the tick that holds the last packet. Events still open are stored
  * as ending there (the report keeps them open). */
@@ -42,6 +48,9 @@ void replay_ticks_finish(struct replay_ticks *t, struct capture *cap);
  * *ret_err, "" if none). */
 uint64_t replay_ticks_count(const struct replay_ticks *t, uint64_t *ret_store_errors,
 			    const char **ret_err);
+
+/* How often the timestamps stepped back, and the largest step in *ret_max_ns. */
+uint64_t replay_ticks_steps_back(const struct replay_ticks *t, uint64_t *ret_max_ns);
 
 /* The events found, in the order they opened (end_ms 0: still open when the
  * capture ended). */

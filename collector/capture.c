@@ -78,7 +78,13 @@ int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint
 		c->stats.lldp++;
 		return 0;
 	}
-	c->stats.roce_unparsed += ret_pkt->roce_unparsed;
+	if (ret_pkt->roce_unparsed && ret_pkt->kind == PACKET_ROCE) {
+		c->stats.roce_cut_aeth++;
+		*ret_why = "RoCEv2 AETH cut short";
+	} else if (ret_pkt->roce_unparsed) {
+		c->stats.roce_cut_bth++;
+		*ret_why = "RoCEv2 BTH cut short";
+	}
 	ret_pkt->flow.ifindex = ifindex;
 	ret_pkt->flow.dir = FM_DIR_EGRESS;
 	v = kmap_put(c->flows, &ret_pkt->flow, &created);

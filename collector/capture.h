@@ -24,7 +24,11 @@ struct capture_stats {
 	uint64_t packets, bytes; /* every frame, original length */
 	uint64_t unparsed; /* not IPv4/IPv6 TCP/UDP, or cut short (the probe's unparsed) */
 	uint64_t roce; /* RoCEv2 packets whose BTH parsed */
-	uint64_t roce_unparsed; /* UDP 4791 cut before its BTH, or before the AETH it has */
+	/* UDP 4791 frames cut short (the probe's roce_unparsed is their sum):
+	 * before the BTH, so not among the RoCEv2 packets (counted per flow
+	 * only), or before the AETH their opcode has, so among them (counted
+	 * per QP without their ACK or NAK) */
+	uint64_t roce_cut_bth, roce_cut_aeth;
 	uint64_t lldp; /* LLDP frames */
 	uint64_t flows_full, qps_full; /* frames not counted per flow / QP: table full */
 };
@@ -40,6 +44,8 @@ void capture_free(struct capture *c);
  * linktype, captured on interface ifindex at ts_ns; *ret_pkt is its parse. Returns 0, or the
  * negative errno of packet_parse() with *ret_why (the frame then counts as
  * unparsed; a frame of an unsupported link type counts as nothing else).
+ * A UDP 4791 frame cut before its BTH or AETH (ret_pkt->roce_unparsed) is
+ * counted as far as it goes and returns 0 with *ret_why saying what was cut.
  */
 int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint8_t *data,
 		   size_t caplen, size_t len, uint64_t ts_ns, struct packet *ret_pkt,

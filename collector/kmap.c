@@ -75,9 +75,26 @@ static unsigned kmap_hash(const struct kmap *m, const void *key)
 		memcpy(&w, p + i, 8);
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 	}
+	/* the last bytes as the low bytes of a word, in fixed-size pieces: a
+	 * copy of a length only known at run time is a call into libc */
 	if (i < m->key_size) {
+		size_t left = m->key_size - i, at = 0;
+		uint32_t w4;
+		uint16_t w2;
+
 		w = 0;
-		memcpy(&w, p + i, m->key_size - i);
+		if (left & 4) {
+			memcpy(&w4, p + i, 4);
+			w = w4;
+			at = 4;
+		}
+		if (left & 2) {
+			memcpy(&w2, p + i + at, 2);
+			w |= (uint64_t)w2 << (8 * at);
+			at += 2;
+		}
+		if (left & 1)
+			w |= (uint64_t)p[i + at] << (8 * at);
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 	}
 	h ^= h >> 29;

@@ -457,7 +457,7 @@ static void emit_totals(struct pcap_state *st, struct sample_sink *out)
 	const struct capture_stats *s = capture_stats(st->cap);
 
 	(void)sample_counter(out, &unparsed, NULL, 0, s->unparsed);
-	(void)sample_counter(out, &roce_unparsed, NULL, 0, s->roce_unparsed);
+	(void)sample_counter(out, &roce_unparsed, NULL, 0, s->roce_cut_bth + s->roce_cut_aeth);
 	(void)sample_counter(out, &full, NULL, 0, s->flows_full + s->qps_full);
 }
 

@@ -201,6 +201,76 @@ for snap in 40 50; do
 done
 echo "snap length 40 and 50: every packet counted, none parsed as RoCE"
 
+# ---- cut before the BTH or the AETH: counted apart, and named ----
+# At 56 bytes a data packet keeps its BTH (which ends at 54) and an ACK loses
+# its AETH (54 to 58): RoCEv2 packets, some cut. At 50 every BTH is cut: UDP
+# frames, not RoCEv2 packets. One file holds both, in that order; tshark says
+# which frames are which (a BTH opcode without an AETH syndrome).
+gen aeth --packets 300 --qps 3 --ack-every 5 --snaplen 56
+gen bth --packets 40 --qps 3 --ack-every 5 --snaplen 50 --time-start 1700000001
+f=$WORK/cut.pcap
+mergecap -F pcap -a -w "$f" "$WORK/aeth.pcap" "$WORK/bth.pcap" 2>"$WORK/mergecap.err" ||
+	fail "mergecap -a: $(cat "$WORK/mergecap.err")"
+tshark -n -r "$f" -d udp.port==4791,infiniband -T fields -E occurrence=f -e frame.number \
+	-e udp.dstport -e infiniband.bth.opcode -e infiniband.aeth.syndrome \
+	>"$WORK/tshark.out" 2>"$WORK/tshark.err" || fail "tshark -r $f: $(cat "$WORK/tshark.err")"
+want=$(awk -F'\t' '$2 == 4791 && $3 == "" { bth++; cut[n++] = $1 }
+	$3 != "" { roce++ } $3 == 17 && $4 == "" { aeth++; cut[n++] = $1 }
+	END {
+		printf "{\"roce_packets\":%d,\"roce_cut_before_bth\":%d,", roce, bth
+		printf "\"roce_cut_before_aeth\":%d,\"roce_unparsed\":%d,\"unparsed\":0,", aeth,
+			bth + aeth
+		printf "\"named\":["
+		for (i = 0; i < n && i < 10; i++)
+			printf "%s%d", i ? "," : "", cut[i]
+		printf "]}\n"
+	}' "$WORK/tshark.out")
+jq -e '.roce_cut_before_bth > 0 and .roce_cut_before_aeth > 0 and .roce_packets > 0' \
+	<<<"$want" >/dev/null || fail "$f: tshark does not see both kinds of cut: $want"
+replay "$f"
+[ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
+same "$f: fabmon replay" "$want" "$(jq -c '{roce_packets, roce_cut_before_bth,
+	roce_cut_before_aeth, roce_unparsed, unparsed, named: [.errors[].packet]}' "$WORK/out")"
+for n in $(jq -r '.named[]' <<<"$want"); do
+	grep -q "^fabmon replay: $f: packet $n: RoCEv2 \(BTH\|AETH\) cut short" "$WORK/err" ||
+		fail "$f: stderr does not name packet $n: $(head -c 300 "$WORK/err")"
+done
+"$FABMON" replay "$f" >"$WORK/out" 2>/dev/null || fail "fabmon replay $f (tables) failed"
+line=$(jq -r '"RoCEv2 packets \(.roce_packets) (\(.roce_cut_before_aeth) of them cut before " +
+	"their AETH), UDP 4791 frames cut before their BTH \(.roce_cut_before_bth),"' <<<"$want")
+grep -qF "$line" "$WORK/out" || fail "$f: summary does not say '$line': $(sed -n 2p "$WORK/out")"
+echo "cut before the BTH or AETH: $(jq -c 'del(.named)' <<<"$want"), the first ten named"
+
+# ---- time that steps back: two captures concatenated ----
+# 7 s from 1700000007 s, then 7 s from 1700000000 s (mergecap -a): capinfos
+# gives the span, 14 s less one step; the detectors' clock must go on through
+# both halves, a tick a second as over the same packets in time order.
+gen later --packets 6000 --qps 4 --time-step 1000 --ack-every 6 --time-start 1700000007
+gen earlier --packets 6000 --qps 4 --time-step 1000 --ack-every 6 --time-start 1700000000
+f=$WORK/stepped.pcap
+mergecap -F pcap -a -w "$f" "$WORK/later.pcap" "$WORK/earlier.pcap" 2>"$WORK/mergecap.err" &&
+	mergecap -F pcap -w "$WORK/sorted.pcap" "$WORK/later.pcap" "$WORK/earlier.pcap" \
+		2>"$WORK/mergecap.err" || fail "mergecap: $(cat "$WORK/mergecap.err")"
+span=$(capinfos -M -u "$f" | sed -n 's/^Capture duration: *\([0-9.]*\) seconds$/\1/p')
+[ -n "$span" ] || fail "capinfos -u $f: no duration"
+span_us=$(awk -v s="$span" 'BEGIN { printf "%.0f", s * 1e6 }')
+replay "$WORK/sorted.pcap"
+ticks=$(jq .ticks "$WORK/out")
+replay "$f"
+[ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
+# one step, from the later capture's last packet to the earlier's first:
+# the whole span here
+same "$f: fabmon replay" "{\"duration_us\":$span_us,\"ticks\":$ticks,\"time_steps_back\":1,
+	\"time_step_back_max_us\":$span_us}" \
+	"$(jq -c 'def us: if . == null then null else . * 1e6 + 0.5 | floor end;
+		{duration_us: (.duration_seconds | us), ticks, time_steps_back,
+		time_step_back_max_us: (.time_step_back_max_seconds | us)}' "$WORK/out")"
+[ "$ticks" -ge 14 ] || fail "$WORK/sorted.pcap: $ticks ticks over 14 s"
+"$FABMON" replay "$f" >"$WORK/out" 2>/dev/null || fail "fabmon replay $f (tables) failed"
+grep -q "^time stepped back 1 time, by at most $span s" "$WORK/out" ||
+	fail "$f: the summary does not say the time stepped back: $(head -n 3 "$WORK/out")"
+echo "time stepping back once by $span s: duration $span s as capinfos says, $ticks ticks"
+
 # ---- damaged part-way ----
 # pcapgen writes the same records for the same flags: the capture of 60 data
 # packets is a prefix of the one of 100, so damage just after it leaves

@@ -36,5 +36,6 @@ Suite *regex_bounded_suite(void);
 Suite *label_text_suite(void);
 Suite *tcp_loss_suite(void);
 Suite *tcp_waits_suite(void);
+Suite *capfile_suite(void);
 
 #endif
