@@ -34,11 +34,14 @@ struct collector_set {
 
 /*
  * Initialises every collector cfg->collectors names (all of them when
- * all_collectors is set, as `fabmon doctor` wants). A collector whose source
- * is absent is kept, marked unavailable with its reason. Returns 0 or -errno
- * (a bad regex, which config_validate() would have caught).
+ * all_collectors is set, as `fabmon doctor` wants). tc_lock (borrowed; NULL
+ * for `fabmon doctor`) is the tc probe's lock (collector_env). A collector
+ * whose source is absent is kept, marked unavailable with its reason.
+ * Returns 0 or -errno (a bad regex, which config_validate() would have
+ * caught).
  */
-int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors);
+int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors,
+		       struct bpf_tc_lock *tc_lock);
 
 /*
  * Tries init again, once every retry_s, for collectors whose source was

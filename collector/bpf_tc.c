@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 enum { TC_INGRESS, TC_EGRESS, TC_POINTS };
 
 static const enum bpf_tc_attach_point tc_points[TC_POINTS] = { BPF_TC_INGRESS, BPF_TC_EGRESS };
+static const char *const tc_point_names[TC_POINTS] = { "ingress", "egress" };
 
 /* One interface with both filters attached. */
 struct tc_link {
@@ -53,20 +55,42 @@ struct bpf_tc *bpf_tc_new(int ingress_fd, int egress_fd)
 	return tc;
 }
 
-/* True if program id's name starts with BPF_TC_PREFIX. */
+/* 1 if program id's name starts with BPF_TC_PREFIX, 0 if not (or it is
+ * gone), -errno if it cannot be told (reading a program's name needs
+ * CAP_SYS_ADMIN). */
 static int tc_prog_is_ours(__u32 id)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id), ours = 0;
+	int fd = bpf_prog_get_fd_by_id(id), ours;
 
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -errno;
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-		ours = strncmp(info.name, BPF_TC_PREFIX, strlen(BPF_TC_PREFIX)) == 0;
+	ours = bpf_obj_get_info_by_fd(fd, &info, &len) < 0
+		       ? -errno
+		       : strncmp(info.name, BPF_TC_PREFIX, strlen(BPF_TC_PREFIX)) == 0;
 	close(fd);
 	return ours;
+}
+
+/*
+ * The program of the filter at our handle and priority on one hook, into
+ * *ret_id. Returns 0, -ENOENT if there is no such filter, or -errno.
+ */
+static int tc_query(int ifindex, int point, __u32 *ret_id)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = tc_points[point]);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = BPF_TC_HANDLE, .priority = BPF_TC_PRIORITY);
+	int r = bpf_tc_query(&hook, &opts);
+
+	/* the kernel's answer for a hook with no filter chain at all (no
+	 * filter left, or no clsact qdisc): none of ours either */
+	if (r == -EINVAL)
+		r = -ENOENT;
+	if (r == 0)
+		*ret_id = opts.prog_id;
+	return r;
 }
 
 /*
@@ -79,13 +103,12 @@ static int tc_detach_ours(int ifindex, int point, __u32 prog_id)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = tc_points[point]);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = BPF_TC_HANDLE, .priority = BPF_TC_PRIORITY);
+	__u32 id = 0;
 
-	if (bpf_tc_query(&hook, &opts) < 0)
+	if (tc_query(ifindex, point, &id) < 0)
 		return 0;
-	if (prog_id ? opts.prog_id != prog_id : !tc_prog_is_ours(opts.prog_id))
+	if (prog_id ? id != prog_id : tc_prog_is_ours(id) <= 0)
 		return 0;
-	/* bpf_tc_detach() wants only the handle and priority */
-	opts.prog_id = 0;
 	return bpf_tc_detach(&hook, &opts) == 0;
 }
 
@@ -126,13 +149,26 @@ cleanup:
 	return r;
 }
 
+/* Appends the printf-style text to buf (len bytes), after sep unless buf is empty. */
+__attribute__((format(printf, 4, 5))) static void tc_cat(char *buf, size_t len, const char *sep,
+							 const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used)
+		used += (size_t)snprintf(buf + used, len - used, "%s", sep);
+	if (used >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
 /* Appends "name: what: strerror(-err)" to tc->why. */
 static void tc_why_add(struct bpf_tc *tc, const char *name, const char *what, int err)
 {
-	size_t used = strlen(tc->why);
-
-	snprintf(tc->why + used, sizeof(tc->why) - used, "%s%s: %s: %s", used ? "; " : "", name,
-		 what, strerror(-err));
+	tc_cat(tc->why, sizeof(tc->why), "; ", "%s: %s: %s", name, what, strerror(-err));
 }
 
 static struct tc_link *tc_find(const struct bpf_tc *tc, int ifindex)
@@ -237,6 +273,33 @@ int bpf_tc_remove_stale(void)
 			removed += tc_detach_ours((int)it->if_index, p, 0);
 	if_freenameindex(ifs);
 	return removed;
+}
+
+int bpf_tc_survey(const struct collector_env *env, char *would, size_t would_len, char *found,
+		  size_t found_len)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	int n = 0;
+
+	if (!ifs)
+		return -errno;
+	would[0] = found[0] = '\0';
+	for (const struct if_nameindex *it = ifs; it->if_index && n >= 0; it++) {
+		if (collector_want_interface(env, it->if_name))
+			tc_cat(would, would_len, ", ", "%s", it->if_name);
+		for (int p = 0; p < TC_POINTS && n >= 0; p++) {
+			__u32 id = 0;
+			int ours =
+				tc_query((int)it->if_index, p, &id) == 0 ? tc_prog_is_ours(id) : 0;
+
+			if (ours > 0)
+				tc_cat(found, found_len, ", ", "%s %s", it->if_name,
+				       tc_point_names[p]);
+			n = ours < 0 ? ours : n + ours;
+		}
+	}
+	if_freenameindex(ifs);
+	return n;
 }
 
 const char *bpf_tc_why(const struct bpf_tc *tc)

@@ -34,10 +34,21 @@ int bpf_tc_sync(struct bpf_tc *tc, const struct collector_env *env);
  * Removes the filters an earlier fabmon left (killed before it could detach)
  * from every interface of this network namespace: a filter at fabmon's handle
  * and priority whose program's name starts with "fabmon_". Any other filter
- * is left alone. Returns how many were removed, or -errno if the interfaces
- * could not be listed.
+ * is left alone. Only the holder of the namespace's lock (bpf_tc_lock.h) may
+ * call this: another agent's filters look the same. Returns how many were
+ * removed, or -errno if the interfaces could not be listed.
  */
 int bpf_tc_remove_stale(void);
+
+/*
+ * Tells, changing nothing, which interfaces of this network namespace a
+ * sync would attach to (", "-separated names, into would) and which hooks
+ * have a fabmon filter now, whoever attached it ("IFNAME ingress" items
+ * joined by ", ", into found). Returns the number of hooks found, or -errno
+ * (-EPERM: telling fabmon's programs from others needs CAP_SYS_ADMIN).
+ */
+int bpf_tc_survey(const struct collector_env *env, char *would, size_t would_len, char *found,
+		  size_t found_len);
 
 /* Why interfaces failed to attach in the last sync: "" if none did, else
  * "IFNAME: reason" items joined by "; ". Valid until the next sync. */

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bpf_tc_lock;
+
 /*
  * A collector reads one source (sysfs netdev statistics, SIOCETHTOOL, RDMA
  * counters, qdisc stats, ...) and emits samples into a sink that the registry
@@ -77,6 +79,10 @@ struct collector_env {
 	/* comma-separated network namespace files the TCP probes are limited
 	 * to (/run/netns/NAME, /proc/PID/ns/net); "" for every namespace */
 	const char *bpf_netns;
+	/* the lock on this network namespace's tc filters (bpf_tc_lock.h) that
+	 * the tc probe takes before it touches them; NULL: the probe is loaded
+	 * but attached nowhere, as `fabmon doctor` wants */
+	struct bpf_tc_lock *tc_lock;
 };
 
 /* True if the interface name passes env->interfaces. */

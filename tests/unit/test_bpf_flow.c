@@ -1268,6 +1268,32 @@ START_TEST(test_tc_attach_failure)
 }
 END_TEST
 
+/*
+ * The survey changes nothing: it names the interfaces a sync would attach
+ * to and the hooks that have a fabmon filter, whoever's it is.
+ */
+START_TEST(test_tc_survey)
+{
+	char would[256], found[256];
+	struct tc_rig t;
+
+	libbpf_set_print(NULL);
+	if (tc_rig_up(&t, "bpf_flow tc_survey", "ip link add fmv0 type veth peer name fmv1", "fmv0",
+		      "^fmv") < 0)
+		return;
+	ck_assert_int_eq(bpf_tc_survey(&t.env, would, sizeof(would), found, sizeof(found)), 0);
+	ck_assert_str_eq(would, "fmv1, fmv0");
+	ck_assert_str_eq(found, "");
+	ck_assert(tc_empty("fmv0", "ingress"));
+	leak_filters("^fmv0$");
+	ck_assert_int_eq(bpf_tc_survey(&t.env, would, sizeof(would), found, sizeof(found)), 2);
+	ck_assert_str_eq(found, "fmv0 ingress, fmv0 egress");
+	ck_assert(tc_has_ours("fmv0", "ingress"));
+	ck_assert_int_eq(bpf_tc_remove_stale(), 2);
+	tc_rig_down(&t);
+}
+END_TEST
+
 /* No interface wanted is no failure: nothing to attach, nothing wrong. */
 START_TEST(test_tc_nothing_wanted)
 {
@@ -1306,6 +1332,7 @@ Suite *bpf_flow_suite(void)
 		{ "tc_free_spares_replacement", test_tc_free_spares_replacement, 0 },
 		{ "tc_attach_failure", test_tc_attach_failure, 0 },
 		{ "tc_nothing_wanted", test_tc_nothing_wanted, 0 },
+		{ "tc_survey", test_tc_survey, 0 },
 	};
 
 	return TESTUTIL_SUITE("bpf_flow", cases);
