@@ -221,6 +221,14 @@ static void agent_retry_collectors(struct agent *a)
 	}
 }
 
+/* Said once, when a sample finds it: a probe someone took away, or put back. */
+static void agent_log_news(const struct collector_set *set)
+{
+	for (unsigned i = 0; i < set->n; i++)
+		if (set->slots[i].news[0])
+			log_warnx("collector %s: %s", set->slots[i].ops->name, set->slots[i].news);
+}
+
 static void agent_tick(struct agent *a)
 {
 	double t0 = clock_mono_s(), collect_s;
@@ -231,6 +239,7 @@ static void agent_tick(struct agent *a)
 	agent_retry_collectors(a);
 	registry_begin_tick(a->reg, clock_wall_ms());
 	collector_set_sample(&a->set, a->reg);
+	agent_log_news(&a->set);
 	agent_detect(a);
 	agent_self_metrics(a);
 	registry_end_tick(a->reg);

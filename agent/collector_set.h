@@ -18,6 +18,7 @@ struct collector_slot {
 	int last_ok; /* last sample succeeded */
 	double next_retry_s; /* unavailable: when to try init again (monotonic) */
 	int just_available; /* the last collector_set_retry() brought it up */
+	char news[COLLECTOR_WHY_MAX]; /* what its last sample found changed (ops->news) */
 	uint64_t errors;
 	double duration_s;
 };
@@ -51,7 +52,8 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 unsigned collector_set_retry(struct collector_set *set, double now_s, double retry_s);
 
 /* Samples every available collector into reg (between registry_begin_tick and
- * registry_end_tick), then the fabmon_collector_* series for all of them. */
+ * registry_end_tick), then the fabmon_collector_* series for all of them;
+ * each slot's news says what its sample found changed. */
 void collector_set_sample(struct collector_set *set, struct registry *reg);
 
 /* Finalises the collectors and frees the regexes. */

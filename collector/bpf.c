@@ -1261,8 +1261,10 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 
 	st->tick++;
 	if (st->tc) {
-		/* interfaces that appeared since the last tick get the probe */
+		/* interfaces that appeared since the last tick get the probe,
+		 * and those that lost it get it back in time */
 		(void)bpf_tc_sync(st->tc, env);
+		st->up[PROBE_TC] = bpf_tc_lost(st->tc) == 0;
 		tc_note(st, env);
 		r = map_reader_read(&st->ifslots);
 		if (r == 0)
@@ -1296,9 +1298,18 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 	return 0;
 }
 
+static void bpf_news(void *state, char *buf, size_t len)
+{
+	const struct bpf_state *st = state;
+	const char *news = st->tc ? bpf_tc_news(st->tc) : "";
+
+	snprintf(buf, len, "%s%s", news[0] ? "tc: " : "", news);
+}
+
 const struct collector_ops bpf_collector = {
 	.name = "bpf",
 	.init = bpf_init,
 	.sample = bpf_sample,
 	.fini = bpf_fini,
+	.news = bpf_news,
 };

@@ -83,6 +83,7 @@ struct collector_env {
 	 * the tc probe takes before it touches them; NULL: the probe is loaded
 	 * but attached nowhere, as `fabmon doctor` wants */
 	struct bpf_tc_lock *tc_lock;
+	int64_t retry_ms; /* a source found gone is looked for again after this */
 };
 
 /* True if the interface name passes env->interfaces. */
@@ -109,6 +110,12 @@ struct collector_ops {
 	int (*sample)(void *state, const struct collector_env *env, struct sample_sink *out);
 	/* Releases what init made. Accepts NULL. */
 	void (*fini)(void *state);
+	/*
+	 * Optional. Writes into buf what the last sample found changed that an
+	 * operator should hear of once (a probe someone detached, and put
+	 * back), or "" if nothing did.
+	 */
+	void (*news)(void *state, char *buf, size_t len);
 };
 
 extern const struct collector_ops netdev_collector;

@@ -159,6 +159,17 @@ lab_metric() {
 	lab_scrape | awk -v s="$1" '$1 == s { print $2; exit }'
 }
 
+# lab_await_metric SERIES VALUE SECONDS: polls the lab agent's /metrics every
+# 0.1 s until SERIES is VALUE; fails, naming what it was, after SECONDS.
+lab_await_metric() {
+	for _ in $(seq $(($3 * 10))); do
+		v=$(lab_metric "$1")
+		[ "$v" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "$1 is ${v:-absent} after $3 s, want $2"
+}
+
 # lab_rising SERIES: waits (5 s at most) until the lab agent's counter
 # SERIES is above what it is now (0 while it is absent: nothing counted
 # yet); prints both values, fails if it stays.
