@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collector/bpf_tc_lock.h"
 #include "agent.h"
 #include "clock.h"
 #include "collector_set.h"
@@ -33,6 +34,7 @@ struct agent {
 	struct config cfg;
 	const struct config_source *src;
 	struct collector_set set;
+	struct bpf_tc_lock *tc_lock; /* held once the tc probe attaches */
 	struct registry *reg;
 	struct store *store;
 	struct http *http;
@@ -219,6 +221,14 @@ static void agent_retry_collectors(struct agent *a)
 	}
 }
 
+/* Said once, when a sample finds it: a probe someone took away, or put back. */
+static void agent_log_news(const struct collector_set *set)
+{
+	for (unsigned i = 0; i < set->n; i++)
+		if (set->slots[i].news[0])
+			log_warnx("collector %s: %s", set->slots[i].ops->name, set->slots[i].news);
+}
+
 static void agent_tick(struct agent *a)
 {
 	double t0 = clock_mono_s(), collect_s;
@@ -229,6 +239,7 @@ static void agent_tick(struct agent *a)
 	agent_retry_collectors(a);
 	registry_begin_tick(a->reg, clock_wall_ms());
 	collector_set_sample(&a->set, a->reg);
+	agent_log_news(&a->set);
 	agent_detect(a);
 	agent_self_metrics(a);
 	registry_end_tick(a->reg);
@@ -287,7 +298,7 @@ static void agent_reload(struct agent *a)
 	snprintf(cfg.web_config_file, sizeof(cfg.web_config_file), "%s", a->cfg.web_config_file);
 	collector_set_release(&a->set);
 	a->cfg = cfg;
-	(void)collector_set_init(&a->set, &a->cfg, 0);
+	(void)collector_set_init(&a->set, &a->cfg, 0, a->tc_lock);
 	agent_log_collectors(&a->set);
 	log_info("configuration reloaded from '%s'", a->cfg.config_path);
 }
@@ -372,6 +383,8 @@ static int agent_drop(struct agent *a, const struct privilege_user *user)
 static void agent_release(struct agent *a)
 {
 	collector_set_release(&a->set);
+	/* after the probes are detached: the next agent finds nothing of ours */
+	bpf_tc_lock_free(a->tc_lock);
 	http_stop(a->http);
 	web_config_free(a->web);
 	store_close(a->store);
@@ -385,6 +398,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	struct agent a = { .cfg = *cfg, .src = src, .store_ok = 1 };
 	struct http_options hopt;
 	struct privilege_user user;
+	pid_t rival;
 	int drop;
 	double next;
 	char err[1024];
@@ -406,7 +420,8 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 						       ? a.cfg.series_expiry_ms
 						       : a.cfg.interval_ms);
 	a.events = events_new(a.cfg.event_open_ticks, a.cfg.event_close_ticks);
-	if (!a.reg || !a.events) {
+	a.tc_lock = bpf_tc_lock_new(BPF_TC_LOCK_DIR);
+	if (!a.reg || !a.events || !a.tc_lock) {
 		log_error(-ENOMEM, "unable to allocate the registry");
 		goto out;
 	}
@@ -448,8 +463,20 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	else if (a.web)
 		log_info("web config '%s': plain HTTP, basic auth: %zu user(s)",
 			 a.cfg.web_config_file, a.web->nusers);
-	(void)collector_set_init(&a.set, &a.cfg, 0);
+	(void)collector_set_init(&a.set, &a.cfg, 0, a.tc_lock);
 	agent_log_collectors(&a.set);
+	rival = bpf_tc_lock_rival(a.tc_lock);
+	if (rival) {
+		char pid[32] = "";
+
+		if (rival > 0)
+			snprintf(pid, sizeof(pid), " (pid %d)", (int)rival);
+		log_error(0,
+			  "another fabmon agent%s holds '%s' and attaches the tc probe in this "
+			  "network namespace: one agent per namespace",
+			  pid, bpf_tc_lock_path(a.tc_lock));
+		goto out;
+	}
 	/* what needs root is open: the probes, the sockets, the database */
 	if (drop && agent_drop(&a, &user) < 0)
 		goto out;

@@ -22,7 +22,8 @@ static void slot_init(struct collector_set *set, struct collector_slot *slot)
 	}
 }
 
-int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors)
+int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors,
+		       struct bpf_tc_lock *tc_lock)
 {
 	char names[sizeof(cfg->collectors)], *save = NULL;
 	int r = 0;
@@ -48,6 +49,8 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.bpf_top_peers = cfg->bpf_top_peers;
 	set->env.bpf_flow_idle_ms = cfg->bpf_flow_idle_ms;
 	set->env.bpf_netns = cfg->bpf_netns;
+	set->env.tc_lock = tc_lock;
+	set->env.retry_ms = cfg->collector_retry_ms;
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;
@@ -140,6 +143,9 @@ void collector_set_sample(struct collector_set *set, struct registry *reg)
 		s->last_ok = r >= 0;
 		if (r < 0)
 			s->errors++;
+		s->news[0] = '\0';
+		if (s->ops->news)
+			s->ops->news(s->state, s->news, sizeof(s->news));
 	}
 	for (unsigned i = 0; i < set->n; i++) {
 		struct collector_slot *s = &set->slots[i];

@@ -18,6 +18,7 @@ struct collector_slot {
 	int last_ok; /* last sample succeeded */
 	double next_retry_s; /* unavailable: when to try init again (monotonic) */
 	int just_available; /* the last collector_set_retry() brought it up */
+	char news[COLLECTOR_WHY_MAX]; /* what its last sample found changed (ops->news) */
 	uint64_t errors;
 	double duration_s;
 };
@@ -34,11 +35,14 @@ struct collector_set {
 
 /*
  * Initialises every collector cfg->collectors names (all of them when
- * all_collectors is set, as `fabmon doctor` wants). A collector whose source
- * is absent is kept, marked unavailable with its reason. Returns 0 or -errno
- * (a bad regex, which config_validate() would have caught).
+ * all_collectors is set, as `fabmon doctor` wants). tc_lock (borrowed; NULL
+ * for `fabmon doctor`) is the tc probe's lock (collector_env). A collector
+ * whose source is absent is kept, marked unavailable with its reason.
+ * Returns 0 or -errno (a bad regex, which config_validate() would have
+ * caught).
  */
-int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors);
+int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors,
+		       struct bpf_tc_lock *tc_lock);
 
 /*
  * Tries init again, once every retry_s, for collectors whose source was
@@ -48,7 +52,8 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 unsigned collector_set_retry(struct collector_set *set, double now_s, double retry_s);
 
 /* Samples every available collector into reg (between registry_begin_tick and
- * registry_end_tick), then the fabmon_collector_* series for all of them. */
+ * registry_end_tick), then the fabmon_collector_* series for all of them;
+ * each slot's news says what its sample found changed. */
 void collector_set_sample(struct collector_set *set, struct registry *reg);
 
 /* Finalises the collectors and frees the regexes. */

@@ -3,6 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../collector/bpf_tc.h"
+#include "../collector/bpf_tc_lock.h"
 #include "collector_set.h"
 #include "doctor.h"
 #include "store.h"
@@ -35,6 +37,42 @@ static void print_detail(FILE *out, const char *why)
 	fprintf(out, "%s\n", p);
 }
 
+/*
+ * The tc probe in this network namespace, read and never changed: where it
+ * would attach, which fabmon filters are there, and whether a live agent
+ * holds them (its pid and its own line on them) or they are an earlier
+ * fabmon's, which the next agent removes.
+ */
+static void doctor_tc(const struct collector_env *env, FILE *out)
+{
+	char would[COLLECTOR_WHY_MAX], found[COLLECTOR_WHY_MAX], note[COLLECTOR_WHY_MAX];
+	pid_t pid_held = 0;
+	struct bpf_tc_lock *lock = bpf_tc_lock_new(BPF_TC_LOCK_DIR);
+	int n = bpf_tc_survey(env, would, sizeof(would), found, sizeof(found));
+	int r = lock ? bpf_tc_lock_holder(lock, &pid_held, note, sizeof(note)) : -ENOMEM;
+	const char *path = lock ? bpf_tc_lock_path(lock) : BPF_TC_LOCK_DIR;
+
+	if (n < 0)
+		fprintf(out, "tc         unable to look for fabmon filters: %s\n", strerror(-n));
+	else
+		fprintf(out,
+			"tc         would attach to %s; doctor itself attaches nothing\n"
+			"tc         fabmon filters found: %s\n",
+			would[0] ? would : "no interface", n ? found : "none");
+	if (r < 0 && r != -ENOENT)
+		fprintf(out, "tc         unable to read '%s': %s\n", path, strerror(-r));
+	else if (pid_held > 0)
+		fprintf(out, "tc         agent pid %d holds '%s': %s\n", (int)pid_held, path, note);
+	else if (pid_held < 0)
+		fprintf(out, "tc         an agent is taking '%s'\n", path);
+	else
+		fprintf(out, "tc         no agent holds '%s'%s\n", path,
+			n > 0 ? ": the filters found are an earlier fabmon's, the next agent "
+				"removes them"
+			      : "");
+	bpf_tc_lock_free(lock);
+}
+
 int doctor_run(const struct config *cfg, FILE *out)
 {
 	struct collector_set set;
@@ -42,7 +80,7 @@ int doctor_run(const struct config *cfg, FILE *out)
 
 	fprintf(out, "fabmon %s doctor: sysfs root '%s'%s%s\n\n", FABMON_VERSION, cfg->sysfs_root,
 		cfg->interfaces[0] ? ", interfaces " : "", cfg->interfaces);
-	if (collector_set_init(&set, cfg, 1) < 0) {
+	if (collector_set_init(&set, cfg, 1, NULL) < 0) {
 		fprintf(out, "bad interface regex\n");
 		return 1;
 	}
@@ -55,6 +93,8 @@ int doctor_run(const struct config *cfg, FILE *out)
 			s->available ? "available" : "unavailable", on ? "yes" : "no");
 		print_detail(out, s->why);
 	}
+	fprintf(out, "\n");
+	doctor_tc(&set.env, out);
 	collector_set_release(&set);
 
 	fprintf(out, "\ndatabase   %s: ", cfg->db_path);

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "bpf_drop_reasons.h"
 #include "bpf_peers.h"
 #include "bpf_tc.h"
+#include "bpf_tc_lock.h"
 #include "tcp_loss.h"
 #include "tcp_waits.h"
 #include "flow_series.h"
@@ -991,9 +993,25 @@ static void why_add(char *why, size_t len, const char *probe, const char *reason
 		 err ? ": " : "", err ? strerror(err < 0 ? -err : err) : "");
 }
 
-/* Loads and attaches the tc probe. Returns 0 or -errno (why filled). */
+/* Tells the lock file, for `fabmon doctor`, how the tc probe's filters are doing. */
+static void tc_note(const struct bpf_state *st, const struct collector_env *env)
+{
+	char note[COLLECTOR_WHY_MAX];
+	const char *wrong = bpf_tc_why(st->tc);
+
+	snprintf(note, sizeof(note), "attached to %u interface(s)%s%s", bpf_tc_count(st->tc),
+		 wrong[0] ? "; " : "", wrong);
+	bpf_tc_lock_note(env->tc_lock, note);
+}
+
+/*
+ * Loads the tc probe and, holding env->tc_lock, attaches it; without a lock
+ * (`fabmon doctor`) it stays attached nowhere. Returns 0 or -errno (why
+ * filled).
+ */
 static int load_flow(struct bpf_state *st, const struct collector_env *env, char *why, size_t len)
 {
+	char err[PATH_MAX + 64];
 	int r, removed;
 
 	st->flow = flow_bpf__open();
@@ -1007,6 +1025,19 @@ static int load_flow(struct bpf_state *st, const struct collector_env *env, char
 	r = flow_bpf__load(st->flow);
 	if (r < 0) {
 		why_add(why, len, "tc", "unable to load the probe", r);
+		return r;
+	}
+	if (!env->tc_lock) {
+		why_add(why, len, "tc", "loaded, attached nowhere (doctor changes nothing)", 0);
+		return 0;
+	}
+	/* another live agent's filters look just like stale ones */
+	r = bpf_tc_lock_take(env->tc_lock, err, sizeof(err));
+	if (r == -EBUSY)
+		snprintf(err + strlen(err), sizeof(err) - strlen(err),
+			 ": one agent per network namespace");
+	if (r < 0) {
+		why_add(why, len, "tc", err, r == -EBUSY ? 0 : r);
 		return r;
 	}
 	removed = bpf_tc_remove_stale();
@@ -1028,6 +1059,7 @@ static int load_flow(struct bpf_state *st, const struct collector_env *env, char
 	}
 	if (bpf_tc_why(st->tc)[0])
 		why_add(why, len, "tc", bpf_tc_why(st->tc), 0);
+	tc_note(st, env);
 	r = map_reader_init(&st->flows, st->flow->maps.fm_flows, 0, st->ncpus);
 	if (r == 0)
 		r = map_reader_init(&st->qps, st->flow->maps.fm_qps, 0, st->ncpus);
@@ -1173,7 +1205,7 @@ static int bpf_init(const struct collector_env *env, void **ret_state, char *why
 	    !st->tcp_fanout || !st->tcp_peers)
 		goto fail;
 	rf = load_flow(st, env, why, why_len);
-	st->up[PROBE_TC] = rf >= 0;
+	st->up[PROBE_TC] = rf >= 0 && st->tc;
 	if (rf < 0) {
 		bpf_tc_free(st->tc);
 		st->tc = NULL;
@@ -1228,9 +1260,12 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 	int r = 0;
 
 	st->tick++;
-	if (st->flow) {
-		/* interfaces that appeared since the last tick get the probe */
+	if (st->tc) {
+		/* interfaces that appeared since the last tick get the probe,
+		 * and those that lost it get it back in time */
 		(void)bpf_tc_sync(st->tc, env);
+		st->up[PROBE_TC] = bpf_tc_lost(st->tc) == 0;
+		tc_note(st, env);
 		r = map_reader_read(&st->ifslots);
 		if (r == 0)
 			r = map_reader_read(&st->ifstats);
@@ -1263,9 +1298,18 @@ static int bpf_sample(void *state, const struct collector_env *env, struct sampl
 	return 0;
 }
 
+static void bpf_news(void *state, char *buf, size_t len)
+{
+	const struct bpf_state *st = state;
+	const char *news = st->tc ? bpf_tc_news(st->tc) : "";
+
+	snprintf(buf, len, "%s%s", news[0] ? "tc: " : "", news);
+}
+
 const struct collector_ops bpf_collector = {
 	.name = "bpf",
 	.init = bpf_init,
 	.sample = bpf_sample,
 	.fini = bpf_fini,
+	.news = bpf_news,
 };

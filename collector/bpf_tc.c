@@ -3,9 +3,11 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf_tc.h"
@@ -27,12 +29,16 @@
 enum { TC_INGRESS, TC_EGRESS, TC_POINTS };
 
 static const enum bpf_tc_attach_point tc_points[TC_POINTS] = { BPF_TC_INGRESS, BPF_TC_EGRESS };
+static const char *const tc_point_names[TC_POINTS] = { "ingress", "egress" };
 
-/* One interface with both filters attached. */
+/* One interface with both filters attached, or with them lost. */
 struct tc_link {
 	int ifindex;
 	char name[IF_NAMESIZE];
 	__u32 prog_id[TC_POINTS]; /* what we attached, so that we detach only that */
+	/* 0 while attached; else when (CLOCK_MONOTONIC) its filters were found
+	 * gone or last failed to go back */
+	int64_t lost_ms;
 };
 
 struct bpf_tc {
@@ -40,6 +46,7 @@ struct bpf_tc {
 	struct tc_link *links;
 	unsigned n, cap;
 	char why[BPF_TC_WHY_MAX];
+	char news[BPF_TC_WHY_MAX];
 };
 
 struct bpf_tc *bpf_tc_new(int ingress_fd, int egress_fd)
@@ -53,20 +60,50 @@ struct bpf_tc *bpf_tc_new(int ingress_fd, int egress_fd)
 	return tc;
 }
 
-/* True if program id's name starts with BPF_TC_PREFIX. */
+static int64_t tc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* 1 if program id's name starts with BPF_TC_PREFIX, 0 if not (or it is
+ * gone), -errno if it cannot be told (reading a program's name needs
+ * CAP_SYS_ADMIN). */
 static int tc_prog_is_ours(__u32 id)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id), ours = 0;
+	int fd = bpf_prog_get_fd_by_id(id), ours;
 
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -errno;
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-		ours = strncmp(info.name, BPF_TC_PREFIX, strlen(BPF_TC_PREFIX)) == 0;
+	ours = bpf_obj_get_info_by_fd(fd, &info, &len) < 0
+		       ? -errno
+		       : strncmp(info.name, BPF_TC_PREFIX, strlen(BPF_TC_PREFIX)) == 0;
 	close(fd);
 	return ours;
+}
+
+/*
+ * The program of the filter at our handle and priority on one hook, into
+ * *ret_id. Returns 0, -ENOENT if there is no such filter, or -errno.
+ */
+static int tc_query(int ifindex, int point, __u32 *ret_id)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = tc_points[point]);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = BPF_TC_HANDLE, .priority = BPF_TC_PRIORITY);
+	int r = bpf_tc_query(&hook, &opts);
+
+	/* the kernel's answer for a hook with no filter chain at all (no
+	 * filter left, or no clsact qdisc): none of ours either */
+	if (r == -EINVAL)
+		r = -ENOENT;
+	if (r == 0)
+		*ret_id = opts.prog_id;
+	return r;
 }
 
 /*
@@ -79,13 +116,12 @@ static int tc_detach_ours(int ifindex, int point, __u32 prog_id)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = tc_points[point]);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = BPF_TC_HANDLE, .priority = BPF_TC_PRIORITY);
+	__u32 id = 0;
 
-	if (bpf_tc_query(&hook, &opts) < 0)
+	if (tc_query(ifindex, point, &id) < 0)
 		return 0;
-	if (prog_id ? opts.prog_id != prog_id : !tc_prog_is_ours(opts.prog_id))
+	if (prog_id ? id != prog_id : tc_prog_is_ours(id) <= 0)
 		return 0;
-	/* bpf_tc_detach() wants only the handle and priority */
-	opts.prog_id = 0;
 	return bpf_tc_detach(&hook, &opts) == 0;
 }
 
@@ -126,13 +162,26 @@ cleanup:
 	return r;
 }
 
+/* Appends the printf-style text to buf (len bytes), after sep unless buf is empty. */
+__attribute__((format(printf, 4, 5))) static void tc_cat(char *buf, size_t len, const char *sep,
+							 const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used)
+		used += (size_t)snprintf(buf + used, len - used, "%s", sep);
+	if (used >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
 /* Appends "name: what: strerror(-err)" to tc->why. */
 static void tc_why_add(struct bpf_tc *tc, const char *name, const char *what, int err)
 {
-	size_t used = strlen(tc->why);
-
-	snprintf(tc->why + used, sizeof(tc->why) - used, "%s%s: %s: %s", used ? "; " : "", name,
-		 what, strerror(-err));
+	tc_cat(tc->why, sizeof(tc->why), "; ", "%s: %s: %s", name, what, strerror(-err));
 }
 
 static struct tc_link *tc_find(const struct bpf_tc *tc, int ifindex)
@@ -179,6 +228,64 @@ static void tc_link_detach(const struct tc_link *l)
 		(void)tc_detach_ours(l->ifindex, p, l->prog_id[p]);
 }
 
+/* The hooks of attached link l whose filter is no longer the program we
+ * attached there, as a bit mask (1 << point); 0 if none is, or if the hooks
+ * cannot be read now. */
+static unsigned tc_link_gone(const struct tc_link *l)
+{
+	unsigned gone = 0;
+
+	for (int p = 0; p < TC_POINTS; p++) {
+		__u32 id = 0;
+		int r = tc_query(l->ifindex, p, &id);
+
+		if (r == -ENOENT || (r == 0 && id != l->prog_id[p]))
+			gone |= 1u << p;
+	}
+	return gone;
+}
+
+/*
+ * Looks whether attached link l still has its filters. When one is gone
+ * (tc filter del, its clsact qdisc deleted, another program put in its
+ * place), takes the other away too, so that an interface is counted whole
+ * or not at all, and marks it lost; a lost link's filters go back once
+ * retry_ms has passed. Says what changed in tc->news, and that the link is
+ * lost in tc->why.
+ */
+static void tc_link_check(struct bpf_tc *tc, struct tc_link *l, int64_t retry_ms, int64_t now_ms)
+{
+	/* by tc_link_gone()'s mask */
+	static const char *const gone_names[] = { "", "ingress filter is", "egress filter is",
+						  "ingress and egress filters are" };
+	const char *what = NULL;
+	unsigned gone;
+	int r;
+
+	if (!l->lost_ms) {
+		gone = tc_link_gone(l);
+		if (!gone)
+			return;
+		tc_link_detach(l);
+		l->lost_ms = now_ms;
+		tc_cat(tc->news, sizeof(tc->news), "; ",
+		       "%s: fabmon's %s gone (removed by someone else: tc filter del?)", l->name,
+		       gone_names[gone]);
+	} else if (now_ms - l->lost_ms >= retry_ms) {
+		r = tc_attach(tc, l->ifindex, l, &what);
+		if (r == 0) {
+			l->lost_ms = 0;
+			tc_cat(tc->news, sizeof(tc->news), "; ", "%s: attached again", l->name);
+			return;
+		}
+		l->lost_ms = now_ms;
+		tc_why_add(tc, l->name, what, r);
+	}
+	tc_cat(tc->why, sizeof(tc->why), "; ",
+	       "%s: fabmon's filters are gone; attaching again every %lld s (collector_retry)",
+	       l->name, (long long)(retry_ms / 1000));
+}
+
 /* The name of ifindex in ifs, or NULL if it is not there. */
 static const char *tc_ifname(const struct if_nameindex *ifs, int ifindex)
 {
@@ -192,11 +299,13 @@ int bpf_tc_sync(struct bpf_tc *tc, const struct collector_env *env)
 {
 	/* if_nameindex() asks rtnetlink: the interfaces of our netns, whatever /sys shows */
 	struct if_nameindex *ifs = if_nameindex();
+	int64_t now_ms = tc_now_ms();
 	int first_err = 0;
+	unsigned n;
 
 	if (!ifs)
 		return -errno;
-	tc->why[0] = '\0';
+	tc->why[0] = tc->news[0] = '\0';
 	for (unsigned i = 0; i < tc->n;) {
 		struct tc_link *l = &tc->links[i];
 		const char *name = tc_ifname(ifs, l->ifindex);
@@ -204,6 +313,7 @@ int bpf_tc_sync(struct bpf_tc *tc, const struct collector_env *env)
 		if (name && collector_want_interface(env, name)) {
 			/* a rename keeps ifindex and filters */
 			snprintf(l->name, sizeof(l->name), "%s", name);
+			tc_link_check(tc, l, env->retry_ms, now_ms);
 			i++;
 			continue;
 		}
@@ -222,7 +332,8 @@ int bpf_tc_sync(struct bpf_tc *tc, const struct collector_env *env)
 			first_err = r;
 	}
 	if_freenameindex(ifs);
-	return tc->n == 0 && first_err ? first_err : (int)tc->n;
+	n = bpf_tc_count(tc);
+	return n == 0 && first_err ? first_err : (int)n;
 }
 
 int bpf_tc_remove_stale(void)
@@ -239,14 +350,55 @@ int bpf_tc_remove_stale(void)
 	return removed;
 }
 
+int bpf_tc_survey(const struct collector_env *env, char *would, size_t would_len, char *found,
+		  size_t found_len)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	int n = 0;
+
+	if (!ifs)
+		return -errno;
+	would[0] = found[0] = '\0';
+	for (const struct if_nameindex *it = ifs; it->if_index && n >= 0; it++) {
+		if (collector_want_interface(env, it->if_name))
+			tc_cat(would, would_len, ", ", "%s", it->if_name);
+		for (int p = 0; p < TC_POINTS && n >= 0; p++) {
+			__u32 id = 0;
+			int ours =
+				tc_query((int)it->if_index, p, &id) == 0 ? tc_prog_is_ours(id) : 0;
+
+			if (ours > 0)
+				tc_cat(found, found_len, ", ", "%s %s", it->if_name,
+				       tc_point_names[p]);
+			n = ours < 0 ? ours : n + ours;
+		}
+	}
+	if_freenameindex(ifs);
+	return n;
+}
+
 const char *bpf_tc_why(const struct bpf_tc *tc)
 {
 	return tc->why;
 }
 
+const char *bpf_tc_news(const struct bpf_tc *tc)
+{
+	return tc->news;
+}
+
 unsigned bpf_tc_count(const struct bpf_tc *tc)
 {
-	return tc->n;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < tc->n; i++)
+		n += !tc->links[i].lost_ms;
+	return n;
+}
+
+unsigned bpf_tc_lost(const struct bpf_tc *tc)
+{
+	return tc->n - bpf_tc_count(tc);
 }
 
 void bpf_tc_free(struct bpf_tc *tc)

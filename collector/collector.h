@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bpf_tc_lock;
+
 /*
  * A collector reads one source (sysfs netdev statistics, SIOCETHTOOL, RDMA
  * counters, qdisc stats, ...) and emits samples into a sink that the registry
@@ -79,6 +81,11 @@ struct collector_env {
 	/* comma-separated network namespace files the TCP probes are limited
 	 * to (/run/netns/NAME, /proc/PID/ns/net); "" for every namespace */
 	const char *bpf_netns;
+	/* the lock on this network namespace's tc filters (bpf_tc_lock.h) that
+	 * the tc probe takes before it touches them; NULL: the probe is loaded
+	 * but attached nowhere, as `fabmon doctor` wants */
+	struct bpf_tc_lock *tc_lock;
+	int64_t retry_ms; /* a source found gone is looked for again after this */
 };
 
 /* True if the interface name passes env->interfaces. */
@@ -105,6 +112,12 @@ struct collector_ops {
 	int (*sample)(void *state, const struct collector_env *env, struct sample_sink *out);
 	/* Releases what init made. Accepts NULL. */
 	void (*fini)(void *state);
+	/*
+	 * Optional. Writes into buf what the last sample found changed that an
+	 * operator should hear of once (a probe someone detached, and put
+	 * back), or "" if nothing did.
+	 */
+	void (*news)(void *state, char *buf, size_t len);
 };
 
 extern const struct collector_ops netdev_collector;

@@ -4,7 +4,8 @@
 # host network; not privileged, ALL capabilities dropped, BPF, PERFMON,
 # NET_ADMIN and NET_RAW added and beyond them only what the drop to the
 # config's user needs; /sys read-only and the database directory on host
-# paths where the config looks for them; liveness on /healthz and readiness
+# paths where the config looks for them, and /run/fabmon (the tc lock, one
+# agent per network namespace) the host's too; liveness on /healthz and readiness
 # on /readyz on the port the config listens on; resource requests and
 # limits; the ConfigMap's config passes --check-config and the agent run on
 # it answers both probes.
@@ -90,6 +91,9 @@ check(v is not None and v.get("hostPath", {}).get("path") == "/sys" and m.get("r
 m, v = volume_at(agent["db"])
 check(v is not None and "hostPath" in v and not m.get("readOnly"),
       f"db {agent['db']} is not on a writable host path")
+m, v = volume_at("/run/fabmon/tc-1.lock")
+check(v is not None and v.get("hostPath", {}).get("path") == "/run/fabmon" and not m.get("readOnly"),
+      "the tc lock's /run/fabmon is not the host's, writable")
 
 for e in errors:
     print("manifest:", e, file=sys.stderr)

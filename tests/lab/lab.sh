@@ -159,6 +159,38 @@ lab_metric() {
 	lab_scrape | awk -v s="$1" '$1 == s { print $2; exit }'
 }
 
+# lab_await_metric SERIES VALUE SECONDS: polls the lab agent's /metrics every
+# 0.1 s until SERIES is VALUE; fails, naming what it was, after SECONDS.
+lab_await_metric() {
+	for _ in $(seq $(($3 * 10))); do
+		v=$(lab_metric "$1")
+		[ "$v" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "$1 is ${v:-absent} after $3 s, want $2"
+}
+
+# lab_rising SERIES: waits (5 s at most) until the lab agent's counter
+# SERIES is above what it is now (0 while it is absent: nothing counted
+# yet); prints both values, fails if it stays.
+lab_rising() {
+	from=$(lab_metric "$1")
+	from=${from:-0}
+	for _ in $(seq 50); do
+		sleep 0.1
+		to=$(lab_metric "$1")
+		[ -n "$to" ] && awk -v a="$from" -v b="$to" 'BEGIN { exit !(b > a) }' &&
+			{ echo "$1: $from -> $to"; return 0; }
+	done
+	fail "$1 stopped rising: $from, 5 s later ${to:-absent}"
+}
+
+# lab_filters RANK DEV HOOK: how many fabmon filters rank RANK's DEV has on
+# HOOK (ingress or egress).
+lab_filters() {
+	lab_exec "$1" tc filter show dev "$2" "$3" 2>/dev/null | grep -c 'fabmon_' || true
+}
+
 # lab_events DB: the events table of DB summed up, " N kind subject;" a row
 # (empty when there is none), for a scenario's "this and nothing else".
 lab_events() {
@@ -248,20 +280,25 @@ lab_open() {
 	echo "onset -> event open: $((open - $3)) ms"
 }
 
+# lab_ns_del NAME: removes namespace NAME after killing what still runs in
+# it, and the tc lock file a killed agent left for it (named by the
+# namespace's inode: collector/bpf_tc_lock.h).
+lab_ns_del() {
+	ip netns pids "$1" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ino=$(stat -c %i "/run/netns/$1" 2>/dev/null) && rm -f "/run/fabmon/tc-$ino.lock"
+	ip netns del "$1" 2>/dev/null
+}
+
 # lab_down: removes the namespaces this run made, after killing what still
 # runs in them: a process started under `timeout` or forked by one it
 # started outlives the kill of the pid the script knows.
 lab_down() {
 	i=1
 	while [ $i -le "$LAB_RANKS" ]; do
-		ip netns pids "$LAB-r$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$LAB-r$i" 2>/dev/null
+		lab_ns_del "$LAB-r$i"
 		i=$((i + 1))
 	done
-	if [ "$LAB_SW" = 1 ]; then
-		ip netns pids "$LAB-sw" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$LAB-sw" 2>/dev/null
-	fi
+	[ "$LAB_SW" = 1 ] && lab_ns_del "$LAB-sw"
 	LAB_RANKS=0
 	LAB_SW=0
 }

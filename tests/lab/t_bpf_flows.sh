@@ -3,8 +3,9 @@
 # The bpf collector on a real link: a TCP stream of known size from rank 2 to
 # rank 1 shows as rank-1 per-peer bytes (payload plus header overhead); a
 # RoCEv2 stream with PSN gaps injected shows exactly those gaps; an interface
-# made after start gets the probe; nothing is left attached after the agent
-# stops, also after kill -9 and a restart.
+# made after start gets the probe; `fabmon doctor` run while traffic flows
+# leaves the agent's filters and counters alone; nothing is left attached
+# after the agent stops, also after kill -9 and a restart.
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
@@ -24,7 +25,7 @@ wait_metric() { # SERIES MIN: until the value is >= MIN (10 s at most); prints i
 	echo "${v:-absent}"
 	return 1
 }
-filters() { lab_exec 1 tc filter show dev "$1" "$2" 2>/dev/null | grep -c 'fabmon_' || true; }
+filters() { lab_filters 1 "$@"; }
 
 agent
 [ "$(m 'fabmon_probe_up{probe="tc"}')" = 1 ] || { cat "$WORK/agent.log"; fail "tc probe not up"; }
@@ -74,7 +75,22 @@ for _ in $(seq 40); do
 done
 [ "$(filters late0 ingress)" -ge 1 ] || fail "late0 did not get the probe"
 
-# 4. clean exit detaches; kill -9 leaves filters that the next start removes
+# 4. doctor changes nothing: the agent's filters stay, its counters rise on,
+# and doctor names the agent that holds them
+lab_spawn 2 timeout 30 ping -q -i 0.05 -c 500 198.18.0.1
+ping_pid=$LAB_PID
+rx='fabmon_bpf_packets_total{interface="eth0",direction="rx"}'
+lab_rising "$rx"
+out=$(lab_exec 1 "$FABMON" doctor --db "$WORK/none.db" --collectors bpf --interfaces 'eth0|late0') ||
+	fail "doctor failed: $out"
+[ "$(filters eth0 ingress)" = 1 ] && [ "$(filters eth0 egress)" = 1 ] &&
+	[ "$(filters late0 ingress)" = 1 ] || fail "filters gone after doctor: $out"
+lab_rising "$rx"
+echo "$out" | grep -q "agent pid $AGENT_PID" || fail "doctor does not name agent pid $AGENT_PID: $out"
+echo "$out" | grep '^tc '
+kill "$ping_pid"
+
+# 5. clean exit detaches; kill -9 leaves filters that the next start removes
 kill -TERM $AGENT_PID
 wait $AGENT_PID
 [ "$(filters eth0 ingress)" = 0 ] && [ "$(filters eth0 egress)" = 0 ] &&

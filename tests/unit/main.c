@@ -22,7 +22,7 @@ int main(void)
 		detect_roce_suite,    timefmt_suite,	    pack_suite,
 		web_config_suite,     privilege_suite,	    window_suite,
 		regex_bounded_suite,  label_text_suite,	    tcp_loss_suite,
-		tcp_waits_suite,      capfile_suite,
+		tcp_waits_suite,      capfile_suite,	    bpf_tc_lock_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

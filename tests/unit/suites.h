@@ -20,6 +20,7 @@ Suite *roce_suite(void);
 Suite *bpf_tcp_suite(void);
 Suite *bpf_drop_reasons_suite(void);
 Suite *bpf_flow_suite(void);
+Suite *bpf_tc_lock_suite(void);
 Suite *events_suite(void);
 Suite *detect_hotspot_suite(void);
 Suite *detect_path_suite(void);

@@ -1268,6 +1268,82 @@ START_TEST(test_tc_attach_failure)
 }
 END_TEST
 
+/*
+ * A filter someone else deleted (tc filter del) is noticed by the next sync:
+ * the interface is lost, its other filter is taken away too, and the news
+ * and why say so; it is attached again by the first sync env.retry_ms later,
+ * not before, and the news says that once.
+ */
+START_TEST(test_tc_lost)
+{
+	struct tc_rig t;
+	struct bpf_tc *tc;
+
+	libbpf_set_print(NULL);
+	if (tc_rig_up(&t, "bpf_flow tc_lost", "ip link add fml0 type veth peer name fml1", "fml0",
+		      "^fml0$") < 0)
+		return;
+	t.env.retry_ms = 3600 * 1000;
+	tc = tc_new(&t);
+	ck_assert_int_eq(bpf_tc_sync(tc, &t.env), 1);
+	ck_assert_int_eq(system("tc filter del dev fml0 ingress"), 0);
+	ck_assert_int_eq(bpf_tc_sync(tc, &t.env), 0);
+	ck_assert_uint_eq(bpf_tc_lost(tc), 1);
+	ck_assert_str_eq(bpf_tc_news(tc), "fml0: fabmon's ingress filter is gone (removed by "
+					  "someone else: tc filter del?)");
+	ck_assert_msg(strstr(bpf_tc_why(tc), "fml0: fabmon's filters are gone"), "why: %s",
+		      bpf_tc_why(tc));
+	ck_assert(tc_empty("fml0", "egress"));
+	/* before retry_ms: still lost, and nothing new to say */
+	ck_assert_int_eq(bpf_tc_sync(tc, &t.env), 0);
+	ck_assert_str_eq(bpf_tc_news(tc), "");
+	ck_assert(tc_empty("fml0", "ingress"));
+	t.env.retry_ms = 0;
+	ck_assert_int_eq(bpf_tc_sync(tc, &t.env), 1);
+	ck_assert_uint_eq(bpf_tc_lost(tc), 0);
+	ck_assert_str_eq(bpf_tc_news(tc), "fml0: attached again");
+	ck_assert_str_eq(bpf_tc_why(tc), "");
+	ck_assert(tc_has_ours("fml0", "ingress"));
+	ck_assert(tc_has_ours("fml0", "egress"));
+	/* the whole clsact qdisc deleted: both filters gone with it */
+	ck_assert_int_eq(system("tc qdisc del dev fml0 clsact"), 0);
+	ck_assert_int_eq(bpf_tc_sync(tc, &t.env), 0);
+	ck_assert_str_eq(bpf_tc_news(tc), "fml0: fabmon's ingress and egress filters are gone "
+					  "(removed by someone else: tc filter del?)");
+	ck_assert_int_eq(bpf_tc_sync(tc, &t.env), 1);
+	ck_assert(tc_has_ours("fml0", "ingress"));
+	bpf_tc_free(tc);
+	ck_assert(tc_empty("fml0", "ingress"));
+	tc_rig_down(&t);
+}
+END_TEST
+
+/*
+ * The survey changes nothing: it names the interfaces a sync would attach
+ * to and the hooks that have a fabmon filter, whoever's it is.
+ */
+START_TEST(test_tc_survey)
+{
+	char would[256], found[256];
+	struct tc_rig t;
+
+	libbpf_set_print(NULL);
+	if (tc_rig_up(&t, "bpf_flow tc_survey", "ip link add fmv0 type veth peer name fmv1", "fmv0",
+		      "^fmv") < 0)
+		return;
+	ck_assert_int_eq(bpf_tc_survey(&t.env, would, sizeof(would), found, sizeof(found)), 0);
+	ck_assert_str_eq(would, "fmv1, fmv0");
+	ck_assert_str_eq(found, "");
+	ck_assert(tc_empty("fmv0", "ingress"));
+	leak_filters("^fmv0$");
+	ck_assert_int_eq(bpf_tc_survey(&t.env, would, sizeof(would), found, sizeof(found)), 2);
+	ck_assert_str_eq(found, "fmv0 ingress, fmv0 egress");
+	ck_assert(tc_has_ours("fmv0", "ingress"));
+	ck_assert_int_eq(bpf_tc_remove_stale(), 2);
+	tc_rig_down(&t);
+}
+END_TEST
+
 /* No interface wanted is no failure: nothing to attach, nothing wrong. */
 START_TEST(test_tc_nothing_wanted)
 {
@@ -1306,6 +1382,8 @@ Suite *bpf_flow_suite(void)
 		{ "tc_free_spares_replacement", test_tc_free_spares_replacement, 0 },
 		{ "tc_attach_failure", test_tc_attach_failure, 0 },
 		{ "tc_nothing_wanted", test_tc_nothing_wanted, 0 },
+		{ "tc_lost", test_tc_lost, 0 },
+		{ "tc_survey", test_tc_survey, 0 },
 	};
 
 	return TESTUTIL_SUITE("bpf_flow", cases);
