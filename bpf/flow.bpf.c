@@ -33,8 +33,10 @@
 #define FM_IP6_OFFSET 0xfff8
 /* 802.1ad outer + 802.1Q inner is as deep as data-centre tagging goes. */
 #define FM_VLAN_MAX 2
-/* RFC 8200 4.1 orders hop-by-hop, destination, routing, fragment: four to skip. */
-#define FM_IPV6_EXT_MAX 4
+/* RFC 8200 4.1: hop-by-hop, destination options, routing, fragment and
+ * destination options again (once before routing, once before the upper
+ * layer): five to skip. */
+#define FM_IPV6_EXT_MAX 5
 /*
  * Ethernet 14 + two tags 8 + IPv4 with options 60 + UDP 8 + BTH 12 + AETH 4
  * = 106: every header the probe reads lies in the first 128 bytes unless
@@ -178,6 +180,13 @@ static __always_inline int fm_parse_ipv4(void **p, void *end, struct fm_flow_key
 	return ip->protocol;
 }
 
+/* True for the extension headers skipped to reach the transport header. */
+static __always_inline int fm_ipv6_ext(int next)
+{
+	return next == FM_NEXTHDR_HOP || next == FM_NEXTHDR_ROUTING ||
+	       next == FM_NEXTHDR_FRAGMENT || next == FM_NEXTHDR_DEST;
+}
+
 /*
  * Moves *p past the IPv6 header and the extension headers that can precede
  * the transport header. Returns the next header, or -1 if unparsed (cut
@@ -200,7 +209,7 @@ static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key
 	pkt->l4 = 1;
 	next = ip6->nexthdr;
 	*p = ip6 + 1;
-	for (int i = 0; i < FM_IPV6_EXT_MAX; i++) {
+	for (int i = 0; i < FM_IPV6_EXT_MAX && fm_ipv6_ext(next); i++) {
 		if (next == FM_NEXTHDR_FRAGMENT) {
 			struct frag_hdr *fh = *p;
 
@@ -209,8 +218,7 @@ static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key
 			pkt->l4 = !(bpf_ntohs(fh->frag_off) & FM_IP6_OFFSET);
 			next = fh->nexthdr;
 			*p = fh + 1;
-		} else if (next == FM_NEXTHDR_HOP || next == FM_NEXTHDR_ROUTING ||
-			   next == FM_NEXTHDR_DEST) {
+		} else {
 			struct ipv6_opt_hdr *oh = *p;
 
 			if ((void *)(oh + 1) > end)
@@ -218,11 +226,9 @@ static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key
 			next = oh->nexthdr;
 			/* RFC 8200 4.3: length in 8-octet units, not counting the first 8 */
 			*p += (oh->hdrlen + 1) * 8;
-		} else {
-			return next;
 		}
 	}
-	return -1;
+	return fm_ipv6_ext(next) ? -1 : next;
 }
 
 /*

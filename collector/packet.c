@@ -24,7 +24,10 @@
 #define IPV4_HLEN 20
 #define IPV4_OFFSET_MASK 0x1fff /* RFC 791: fragment offset bits */
 #define IPV6_HLEN 40
-#define IPV6_EXT_MAX 4 /* RFC 8200 4.1: hop-by-hop, destination, routing, fragment */
+/* RFC 8200 4.1: hop-by-hop, destination options, routing, fragment and
+ * destination options again (once before routing, once before the upper
+ * layer), as the probe (bpf/flow.bpf.c) */
+#define IPV6_EXT_MAX 5
 #define IPV6_FRAG_OFFSET_MASK 0xfff8
 #define TCP_HLEN 20
 #define UDP_HLEN 8
@@ -127,6 +130,13 @@ static int parse_ipv4(struct cursor *c, struct packet *pkt)
 	return ip[9];
 }
 
+/* True for the extension headers skipped to reach the transport header. */
+static int ipv6_ext(int next)
+{
+	return next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING || next == IPPROTO_FRAGMENT ||
+	       next == IPPROTO_DSTOPTS;
+}
+
 /* Moves past the IPv6 header and the extension headers before the
  * transport; returns the next header or a negative errno. */
 static int parse_ipv6(struct cursor *c, struct packet *pkt)
@@ -146,12 +156,9 @@ static int parse_ipv6(struct cursor *c, struct packet *pkt)
 	pkt->l4 = 1;
 	next = ip[6];
 	c->p += IPV6_HLEN;
-	for (int i = 0; i < IPV6_EXT_MAX; i++) {
+	for (int i = 0; i < IPV6_EXT_MAX && ipv6_ext(next); i++) {
 		size_t len;
 
-		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING &&
-		    next != IPPROTO_FRAGMENT && next != IPPROTO_DSTOPTS)
-			return next;
 		if (!need(c, 8))
 			return cut(c, "IPv6 extension header cut short");
 		if (next == IPPROTO_FRAGMENT) {
@@ -166,7 +173,9 @@ static int parse_ipv6(struct cursor *c, struct packet *pkt)
 		next = c->p[0];
 		c->p += len;
 	}
-	return bad(c, "more IPv6 extension headers than the 4 of RFC 8200 4.1");
+	if (ipv6_ext(next))
+		return bad(c, "more IPv6 extension headers than the 5 of RFC 8200 4.1");
+	return next;
 }
 
 /* The BTH (and AETH) after a UDP header to port 4791. */

@@ -163,12 +163,16 @@ gen v6 --ipv6 --packets 1000 --qps 3 --ack-every 10 --ce-every 9
 gen vlan --vlan 100 --packets 800 --qps 2 --cnp-every 25
 gen sll --link sll --packets 600 --qps 5 --nak-every 40 --payload 4096
 gen sll2 --link sll2 --ipv6 --vlan 7 --packets 600 --qps 1 --rnr-every 30 --payload 0
+# RFC 8200 4.1's extension headers before UDP: four (destination options once)
+# and five (twice: before the routing header and before the upper layer)
+gen v6ext4 --ipv6 --ipv6-ext 4 --packets 300 --qps 2 --ack-every 5 --gap-every 40
+gen v6ext5 --ipv6 --ipv6-ext 5 --vlan 9 --packets 300 --qps 3 --cnp-every 20
 # every kind of event; at 150, 300, ... a duplicate and a gap fall due at
 # once (the duplicate wins); 256 PSNs before the wrap, some 700 packets per QP
 gen events --packets 5000 --qps 7 --ack-every 7 --nak-every 97 --rnr-every 89 \
 	--cnp-every 31 --ce-every 13 --gap-every 50 --dup-every 75 --payload 1023 \
 	--psn-start 0xffff00
-for n in v4 v6 vlan sll sll2 events; do
+for n in v4 v6 vlan sll sll2 v6ext4 v6ext5 events; do
 	check $n
 done
 jq -e '.acks > 0 and .naks_psn_sequence > 0 and .naks_rnr > 0 and .cnp > 0 and .ecn_ce > 0 and

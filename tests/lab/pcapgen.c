@@ -95,9 +95,16 @@
 
 #define PG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* RFC 8200 4.1's order of extension headers: --ipv6-ext N writes the first
+ * N, each at its least, 8 octets. */
+static const uint8_t pg_ipv6_ext_order[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
+					     IPPROTO_FRAGMENT, IPPROTO_DSTOPTS };
+#define PG_IPV6_EXT_LEN 8
+#define PG_IPV6_EXT_MAX PG_ARRAY_SIZE(pg_ipv6_ext_order)
+
 #define PG_FRAME_MAX                                                                               \
-	(PG_SLL2_LEN + PG_VLAN_LEN + sizeof(struct ip6_hdr) + sizeof(struct udphdr) +              \
-	 ROCE_BTH_LEN + PG_RETH_LEN + PG_PAYLOAD_MAX + 3 + ROCE_ICRC_LEN)
+	(PG_SLL2_LEN + PG_VLAN_LEN + sizeof(struct ip6_hdr) + PG_IPV6_EXT_MAX * PG_IPV6_EXT_LEN +  \
+	 sizeof(struct udphdr) + ROCE_BTH_LEN + PG_RETH_LEN + PG_PAYLOAD_MAX + 3 + ROCE_ICRC_LEN)
 
 /* The --X-every flags: what happens to every K-th data packet of a queue pair. */
 enum pg_event {
@@ -119,6 +126,7 @@ struct pg_opts {
 	unsigned long long psn_start, snaplen, payload, time_start, time_step;
 	unsigned long long vlan; /* PG_UNTAGGED: none */
 	unsigned long long ce_qp; /* 0: --ce-every marks every queue pair; else only this one */
+	unsigned long long ipv6_ext; /* extension headers after the IPv6 header */
 	enum pg_link_id link;
 	int ipv6;
 };
@@ -274,17 +282,38 @@ static void pg_ipv6_addr(unsigned char *p, uint32_t host)
 	pg_put32(p + 12, host);
 }
 
-/* RFC 8200: version, traffic class, flow label 0. Returns the end of the header. */
+/*
+ * RFC 8200: version, traffic class, flow label 0, then the first ext of
+ * pg_ipv6_ext_order: options headers with one PadN option (4.2), a routing
+ * header with no segments left (4.4: to be ignored), an atomic fragment
+ * header (offset 0, no more fragments: RFC 6946). Returns the end of the
+ * headers.
+ */
 static unsigned char *pg_ipv6(unsigned char *p, const struct pg_path *pa, uint8_t tos,
-			      size_t payload)
+			      size_t payload, unsigned ext)
 {
+	unsigned char *next = p + 6;
+
 	pg_put32(p, 6u << 28 | (uint32_t)tos << 20);
-	pg_put16(p + 4, (uint16_t)payload);
-	p[6] = IPPROTO_UDP;
+	pg_put16(p + 4, (uint16_t)(ext * PG_IPV6_EXT_LEN + payload));
 	p[7] = PG_TTL;
 	pg_ipv6_addr(p + 8, pa->src);
 	pg_ipv6_addr(p + 24, pa->dst);
-	return p + sizeof(struct ip6_hdr);
+	p += sizeof(struct ip6_hdr);
+	for (unsigned i = 0; i < ext; p += PG_IPV6_EXT_LEN, i++) {
+		*next = pg_ipv6_ext_order[i];
+		next = p;
+		memset(p, 0, PG_IPV6_EXT_LEN);
+		if (pg_ipv6_ext_order[i] == IPPROTO_HOPOPTS ||
+		    pg_ipv6_ext_order[i] == IPPROTO_DSTOPTS) {
+			p[2] = 1; /* PadN over the other 4 bytes */
+			p[3] = 4;
+		} else if (pg_ipv6_ext_order[i] == IPPROTO_FRAGMENT) {
+			pg_put32(p + 4, 1); /* identification */
+		}
+	}
+	*next = IPPROTO_UDP;
+	return p;
 }
 
 /* IBTA 9.2: opcode; SE|M|PadCnt|TVer; P_Key (default 0xffff); reserved
@@ -326,7 +355,7 @@ static unsigned char *pg_frame(struct pg *pg, const struct pg_path *pa, const st
 		pg_put16(p + 2, l3);
 		p += PG_VLAN_LEN;
 	}
-	p = o->ipv6 ? pg_ipv6(p, pa, tos, udp) : pg_ipv4(p, pa, tos, udp);
+	p = o->ipv6 ? pg_ipv6(p, pa, tos, udp, (unsigned)o->ipv6_ext) : pg_ipv4(p, pa, tos, udp);
 	/* The UDP checksum is zero, as RoCE NICs send it: the ICRC covers the
 	 * packet (IBTA A17). */
 	pg_put16(p, pa->sport);
@@ -544,7 +573,8 @@ static void pg_print_json(const struct pg *pg)
 static void pg_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pcapgen --output FILE [--packets N] [--qps N] [--ipv6] [--vlan ID]\n"
+		"usage: pcapgen --output FILE [--packets N] [--qps N] [--ipv6 [--ipv6-ext N]]\n"
+		"               [--vlan ID]\n"
 		"               [--link ethernet|sll|sll2] [--payload N] [--psn-start X]\n"
 		"               [--ack-every K] [--nak-every K] [--rnr-every K] [--cnp-every K]\n"
 		"               [--ce-every K [--ce-qp N]] [--gap-every K] [--dup-every K]\n"
@@ -562,6 +592,9 @@ static void pg_usage(FILE *f)
 		"  --qps N              queue pairs, each its own pair of addresses and QPNs\n"
 		"                       (1..%d, default %d)\n"
 		"  --ipv6               addresses in 2001:db8::/32 (default: 198.18.0.0/15)\n"
+		"  --ipv6-ext N         the first N (0..%zu) of RFC 8200 4.1's extension headers\n"
+		"                       after the IPv6 header: hop-by-hop, destination options,\n"
+		"                       routing, fragment, destination options\n"
 		"  --vlan ID            an IEEE 802.1Q tag, priority %d (0..%d)\n"
 		"  --link NAME          ethernet (LINKTYPE_ETHERNET), sll (LINKTYPE_LINUX_SLL)\n"
 		"                       or sll2 (LINKTYPE_LINUX_SLL2); default ethernet\n"
@@ -583,9 +616,9 @@ static void pg_usage(FILE *f)
 		"  --time-step USEC     from one packet to the next (0..%llu, default 1)\n"
 		"Numbers are decimal or 0x hexadecimal.\n"
 		"Exit status: 0 written, 1 the file could not be written, 2 usage error.\n",
-		PG_PACKETS_DEFAULT, PG_QPS_MAX, PG_QPS_DEFAULT, PG_VLAN_PCP, PG_VLAN_MAX,
-		PG_PAYLOAD_MAX, PG_PAYLOAD_DEFAULT, PG_PSN_START_DEFAULT, PG_SNAPLEN_MAX,
-		PG_SNAPLEN_MAX, PG_TIME_START_DEFAULT, PG_TIME_STEP_MAX);
+		PG_PACKETS_DEFAULT, PG_QPS_MAX, PG_QPS_DEFAULT, PG_IPV6_EXT_MAX, PG_VLAN_PCP,
+		PG_VLAN_MAX, PG_PAYLOAD_MAX, PG_PAYLOAD_DEFAULT, PG_PSN_START_DEFAULT,
+		PG_SNAPLEN_MAX, PG_SNAPLEN_MAX, PG_TIME_START_DEFAULT, PG_TIME_STEP_MAX);
 }
 
 /* The flags that take a number: its range, and the field of struct pg_opts it sets. */
@@ -603,6 +636,7 @@ static const struct pg_num_flag {
 	{ "time-start", 0, UINT32_MAX, offsetof(struct pg_opts, time_start) },
 	{ "time-step", 0, PG_TIME_STEP_MAX, offsetof(struct pg_opts, time_step) },
 	{ "ce-qp", 0, PG_QPS_MAX, offsetof(struct pg_opts, ce_qp) },
+	{ "ipv6-ext", 0, PG_IPV6_EXT_MAX, offsetof(struct pg_opts, ipv6_ext) },
 	{ "ack-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_ACK]) },
 	{ "nak-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_NAK]) },
 	{ "rnr-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_RNR]) },
@@ -697,6 +731,8 @@ static int pg_parse(int argc, char **argv, struct pg_opts *o)
 		return labtool_usage_error("pcapgen", "unexpected argument '%s'", argv[optind]);
 	if (!o->output)
 		return labtool_usage_error("pcapgen", "--output is required");
+	if (o->ipv6_ext && !o->ipv6)
+		return labtool_usage_error("pcapgen", "--ipv6-ext needs --ipv6");
 	/* pcap's timestamps are 32-bit seconds: the last must not pass 2106 */
 	last = o->time_start + o->packets * PG_RECORDS_PER_DATA * o->time_step / PG_USEC;
 	if (last > UINT32_MAX)

@@ -665,12 +665,18 @@ START_TEST(test_ipv4_options_fragments)
 }
 END_TEST
 
+/*
+ * RFC 8200 4.1's order: hop-by-hop, destination options, routing, fragment,
+ * destination options again; all five are skipped, a sixth is not parsed.
+ */
 START_TEST(test_ipv6_extension_headers)
 {
 	static const __u8 hop_dest_routing[] = { NH_HOP, NH_DEST, NH_ROUTING };
 	static const __u8 hop_frag[] = { NH_HOP, NH_FRAGMENT };
 	static const __u8 frag[] = { NH_FRAGMENT };
+	static const __u8 four[] = { NH_HOP, NH_DEST, NH_ROUTING, NH_FRAGMENT };
 	static const __u8 five[] = { NH_HOP, NH_DEST, NH_ROUTING, NH_FRAGMENT, NH_DEST };
+	static const __u8 six[] = { NH_HOP, NH_DEST, NH_ROUTING, NH_FRAGMENT, NH_DEST, NH_DEST };
 	const struct row rows[] = {
 		{ "hop-by-hop, destination, routing",
 		  UDP6(1, .v6_ext = hop_dest_routing, .n_v6_ext = 3), PORTS },
@@ -678,7 +684,18 @@ START_TEST(test_ipv6_extension_headers)
 		  UDP6(2, .v6_ext = hop_frag, .n_v6_ext = 2, .frag = V6_FIRST_FRAG), PORTS },
 		{ "later fragment", UDP6(3, .v6_ext = frag, .n_v6_ext = 1, .frag = V6_LATER_FRAG),
 		  NO_PORTS },
-		{ "five extension headers", UDP6(4, .v6_ext = five, .n_v6_ext = 5), UNPARSED },
+		{ "four extension headers, then RoCEv2",
+		  { .family = FM_FAMILY_IPV6,
+		    .proto = IPPROTO_UDP,
+		    .sport = 6,
+		    .dport = ROCE_UDP_PORT,
+		    .v6_ext = four,
+		    .n_v6_ext = 4,
+		    .payload = data100, /* a BTH of zeros: RC SEND first */
+		    .payload_len = 64 },
+		  PORTS },
+		{ "five extension headers", UDP6(4, .v6_ext = five, .n_v6_ext = 5), PORTS },
+		{ "six extension headers", UDP6(7, .v6_ext = six, .n_v6_ext = 6), UNPARSED },
 		{ "destination options cut short",
 		  UDP6(5, .v6_ext = hop_dest_routing, .n_v6_ext = 3, .cut = 14 + 40 + 8 + 12),
 		  UNPARSED },
@@ -687,6 +704,7 @@ START_TEST(test_ipv6_extension_headers)
 
 	RIG_UP(&r, "bpf_flow ipv6_extension_headers");
 	check_rows(&r, rows, sizeof(rows) / sizeof(rows[0]));
+	ck_assert_uint_eq(if_val(&r, FM_DIR_INGRESS).roce, 1);
 	rig_down(&r);
 }
 END_TEST
