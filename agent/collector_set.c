@@ -48,6 +48,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.bpf_top_peers = cfg->bpf_top_peers;
 	set->env.bpf_flow_idle_ms = cfg->bpf_flow_idle_ms;
 	set->env.bpf_netns = cfg->bpf_netns;
+	set->env.roce_pmtu = cfg->roce_pmtu;
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;

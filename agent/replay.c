@@ -43,8 +43,8 @@ static const char replay_usage[] =
 	"  --interval DURATION    tick length in capture time, 100ms to 1h (default 1s)\n"
 	"  --db PATH              also store each tick's series and the events in this\n"
 	"                         SQLite database, stamped with capture time\n"
-	"  --config FILE          detector thresholds and hysteresis from the agent's\n"
-	"                         config file (default: built-in defaults)\n"
+	"  --config FILE          detector thresholds and hysteresis, and roce_pmtu, from\n"
+	"                         the agent's config file (default: built-in defaults)\n"
 	"  --max-entries N        flows and queue pairs kept (default 1000000)\n"
 	"  -q, --quiet            no progress line on stderr\n"
 	"  -h, --help             this help\n"
@@ -676,7 +676,7 @@ int replay_main(int argc, char **argv)
 	}
 	/* the series track every entry the capture can hold */
 	r.cfg.bpf_max_flows = r.max_entries;
-	r.cap = capture_new(r.max_entries);
+	r.cap = capture_new(r.max_entries, r.cfg.roce_pmtu);
 	if (!r.cap) {
 		fprintf(stderr, "fabmon replay: out of memory for %u entries\n", r.max_entries);
 		goto out;

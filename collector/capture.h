@@ -24,15 +24,20 @@ struct capture_stats {
 	uint64_t packets, bytes; /* every frame, original length */
 	uint64_t unparsed; /* not IPv4/IPv6 TCP/UDP, or cut short (the probe's unparsed) */
 	uint64_t roce; /* RoCEv2 packets whose BTH parsed */
-	uint64_t roce_unparsed; /* UDP 4791 cut before its BTH, or before the AETH it has */
+	uint64_t roce_unparsed; /* UDP 4791 cut before its BTH, or before the AETH or RETH it has */
 	uint64_t lldp; /* LLDP frames */
 	uint64_t flows_full, qps_full; /* frames not counted per flow / QP: table full */
 };
 
 struct capture;
 
-/* Tables of up to max_entries flows and as many QPs. NULL on allocation failure. */
-struct capture *capture_new(unsigned max_entries);
+/*
+ * Tables of up to max_entries flows, as many QPs and as many READ paths.
+ * roce_pmtu is the path MTU an RDMA READ's PSNs are counted by until READ
+ * responses on its path show one (bpf/account.h, fm_read_span()): 256,
+ * 512, 1024, 2048 or 4096. NULL on allocation failure or another roce_pmtu.
+ */
+struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu);
 void capture_free(struct capture *c);
 
 /*

@@ -178,7 +178,7 @@ static int parse_ipv6(struct cursor *c, struct packet *pkt)
 	return next;
 }
 
-/* The BTH (and AETH) after a UDP header to port 4791. */
+/* The BTH (and AETH or RETH) after a UDP header to port 4791. */
 static void parse_roce(struct cursor *c, struct packet *pkt)
 {
 	if (roce_parse_bth(c->p, c->end, &pkt->bth) < 0) {
@@ -186,6 +186,11 @@ static void parse_roce(struct cursor *c, struct packet *pkt)
 		return;
 	}
 	pkt->kind = PACKET_ROCE;
+	if (roce_classify(pkt->bth.opcode) == ROCE_CLASS_READ_REQUEST) {
+		pkt->has_reth = roce_read_len(c->p, c->end, pkt->bth.opcode, &pkt->read_len) == 0;
+		pkt->roce_unparsed = !pkt->has_reth;
+		return;
+	}
 	if (!roce_has_aeth(pkt->bth.opcode))
 		return;
 	if (!need(c, ROCE_BTH_LEN + ROCE_AETH_LEN)) {
@@ -237,6 +242,7 @@ int packet_parse(int linktype, const uint8_t *data, size_t caplen, struct packet
 		ret->tcp_flags = c.p[FM_TCP_FLAGS_OFF];
 		return 0;
 	}
+	ret->udp_len = get16(c.p + 4);
 	c.p += UDP_HLEN;
 	if (ret->flow.dport == ROCE_UDP_PORT)
 		parse_roce(&c, ret);
