@@ -54,6 +54,7 @@ struct config {
 	unsigned bpf_max_flows; /* entries of the probes' flow, QP and TCP maps */
 	unsigned bpf_top_peers; /* per-peer series kept; the rest go to peer="other" */
 	int64_t bpf_flow_idle_ms; /* flows idle this long are deleted from the maps */
+	unsigned roce_pmtu; /* RoCE path MTU a READ is counted by until its path shows one */
 	char user[64]; /* a root start drops to this user once set up; "" = stay */
 };
 

@@ -67,6 +67,8 @@ static const char agent_usage[] =
 	"  --bpf-flow-idle DURATION  delete flows idle this long from the maps (default 2m)\n"
 	"  --bpf-netns FILE,...   TCP probes count only these network namespaces\n"
 	"                         (/run/netns/NAME, /proc/PID/ns/net; default: all)\n"
+	"  --roce-pmtu N          RoCE path MTU an RDMA READ is counted by until its\n"
+	"                         READ responses show one: 256..4096 (default 4096)\n"
 	"  --http-connection-limit N, --http-per-ip-limit N, --http-timeout SECONDS\n"
 	"                         HTTP bounds (defaults 1024, 16, 10)\n"
 	"  --web-config-file FILE  TLS and basic auth, in exporter-toolkit's YAML form\n"
@@ -140,6 +142,7 @@ static const struct option config_options[] = {
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },
 	{ "bpf-netns", required_argument, NULL, 0 },
+	{ "roce-pmtu", required_argument, NULL, 0 },
 	{ "http-connection-limit", required_argument, NULL, 0 },
 	{ "http-per-ip-limit", required_argument, NULL, 0 },
 	{ "http-timeout", required_argument, NULL, 0 },

@@ -44,14 +44,14 @@ static const char replay_usage[] =
 	"  --interval DURATION    tick length in capture time, 100ms to 1h (default 1s)\n"
 	"  --db PATH              also store each tick's series and the events in this\n"
 	"                         SQLite database, stamped with capture time\n"
-	"  --config FILE          detector thresholds and hysteresis from the agent's\n"
-	"                         config file (default: built-in defaults)\n"
+	"  --config FILE          detector thresholds and hysteresis, and roce_pmtu, from\n"
+	"                         the agent's config file (default: built-in defaults)\n"
 	"  --max-entries N        flows and queue pairs kept (default 1000000)\n"
 	"  -q, --quiet            no progress line on stderr\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Frames that do not parse (cut by the snap length, garbage headers), and UDP\n"
-	"4791 frames cut before their BTH or AETH, are counted and the first ten named\n"
+	"4791 frames cut before their BTH, AETH or RETH, are counted and the first ten named\n"
 	"by packet number. Where the timestamps step back (captures concatenated), the\n"
 	"summary says how often; the detectors' clock never goes back.\n"
 	"Exit status: 0 the whole file was read, 1 it could not be read or broke\n"
@@ -171,7 +171,7 @@ static int replay_read(struct replay *r)
 		if (ts > r->max_ns)
 			r->max_ns = ts;
 		at = replay_ticks_advance(r->ticks, r->cap, ts);
-		/* a frame cut before its BTH or AETH is counted, and named too */
+		/* a frame cut before its BTH, AETH or RETH is counted, and named too */
 		if ((capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, at, &pkt,
 				    &why) < 0 ||
 		     pkt.roce_unparsed) &&
@@ -402,14 +402,14 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 	strbuf_addf(&sb,
 		    ",\"link_type\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"roce_packets\":%llu,"
 		    "\"roce_unparsed\":%llu,\"roce_cut_before_bth\":%llu,"
-		    "\"roce_cut_before_aeth\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
+		    "\"roce_cut_after_bth\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
 		    "\"flows_not_counted\":%llu,\"qps_not_counted\":%llu,\"duration_seconds\":%.9f,"
 		    "\"time_steps_back\":%llu,\"time_step_back_max_seconds\":%.9f,"
 		    "\"complete\":%s,\"errors\":[",
 		    link_name(r->linktype), (unsigned long long)s->packets,
 		    (unsigned long long)s->bytes, (unsigned long long)s->roce,
-		    (unsigned long long)(s->roce_cut_bth + s->roce_cut_aeth),
-		    (unsigned long long)s->roce_cut_bth, (unsigned long long)s->roce_cut_aeth,
+		    (unsigned long long)(s->roce_cut_bth + s->roce_cut_after_bth),
+		    (unsigned long long)s->roce_cut_bth, (unsigned long long)s->roce_cut_after_bth,
 		    (unsigned long long)s->unparsed, (unsigned long long)s->lldp,
 		    (unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
 		    (double)(r->max_ns - r->min_ns) / 1e9, (unsigned long long)back,
@@ -502,9 +502,9 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 			"on from the packet before each step\n",
 			(unsigned long long)back, back == 1 ? "" : "s", (double)back_max / 1e9);
 	fprintf(out,
-		"RoCEv2 packets %llu (%llu of them cut before their AETH), UDP 4791 frames cut "
+		"RoCEv2 packets %llu (%llu of them cut before their AETH or RETH), UDP 4791 frames cut "
 		"before their BTH %llu, unparsed frames %llu, LLDP frames %llu\n",
-		(unsigned long long)s->roce, (unsigned long long)s->roce_cut_aeth,
+		(unsigned long long)s->roce, (unsigned long long)s->roce_cut_after_bth,
 		(unsigned long long)s->roce_cut_bth, (unsigned long long)s->unparsed,
 		(unsigned long long)s->lldp);
 	if (s->flows_full || s->qps_full)
@@ -556,7 +556,7 @@ static int report(struct replay *r)
 	struct rows qps = { 0 }, peers = { 0 };
 	const struct capture_stats *s = capture_stats(r->cap);
 	/* the frames named one by one, and the rest */
-	unsigned long long problems = s->unparsed + s->roce_cut_bth + s->roce_cut_aeth;
+	unsigned long long problems = s->unparsed + s->roce_cut_bth + s->roce_cut_after_bth;
 	uint64_t store_errors;
 	const char *store_err;
 	int err;
@@ -736,7 +736,7 @@ int replay_main(int argc, char **argv)
 		goto out;
 	/* the series track every entry the capture can hold */
 	r.cfg.bpf_max_flows = r.max_entries;
-	r.cap = capture_new(r.max_entries);
+	r.cap = capture_new(r.max_entries, r.cfg.roce_pmtu);
 	if (!r.cap) {
 		fprintf(stderr, "fabmon replay: out of memory for %u entries\n", r.max_entries);
 		goto out;

@@ -81,46 +81,63 @@ static inline __attribute__((always_inline)) void fm_qp_aeth(struct fm_qp_val *v
 	}
 }
 
-/*
- * Places a request's PSN against the last one. Unlike the counters this is
- * not atomic in the probe: two CPUs could interleave their read and write of
- * last_psn. That is accepted: one QP's packets normally land on one CPU (RSS
- * hashes the UDP source port, which RoCEv2 senders pick per QP, to one RX
- * queue; a QP's sends leave from one context), and a lost race costs a
- * miscount, never a packet.
- */
-static inline __attribute__((always_inline)) void fm_qp_psn(struct fm_qp_val *v, __u32 psn)
-{
-	__u32 missing;
+/* A request as the PSN order sees it (fm_qp_add()). */
+struct fm_req {
+	__u32 span; /* enum fm_span: what it takes */
+	__u32 read_len; /* FM_SPAN_READ: its DMA length */
+	__u32 pmtu_shift; /* if fm_qp_wants_pmtu(): log2 of its path's PMTU (fm_pmtu_shift()) */
+};
 
-	if (!v->psn_valid) {
-		v->last_psn = psn;
-		v->psn_valid = 1;
-		return;
-	}
-	switch (roce_psn_order(v->last_psn, psn, &missing)) {
+/*
+ * Places a request's PSN against the last request's. Unlike the counters
+ * this is not atomic in the probe: two CPUs could interleave their read and
+ * write of last_psn. That is accepted: one QP's packets normally land on one
+ * CPU (RSS hashes the UDP source port, which RoCEv2 senders pick per QP, to
+ * one RX queue; a QP's sends leave from one context), and a lost race costs
+ * a miscount, never a packet.
+ */
+static inline __attribute__((always_inline)) void fm_qp_psn(struct fm_qp_val *v, __u32 psn,
+							    const struct fm_req *rq)
+{
+	__u32 span = 1, missing;
+
+	if (v->last_span == FM_SPAN_READ)
+		span = roce_read_psns(v->last_read_len, rq->pmtu_shift);
+	switch (v->last_span == FM_SPAN_NONE ? ROCE_PSN_NEXT
+					     : roce_psn_order(v->last_psn, span, psn, &missing)) {
 	case ROCE_PSN_NEXT:
-		v->last_psn = psn;
 		break;
 	case ROCE_PSN_GAP:
 		FM_ADD(&v->psn_gaps, 1);
 		FM_ADD(&v->psn_missing, missing);
-		v->last_psn = psn;
 		break;
 	case ROCE_PSN_DUP:
 		FM_ADD(&v->psn_dups, 1);
-		break;
+		return;
 	case ROCE_PSN_BEHIND:
 		/* a retransmission or reordering must not move the sequence back */
 		FM_ADD(&v->psn_behind, 1);
-		break;
+		return;
 	}
+	v->last_psn = psn;
+	v->last_span = rq->span;
+	v->last_read_len = rq->read_len;
 }
 
-/* Counts one RoCEv2 packet of len bytes with BTH bth, seen at now; the AETH
- * syndrome is counted apart (fm_qp_aeth), once it has been read. */
-static inline __attribute__((always_inline)) void
-fm_qp_add(struct fm_qp_val *v, const struct roce_bth *bth, __u8 ecn, __u32 len, __u64 now)
+/* True if placing the packet with BTH bth needs its path's PMTU (struct fm_req). */
+static inline __attribute__((always_inline)) int fm_qp_wants_pmtu(const struct fm_qp_val *v,
+								  const struct roce_bth *bth)
+{
+	return v->last_span == FM_SPAN_READ && roce_is_request(roce_classify(bth->opcode));
+}
+
+/* Counts one RoCEv2 packet of len bytes with BTH bth, seen at now; a
+ * request rq is placed in the PSN order. The AETH syndrome is counted apart
+ * (fm_qp_aeth), once it has been read. */
+static inline __attribute__((always_inline)) void fm_qp_add(struct fm_qp_val *v,
+							    const struct roce_bth *bth,
+							    const struct fm_req *rq, __u8 ecn,
+							    __u32 len, __u64 now)
 {
 	enum roce_class c = roce_classify(bth->opcode);
 
@@ -130,8 +147,33 @@ fm_qp_add(struct fm_qp_val *v, const struct roce_bth *bth, __u8 ecn, __u32 len, 
 	if (ecn == FM_ECN_CE)
 		FM_ADD(&v->ce, 1);
 	if (roce_is_request(c))
-		fm_qp_psn(v, bth->psn);
+		fm_qp_psn(v, bth->psn, rq);
 	v->last_ns = now;
+}
+
+/*
+ * Fills *ret with the READ path (fabmon.h) of a packet on QP key qk: a
+ * request goes from the requester, a READ response (response 1) to it.
+ */
+static inline __attribute__((always_inline)) void
+fm_path_key_of(struct fm_path_key *ret, const struct fm_qp_key *qk, int response)
+{
+	__builtin_memcpy(ret->requester, response ? qk->daddr : qk->saddr, sizeof(ret->requester));
+	__builtin_memcpy(ret->responder, response ? qk->saddr : qk->daddr, sizeof(ret->responder));
+	ret->family = qk->family;
+	ret->pad[0] = ret->pad[1] = ret->pad[2] = 0;
+}
+
+/*
+ * log2 of the PMTU a READ is counted by: learnt, what its path's READ
+ * responses showed (0: none yet), else dflt, the configured PMTU's. That
+ * is IBTA's largest by default, so a READ larger than a smaller real PMTU,
+ * followed by the next request before any response on its path was seen,
+ * is counted as taking too few PSNs: the next request shows as a gap.
+ */
+static inline __attribute__((always_inline)) __u32 fm_pmtu_shift(__u32 learnt, __u32 dflt)
+{
+	return learnt >= ROCE_PMTU_SHIFT_MIN && learnt <= ROCE_PMTU_SHIFT_MAX ? learnt : dflt;
 }
 
 #endif

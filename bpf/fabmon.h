@@ -65,7 +65,7 @@ struct fm_if_val {
 	__u64 flows_new; /* flow entries this probe created (fill and eviction accounting) */
 	__u64 flow_update_failed; /* a new flow could not be stored */
 	__u64 roce; /* RoCEv2 packets */
-	__u64 roce_unparsed; /* UDP 4791 too short for a BTH, or for the AETH its opcode has */
+	__u64 roce_unparsed; /* UDP 4791 too short for its BTH, or the AETH or RETH it has */
 	__u64 qps_new; /* QP entries this probe created */
 	__u64 qp_update_failed; /* a new QP could not be stored */
 };
@@ -90,6 +90,16 @@ struct fm_if_slot {
 	struct fm_if_val v;
 };
 
+/* What the last request of a QP took from its PSN on (fm_qp_val.last_span). */
+enum fm_span {
+	FM_SPAN_NONE, /* no request yet, or a READ whose RETH was cut: the next starts again */
+	FM_SPAN_ONE, /* one PSN */
+	/* an RDMA READ of last_read_len bytes: a PSN per response packet,
+	 * counted when the next request comes, by the PMTU its path has shown
+	 * by then (its own responses usually come first) */
+	FM_SPAN_READ,
+};
+
 /* One RoCEv2 queue pair, seen in one direction between two addresses. */
 struct fm_qp_key {
 	__u8 saddr[16];
@@ -112,14 +122,30 @@ struct fm_qp_val {
 	__u64 nak_access; /* NAK: remote access error */
 	__u64 nak_operation; /* NAK: remote operational error */
 	__u64 nak_other; /* other NAK codes (invalid RD request, reserved) */
-	__u64 psn_gaps; /* requests ahead of last + 1 */
+	__u64 psn_gaps; /* requests ahead of the PSN after the last request's */
 	__u64 psn_missing; /* PSNs skipped over by those gaps */
 	__u64 psn_dups; /* requests with the last PSN again */
 	__u64 psn_behind; /* requests behind the last PSN */
 	__u64 ce; /* ECN CE-marked packets */
 	__u32 last_psn; /* of the last request */
-	__u32 psn_valid; /* last_psn holds a PSN */
+	__u32 last_span; /* enum fm_span: what it took from last_psn on */
+	__u32 last_read_len; /* FM_SPAN_READ: its DMA length */
+	__u32 pad;
 	__u64 last_ns;
+};
+
+/*
+ * The path between a READ requester and its responder, keyed by their
+ * addresses: the BTH names only the destination QP, so a READ response
+ * (to the requester's QP) cannot be tied to the QP its request went to,
+ * but both cross this path. Its value is the log2 of the largest path MTU
+ * the READ responses on it showed (roce_pmtu_shift_of()).
+ */
+struct fm_path_key {
+	__u8 requester[16];
+	__u8 responder[16];
+	__u8 family;
+	__u8 pad[3];
 };
 
 /* Network namespaces the TCP probes can be limited to (bpf_netns). */

@@ -33,11 +33,13 @@
 #define FM_IP6_OFFSET 0xfff8
 /* 802.1ad outer + 802.1Q inner is as deep as data-centre tagging goes. */
 #define FM_VLAN_MAX 2
-/* RFC 8200 4.1 orders hop-by-hop, destination, routing, fragment: four to skip. */
-#define FM_IPV6_EXT_MAX 4
+/* RFC 8200 4.1: hop-by-hop, destination options, routing, fragment and
+ * destination options again (once before routing, once before the upper
+ * layer): five to skip. */
+#define FM_IPV6_EXT_MAX 5
 /*
- * Ethernet 14 + two tags 8 + IPv4 with options 60 + UDP 8 + BTH 12 + AETH 4
- * = 106: every header the probe reads lies in the first 128 bytes unless
+ * Ethernet 14 + two tags 8 + IPv4 with options 60 + UDP 8 + BTH 12 + RETH 16
+ * = 118: every header the probe reads lies in the first 128 bytes unless
  * IPv6 extension headers are long.
  */
 #define FM_HDR_MAX 128
@@ -79,15 +81,29 @@ struct {
 	__type(value, struct fm_qp_val);
 } fm_qps SEC(".maps");
 
+/* READ paths: the PMTU their READ responses showed (fabmon.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fm_path_key);
+	__type(value, __u32);
+} fm_paths SEC(".maps");
+
+/* log2 of the path MTU taken for a READ path none of whose READ responses
+ * showed one yet; user space sets the configured one before load. */
+const volatile __u32 fm_roce_pmtu_shift = ROCE_PMTU_SHIFT_MAX;
+
 /* Initial values, from .rodata rather than the 512-byte stack. */
 static const struct fm_if_val fm_if_zero;
 static const struct fm_qp_val fm_qp_zero;
+static const __u32 fm_path_zero;
 
 /* What the parse learnt besides the flow key. */
 struct fm_pkt {
 	__u8 ecn; /* FM_ECN_MASK bits of the IP header */
 	__u8 tcp_flags; /* byte FM_TCP_FLAGS_OFF of the TCP header, 0 for UDP */
 	__u8 l4; /* the transport header was read (not a later fragment) */
+	__u16 udp_len; /* the UDP header's length field */
 };
 
 /*
@@ -178,6 +194,13 @@ static __always_inline int fm_parse_ipv4(void **p, void *end, struct fm_flow_key
 	return ip->protocol;
 }
 
+/* True for the extension headers skipped to reach the transport header. */
+static __always_inline int fm_ipv6_ext(int next)
+{
+	return next == FM_NEXTHDR_HOP || next == FM_NEXTHDR_ROUTING ||
+	       next == FM_NEXTHDR_FRAGMENT || next == FM_NEXTHDR_DEST;
+}
+
 /*
  * Moves *p past the IPv6 header and the extension headers that can precede
  * the transport header. Returns the next header, or -1 if unparsed (cut
@@ -200,7 +223,7 @@ static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key
 	pkt->l4 = 1;
 	next = ip6->nexthdr;
 	*p = ip6 + 1;
-	for (int i = 0; i < FM_IPV6_EXT_MAX; i++) {
+	for (int i = 0; i < FM_IPV6_EXT_MAX && fm_ipv6_ext(next); i++) {
 		if (next == FM_NEXTHDR_FRAGMENT) {
 			struct frag_hdr *fh = *p;
 
@@ -209,8 +232,7 @@ static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key
 			pkt->l4 = !(bpf_ntohs(fh->frag_off) & FM_IP6_OFFSET);
 			next = fh->nexthdr;
 			*p = fh + 1;
-		} else if (next == FM_NEXTHDR_HOP || next == FM_NEXTHDR_ROUTING ||
-			   next == FM_NEXTHDR_DEST) {
+		} else {
 			struct ipv6_opt_hdr *oh = *p;
 
 			if ((void *)(oh + 1) > end)
@@ -218,11 +240,9 @@ static __always_inline int fm_parse_ipv6(void **p, void *end, struct fm_flow_key
 			next = oh->nexthdr;
 			/* RFC 8200 4.3: length in 8-octet units, not counting the first 8 */
 			*p += (oh->hdrlen + 1) * 8;
-		} else {
-			return next;
 		}
 	}
-	return -1;
+	return fm_ipv6_ext(next) ? -1 : next;
 }
 
 /*
@@ -262,6 +282,7 @@ static __always_inline int fm_parse(void **p, void *end, struct fm_flow_key *key
 			return -1;
 		key->sport = bpf_ntohs(uh->source);
 		key->dport = bpf_ntohs(uh->dest);
+		pkt->udp_len = bpf_ntohs(uh->len);
 		*p = uh + 1;
 	}
 	return 0;
@@ -285,53 +306,107 @@ static __always_inline void fm_flow_count(const struct fm_flow_key *key, const s
 	fm_flow_add(v, pkt->ecn, pkt->tcp_flags, len, now);
 }
 
-/* Counts the RoCEv2 packet whose BTH starts at p, in the UDP flow fk. */
-static __always_inline void fm_roce_count(const __u8 *p, const __u8 *end,
-					  const struct fm_flow_key *fk, const struct fm_pkt *pkt,
-					  __u32 len, __u64 now, struct fm_if_val *ifv)
+/* log2 of the PMTU a READ request on QP key qk is counted by (fm_pmtu_shift()). */
+static __always_inline __u32 fm_path_pmtu(const struct fm_qp_key *qk)
 {
-	struct fm_qp_key key = {
-		.ifindex = fk->ifindex,
-		.family = fk->family,
-		.dir = fk->dir,
-	};
-	struct roce_bth bth;
-	struct fm_qp_val *v;
+	struct fm_path_key pk = {};
+	__u32 *learnt;
+
+	fm_path_key_of(&pk, qk, 0);
+	learnt = bpf_map_lookup_elem(&fm_paths, &pk);
+	return fm_pmtu_shift(learnt ? *learnt : 0, fm_roce_pmtu_shift);
+}
+
+/* Keeps the largest PMTU the READ responses on QP key qk's path showed. */
+static __always_inline void fm_path_learn(const struct fm_qp_key *qk, __u32 shift)
+{
+	struct fm_path_key pk = {};
+	__u32 *learnt;
 	int created;
 
-	if (roce_parse_bth(p, end, &bth) < 0) {
-		if (ifv)
-			ifv->roce_unparsed++;
-		return;
-	}
-	if (ifv)
-		ifv->roce++;
+	fm_path_key_of(&pk, qk, 1);
+	learnt = fm_get(&fm_paths, &pk, &fm_path_zero, &created);
+	if (learnt && *learnt < shift)
+		*learnt = shift;
+}
+
+/*
+ * Where a BTH can start for fm_roce_count(): the verifier lets a packet
+ * pointer be read only while its largest offset plus what is read stays
+ * within MAX_PACKET_OFF (0xffff, kernel/bpf/verifier.c); five IPv6
+ * extension headers of the largest size (2 KiB each) end before this.
+ */
+#define FM_ROCE_OFF_MAX 0x8000
+
+/* What fm_roce_count() did, for the interface's counts (struct fm_if_val). */
+#define FM_ROCE_PARSED 0x1 /* roce */
+#define FM_ROCE_UNPARSED 0x2 /* roce_unparsed */
+#define FM_ROCE_QP_NEW 0x4 /* qps_new */
+#define FM_ROCE_QP_FAILED 0x8 /* qp_update_failed */
+
+/*
+ * Counts the RoCEv2 packet whose BTH starts off bytes into skb's data, in
+ * the UDP flow fk, seen at now; returns FM_ROCE_* bits. A global function,
+ * which the verifier checks once, on its own: inlined it was checked again
+ * after every way the parse can end (tags, IPv4 options, IPv6 extension
+ * headers, before and after a pull), which passed the verifier's million
+ * instructions once READ requests had a branch of their own.
+ */
+__noinline int fm_roce_count(struct __sk_buff *skb, __u64 off, const struct fm_flow_key *fk,
+			     const struct fm_pkt *pkt, __u64 now)
+{
+	const __u8 *p = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	struct fm_qp_key key = {};
+	struct fm_req rq = { .span = FM_SPAN_ONE };
+	struct roce_bth bth;
+	struct fm_qp_val *v;
+	int created, r = FM_ROCE_PARSED;
+	__u32 shift;
+
+	if (!fk || !pkt || off > FM_ROCE_OFF_MAX)
+		return 0;
+	p += off;
+	if (roce_parse_bth(p, end, &bth) < 0)
+		return FM_ROCE_UNPARSED;
+	key.ifindex = fk->ifindex;
+	key.family = fk->family;
+	key.dir = fk->dir;
 	__builtin_memcpy(key.saddr, fk->saddr, sizeof(key.saddr));
 	__builtin_memcpy(key.daddr, fk->daddr, sizeof(key.daddr));
 	key.dest_qp = bth.dest_qp;
 	v = fm_get(&fm_qps, &key, &fm_qp_zero, &created);
-	if (ifv && created)
-		ifv->qps_new++;
-	if (!v) {
-		if (ifv)
-			ifv->qp_update_failed++;
-		return;
+	if (created)
+		r |= FM_ROCE_QP_NEW;
+	if (!v)
+		return r | FM_ROCE_QP_FAILED;
+	if (roce_classify(bth.opcode) == ROCE_CLASS_READ_REQUEST) {
+		rq.span = FM_SPAN_READ;
+		if (roce_read_len(p, end, bth.opcode, &rq.read_len) < 0) {
+			rq.span = FM_SPAN_NONE;
+			r |= FM_ROCE_UNPARSED;
+		}
+	} else {
+		shift = roce_pmtu_shift_of(&bth, pkt->udp_len);
+		if (shift)
+			fm_path_learn(&key, shift);
 	}
-	fm_qp_add(v, &bth, pkt->ecn, len, now);
+	if (fm_qp_wants_pmtu(v, &bth))
+		rq.pmtu_shift = fm_path_pmtu(&key);
+	fm_qp_add(v, &bth, &rq, pkt->ecn, skb->len, now);
 	if (!roce_has_aeth(bth.opcode))
-		return;
+		return r;
 	/* IBTA 9.3.5: the syndrome is the AETH's first byte */
-	if (p + ROCE_BTH_LEN + ROCE_AETH_LEN <= end)
-		fm_qp_aeth(v, p[ROCE_BTH_LEN]);
-	else if (ifv)
-		ifv->roce_unparsed++;
+	if (p + ROCE_BTH_LEN + ROCE_AETH_LEN > end)
+		return r | FM_ROCE_UNPARSED;
+	fm_qp_aeth(v, p[ROCE_BTH_LEN]);
+	return r;
 }
 
 /*
  * Parses the packet and counts it. With final 0 it gives up (returns -1,
  * counting nothing) where a pull of the headers could help: the parse ran
- * short, or a RoCEv2 packet's BTH and AETH are out of reach. With final 1 it
- * counts whatever it can, unparsed included.
+ * short, or a RoCEv2 packet's BTH, or the AETH or RETH it has, is out of
+ * reach. With final 1 it counts whatever it can, unparsed included.
  */
 static __always_inline int fm_account(struct __sk_buff *skb, enum fm_dir dir, struct fm_if_val *ifv,
 				      int final)
@@ -339,7 +414,7 @@ static __always_inline int fm_account(struct __sk_buff *skb, enum fm_dir dir, st
 	struct fm_flow_key key = { .ifindex = skb->ifindex, .dir = dir };
 	void *p = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
 	struct fm_pkt pkt = {};
-	int roce;
+	int roce, r;
 	__u64 now;
 
 	if (fm_parse(&p, end, &key, &pkt) < 0) {
@@ -350,15 +425,22 @@ static __always_inline int fm_account(struct __sk_buff *skb, enum fm_dir dir, st
 		return 0;
 	}
 	roce = key.proto == IPPROTO_UDP && key.dport == ROCE_UDP_PORT && pkt.l4;
-	if (roce && p + ROCE_BTH_LEN + ROCE_AETH_LEN > end && !final)
+	if (roce && !final && (p + ROCE_BTH_LEN > end || p + roce_hdr_len(((__u8 *)p)[0]) > end))
 		return -1;
 	/* first and last seen only time out idle entries: a jiffy's
 	 * resolution does, and the coarse clock is a variable's read where
 	 * bpf_ktime_get_ns() reads the clock source (kvm-clock on a VM) */
 	now = bpf_ktime_get_coarse_ns();
 	fm_flow_count(&key, &pkt, skb->len, now, ifv);
-	if (roce)
-		fm_roce_count(p, end, &key, &pkt, skb->len, now, ifv);
+	if (!roce)
+		return 0;
+	r = fm_roce_count(skb, (long)p - (long)skb->data, &key, &pkt, now);
+	if (ifv) {
+		ifv->roce += !!(r & FM_ROCE_PARSED);
+		ifv->roce_unparsed += !!(r & FM_ROCE_UNPARSED);
+		ifv->qps_new += !!(r & FM_ROCE_QP_NEW);
+		ifv->qp_update_failed += !!(r & FM_ROCE_QP_FAILED);
+	}
 	return 0;
 }
 

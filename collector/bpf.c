@@ -772,7 +772,7 @@ static const struct {
 	{ offsetof(struct fm_if_val, roce), "fabmon_bpf_roce_packets_total",
 	  "RoCEv2 packets (UDP port 4791) the tc probe parsed." },
 	{ offsetof(struct fm_if_val, roce_unparsed), "fabmon_bpf_roce_unparsed_packets_total",
-	  "UDP port 4791 packets too short for a BTH." },
+	  "UDP port 4791 packets too short for a BTH, or for the AETH or RETH their opcode has." },
 	{ offsetof(struct fm_if_val, flow_update_failed), "fabmon_bpf_flow_update_failures_total",
 	  "New flows the tc probe could not store." },
 	{ offsetof(struct fm_if_val, qp_update_failed), "fabmon_bpf_qp_update_failures_total",
@@ -1022,6 +1022,8 @@ static int load_flow(struct bpf_state *st, const struct collector_env *env, char
 	}
 	(void)bpf_map__set_max_entries(st->flow->maps.fm_flows, env->bpf_max_flows);
 	(void)bpf_map__set_max_entries(st->flow->maps.fm_qps, env->bpf_max_flows);
+	(void)bpf_map__set_max_entries(st->flow->maps.fm_paths, env->bpf_max_flows);
+	st->flow->rodata->fm_roce_pmtu_shift = roce_pmtu_shift(env->roce_pmtu);
 	r = flow_bpf__load(st->flow);
 	if (r < 0) {
 		why_add(why, len, "tc", "unable to load the probe", r);

@@ -8,18 +8,22 @@
 
 struct capture {
 	struct kmap *flows, *qps;
+	struct kmap *paths; /* struct fm_path_key -> __u32, as the probe's fm_paths */
+	__u32 pmtu_shift; /* of the configured path MTU */
 	struct capture_stats stats;
 };
 
-struct capture *capture_new(unsigned max_entries)
+struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	c->pmtu_shift = roce_pmtu_shift(roce_pmtu);
 	c->flows = kmap_new(sizeof(struct fm_flow_key), sizeof(struct fm_flow_val), max_entries);
 	c->qps = kmap_new(sizeof(struct fm_qp_key), sizeof(struct fm_qp_val), max_entries);
-	if (!c->flows || !c->qps) {
+	c->paths = kmap_new(sizeof(struct fm_path_key), sizeof(__u32), max_entries);
+	if (!c->pmtu_shift || !c->flows || !c->qps || !c->paths) {
 		capture_free(c);
 		return NULL;
 	}
@@ -32,14 +36,41 @@ void capture_free(struct capture *c)
 		return;
 	kmap_free(c->flows);
 	kmap_free(c->qps);
+	kmap_free(c->paths);
 	free(c);
+}
+
+/* log2 of the PMTU a READ request on QP key qk is counted by (fm_pmtu_shift()). */
+static __u32 path_pmtu(const struct capture *c, const struct fm_qp_key *qk)
+{
+	struct fm_path_key pk;
+	const __u32 *learnt;
+
+	fm_path_key_of(&pk, qk, 0);
+	learnt = kmap_get(c->paths, &pk);
+	return fm_pmtu_shift(learnt ? *learnt : 0, c->pmtu_shift);
+}
+
+/* Keeps the largest PMTU the READ responses on QP key qk's path showed. */
+static void path_learn(struct capture *c, const struct fm_qp_key *qk, __u32 shift)
+{
+	struct fm_path_key pk;
+	__u32 *learnt;
+	int created;
+
+	fm_path_key_of(&pk, qk, 1);
+	learnt = kmap_put(c->paths, &pk, &created);
+	if (learnt && *learnt < shift)
+		*learnt = shift;
 }
 
 static void count_qp(struct capture *c, const struct packet *pkt, uint32_t len, uint64_t ts_ns)
 {
+	struct fm_req rq = { .span = FM_SPAN_ONE };
 	struct fm_qp_key key;
 	struct fm_qp_val *v;
 	int created;
+	__u32 shift;
 
 	memset(&key, 0, sizeof(key));
 	memcpy(key.saddr, pkt->flow.saddr, sizeof(key.saddr));
@@ -53,7 +84,17 @@ static void count_qp(struct capture *c, const struct packet *pkt, uint32_t len, 
 		c->stats.qps_full++;
 		return;
 	}
-	fm_qp_add(v, &pkt->bth, pkt->ecn, len, ts_ns);
+	if (roce_classify(pkt->bth.opcode) == ROCE_CLASS_READ_REQUEST) {
+		rq.span = pkt->has_reth ? FM_SPAN_READ : FM_SPAN_NONE;
+		rq.read_len = pkt->read_len;
+	} else {
+		shift = roce_pmtu_shift_of(&pkt->bth, pkt->udp_len);
+		if (shift)
+			path_learn(c, &key, shift);
+	}
+	if (fm_qp_wants_pmtu(v, &pkt->bth))
+		rq.pmtu_shift = path_pmtu(c, &key);
+	fm_qp_add(v, &pkt->bth, &rq, pkt->ecn, len, ts_ns);
 	if (pkt->has_aeth)
 		fm_qp_aeth(v, pkt->aeth_syndrome);
 }
@@ -79,8 +120,10 @@ int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint
 		return 0;
 	}
 	if (ret_pkt->roce_unparsed && ret_pkt->kind == PACKET_ROCE) {
-		c->stats.roce_cut_aeth++;
-		*ret_why = "RoCEv2 AETH cut short";
+		c->stats.roce_cut_after_bth++;
+		*ret_why = roce_classify(ret_pkt->bth.opcode) == ROCE_CLASS_READ_REQUEST
+				   ? "RoCEv2 RETH cut short"
+				   : "RoCEv2 AETH cut short";
 	} else if (ret_pkt->roce_unparsed) {
 		c->stats.roce_cut_bth++;
 		*ret_why = "RoCEv2 BTH cut short";

@@ -26,17 +26,22 @@ struct capture_stats {
 	uint64_t roce; /* RoCEv2 packets whose BTH parsed */
 	/* UDP 4791 frames cut short (the probe's roce_unparsed is their sum):
 	 * before the BTH, so not among the RoCEv2 packets (counted per flow
-	 * only), or before the AETH their opcode has, so among them (counted
-	 * per QP without their ACK or NAK) */
-	uint64_t roce_cut_bth, roce_cut_aeth;
+	 * only), or after it, before the AETH or RETH their opcode has, so
+	 * among them (counted per QP without their ACK, NAK or READ length) */
+	uint64_t roce_cut_bth, roce_cut_after_bth;
 	uint64_t lldp; /* LLDP frames */
 	uint64_t flows_full, qps_full; /* frames not counted per flow / QP: table full */
 };
 
 struct capture;
 
-/* Tables of up to max_entries flows and as many QPs. NULL on allocation failure. */
-struct capture *capture_new(unsigned max_entries);
+/*
+ * Tables of up to max_entries flows, as many QPs and as many READ paths.
+ * roce_pmtu is the path MTU an RDMA READ's PSNs are counted by until READ
+ * responses on its path show one (bpf/account.h, fm_read_span()): 256,
+ * 512, 1024, 2048 or 4096. NULL on allocation failure or another roce_pmtu.
+ */
+struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu);
 void capture_free(struct capture *c);
 
 /*
@@ -44,7 +49,7 @@ void capture_free(struct capture *c);
  * linktype, captured on interface ifindex at ts_ns; *ret_pkt is its parse. Returns 0, or the
  * negative errno of packet_parse() with *ret_why (the frame then counts as
  * unparsed; a frame of an unsupported link type counts as nothing else).
- * A UDP 4791 frame cut before its BTH or AETH (ret_pkt->roce_unparsed) is
+ * A UDP 4791 frame cut before its BTH, AETH or RETH (ret_pkt->roce_unparsed) is
  * counted as far as it goes and returns 0 with *ret_why saying what was cut.
  */
 int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint8_t *data,

@@ -78,6 +78,9 @@ struct collector_env {
 	unsigned bpf_max_flows; /* size of the probes' flow maps */
 	unsigned bpf_top_peers; /* per-peer series kept, the rest are "other" */
 	int64_t bpf_flow_idle_ms; /* idle flows are deleted from the maps */
+	/* RoCE path MTU (256..4096) an RDMA READ's PSNs are counted by until
+	 * READ responses on its path show one (bpf/account.h) */
+	unsigned roce_pmtu;
 	/* comma-separated network namespace files the TCP probes are limited
 	 * to (/run/netns/NAME, /proc/PID/ns/net); "" for every namespace */
 	const char *bpf_netns;

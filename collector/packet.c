@@ -24,7 +24,10 @@
 #define IPV4_HLEN 20
 #define IPV4_OFFSET_MASK 0x1fff /* RFC 791: fragment offset bits */
 #define IPV6_HLEN 40
-#define IPV6_EXT_MAX 4 /* RFC 8200 4.1: hop-by-hop, destination, routing, fragment */
+/* RFC 8200 4.1: hop-by-hop, destination options, routing, fragment and
+ * destination options again (once before routing, once before the upper
+ * layer), as the probe (bpf/flow.bpf.c) */
+#define IPV6_EXT_MAX 5
 #define IPV6_FRAG_OFFSET_MASK 0xfff8
 #define TCP_HLEN 20
 #define UDP_HLEN 8
@@ -127,6 +130,13 @@ static int parse_ipv4(struct cursor *c, struct packet *pkt)
 	return ip[9];
 }
 
+/* True for the extension headers skipped to reach the transport header. */
+static int ipv6_ext(int next)
+{
+	return next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING || next == IPPROTO_FRAGMENT ||
+	       next == IPPROTO_DSTOPTS;
+}
+
 /* Moves past the IPv6 header and the extension headers before the
  * transport; returns the next header or a negative errno. */
 static int parse_ipv6(struct cursor *c, struct packet *pkt)
@@ -146,12 +156,9 @@ static int parse_ipv6(struct cursor *c, struct packet *pkt)
 	pkt->l4 = 1;
 	next = ip[6];
 	c->p += IPV6_HLEN;
-	for (int i = 0; i < IPV6_EXT_MAX; i++) {
+	for (int i = 0; i < IPV6_EXT_MAX && ipv6_ext(next); i++) {
 		size_t len;
 
-		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING &&
-		    next != IPPROTO_FRAGMENT && next != IPPROTO_DSTOPTS)
-			return next;
 		if (!need(c, 8))
 			return cut(c, "IPv6 extension header cut short");
 		if (next == IPPROTO_FRAGMENT) {
@@ -166,10 +173,12 @@ static int parse_ipv6(struct cursor *c, struct packet *pkt)
 		next = c->p[0];
 		c->p += len;
 	}
-	return bad(c, "more IPv6 extension headers than the 4 of RFC 8200 4.1");
+	if (ipv6_ext(next))
+		return bad(c, "more IPv6 extension headers than the 5 of RFC 8200 4.1");
+	return next;
 }
 
-/* The BTH (and AETH) after a UDP header to port 4791. */
+/* The BTH (and AETH or RETH) after a UDP header to port 4791. */
 static void parse_roce(struct cursor *c, struct packet *pkt)
 {
 	if (roce_parse_bth(c->p, c->end, &pkt->bth) < 0) {
@@ -177,6 +186,11 @@ static void parse_roce(struct cursor *c, struct packet *pkt)
 		return;
 	}
 	pkt->kind = PACKET_ROCE;
+	if (roce_classify(pkt->bth.opcode) == ROCE_CLASS_READ_REQUEST) {
+		pkt->has_reth = roce_read_len(c->p, c->end, pkt->bth.opcode, &pkt->read_len) == 0;
+		pkt->roce_unparsed = !pkt->has_reth;
+		return;
+	}
 	if (!roce_has_aeth(pkt->bth.opcode))
 		return;
 	if (!need(c, ROCE_BTH_LEN + ROCE_AETH_LEN)) {
@@ -228,6 +242,7 @@ int packet_parse(int linktype, const uint8_t *data, size_t caplen, struct packet
 		ret->tcp_flags = c.p[FM_TCP_FLAGS_OFF];
 		return 0;
 	}
+	ret->udp_len = get16(c.p + 4);
 	c.p += UDP_HLEN;
 	if (ret->flow.dport == ROCE_UDP_PORT)
 		parse_roce(&c, ret);

@@ -40,9 +40,12 @@ struct packet {
 	struct roce_bth bth; /* PACKET_ROCE */
 	int has_aeth; /* PACKET_ROCE: the opcode carries an AETH and it was read */
 	uint8_t aeth_syndrome;
-	/* UDP 4791 but the BTH (then PACKET_FLOW), or the AETH its opcode
-	 * has (then PACKET_ROCE without has_aeth), is cut short: the probe's
-	 * fabmon_bpf_roce_unparsed_packets_total */
+	int has_reth; /* PACKET_ROCE: an RDMA READ request whose RETH was read */
+	uint32_t read_len; /* has_reth: its DMA length */
+	uint16_t udp_len; /* UDP: the header's length field (header included) */
+	/* UDP 4791 but the BTH (then PACKET_FLOW), or the AETH or RETH its
+	 * opcode has (then PACKET_ROCE without has_aeth or has_reth), is cut
+	 * short: the probe's fabmon_bpf_roce_unparsed_packets_total */
 	int roce_unparsed;
 	const uint8_t *lldp; /* PACKET_LLDP: the LLDPDU (after the ethertype) */
 	size_t lldp_len;

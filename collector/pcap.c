@@ -213,7 +213,7 @@ static int pcap_collector_init(const struct collector_env *env, void **ret_state
 		r = -ENOMEM;
 		goto out;
 	}
-	st->cap = capture_new(env->bpf_max_flows);
+	st->cap = capture_new(env->bpf_max_flows, env->roce_pmtu);
 	st->series = flow_series_new(env->bpf_max_flows, env->bpf_top_peers);
 	if (!st->cap || !st->series) {
 		r = -ENOMEM;
@@ -445,7 +445,7 @@ static void emit_totals(struct pcap_state *st, struct sample_sink *out)
 	};
 	static const struct metric_desc roce_unparsed = {
 		.name = "fabmon_pcap_roce_unparsed_packets_total",
-		.help = "Captured UDP port 4791 packets cut before their BTH or AETH.",
+		.help = "Captured UDP port 4791 packets cut before their BTH, AETH or RETH.",
 		.type = METRIC_COUNTER
 	};
 	static const struct metric_desc full = {
@@ -457,7 +457,7 @@ static void emit_totals(struct pcap_state *st, struct sample_sink *out)
 	const struct capture_stats *s = capture_stats(st->cap);
 
 	(void)sample_counter(out, &unparsed, NULL, 0, s->unparsed);
-	(void)sample_counter(out, &roce_unparsed, NULL, 0, s->roce_cut_bth + s->roce_cut_aeth);
+	(void)sample_counter(out, &roce_unparsed, NULL, 0, s->roce_cut_bth + s->roce_cut_after_bth);
 	(void)sample_counter(out, &full, NULL, 0, s->flows_full + s->qps_full);
 }
 

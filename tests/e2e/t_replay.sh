@@ -20,8 +20,8 @@ command -v editcap >/dev/null || fail "editcap missing (wireshark-common, which 
 command -v jq >/dev/null || fail "jq missing (make deps installs it)"
 
 # The per-queue-pair fields whose sums over "qps" are pcapgen's fields.
-QP_FIELDS="send write ack cnp acks naks_psn_sequence naks_rnr naks_other ecn_ce psn_gaps
-psn_missing psn_duplicates psn_behind"
+QP_FIELDS="send write read_request read_response ack cnp acks naks_psn_sequence naks_rnr
+naks_other ecn_ce psn_gaps psn_missing psn_duplicates psn_behind"
 
 # gen NAME FLAGS...: writes $WORK/NAME.pcap, and what it holds to $WORK/NAME.json.
 gen() {
@@ -42,24 +42,30 @@ same() {
 # tshark_counts FILE: what tshark reads in FILE, with pcapgen's field names,
 # plus "ack_requests", the requests with the A bit set. Its own arithmetic:
 # opcodes by IBTA table 38, AETH syndromes as tshark splits them, and the PSN
-# order per queue pair and direction in 24-bit serial arithmetic.
+# order per queue pair and direction in 24-bit serial arithmetic, where a
+# READ request takes a PSN per response packet (IBTA 9.7.2): its DMA length
+# over the PMTU that READ response first and middle packets carry (4096
+# until one is seen), one for 0 bytes.
 tshark_counts() {
 	tshark -n -r "$1" -d udp.port==4791,infiniband -T fields -E occurrence=f \
 		-e frame.len -e ip.src -e ipv6.src -e ip.dst -e ipv6.dst -e ip.dsfield.ecn \
 		-e ipv6.tclass.ecn -e infiniband.bth.opcode -e infiniband.bth.destqp \
 		-e infiniband.bth.psn -e infiniband.bth.a -e infiniband.aeth.syndrome.opcode \
-		-e infiniband.aeth.syndrome.error_code >"$WORK/tshark.out" 2>"$WORK/tshark.err" ||
+		-e infiniband.aeth.syndrome.error_code -e infiniband.reth.dmalen -e udp.length \
+		>"$WORK/tshark.out" 2>"$WORK/tshark.err" ||
 		fail "tshark -r $1: $(grep -v '^Running as user' "$WORK/tshark.err")"
 	awk -F'\t' '
-	function order(k, psn, d) {
+	function order(k, psn, d, span, pmtu) {
 		if (k in last) {
+			pmtu = learnt ? learnt : 4096
+			span = k in rlen && rlen[k] > 0 ? int((rlen[k] + pmtu - 1) / pmtu) : 1
 			d = (psn - last[k] + 16777216) % 16777216
 			if (d == 0)
 				dup++
-			else if (d > 1 && d < 8388608) {
+			else if (d > span && d < 8388608) {
 				gap++
-				missing += d - 1
-			} else if (d >= 8388608)
+				missing += d - span
+			} else if (d != span)
 				behind++
 		} else
 			qps++
@@ -68,9 +74,22 @@ tshark_counts() {
 	{ packets++; bytes += $1 }
 	$8 == "" { next }
 	{ roce++; ce += ($6 == 3 || $7 == 3) }
-	$8 == 4 || $8 == 10 {
-		send += $8 == 4; write += $8 == 10; areq += $11 == 1
-		order($2 $3 ">" $4 $5 ":" $9, $10)
+	$8 == 4 || $8 == 10 || $8 == 12 {
+		send += $8 == 4; write += $8 == 10; read_req += $8 == 12; areq += $11 == 1
+		k = $2 $3 ">" $4 $5 ":" $9
+		order(k, $10)
+		if ($8 == 12)
+			rlen[k] = $14
+		else
+			delete rlen[k]
+	}
+	$8 >= 13 && $8 <= 16 {
+		read_resp++
+		if ($8 != 14 && $12 == 0)
+			acks++
+		# first and middle: PMTU bytes between UDP 8 + BTH 12 (+ AETH 4) and ICRC 4
+		if ($8 <= 14 && $15 - 24 - ($8 == 13) * 4 > learnt)
+			learnt = $15 - 24 - ($8 == 13) * 4
 	}
 	$8 == 17 {
 		ack++
@@ -83,8 +102,9 @@ tshark_counts() {
 	END {
 		printf "{\"packets\":%d,\"bytes\":%.0f,\"roce_packets\":%d,\"qps\":%d,", packets, bytes,
 			roce, qps
-		printf "\"send\":%d,\"write\":%d,\"ack\":%d,\"cnp\":%d,\"acks\":%d,", send, write,
-			ack, cnp, acks
+		printf "\"send\":%d,\"write\":%d,\"read_request\":%d,\"read_response\":%d,", send,
+			write, read_req, read_resp
+		printf "\"ack\":%d,\"cnp\":%d,\"acks\":%d,", ack, cnp, acks
 		printf "\"naks_psn_sequence\":%d,\"naks_rnr\":%d,\"naks_other\":%d,\"ecn_ce\":%d,",
 			nak, rnr, nak_other, ce
 		printf "\"psn_gaps\":%d,\"psn_missing\":%d,\"psn_duplicates\":%d,", gap, missing,
@@ -106,7 +126,7 @@ replay() {
 # the per-QP packets and bytes.
 replay_totals() {
 	jq -c --arg fields "$QP_FIELDS" '.qps as $q | {packets, bytes, roce_packets,
-		qps: ([$q[] | select(.send + .write > 0)] | length),
+		qps: ([$q[] | select(.send + .write + .read_request > 0)] | length),
 		qp_packets: ([$q[].packets] | add // 0), qp_bytes: ([$q[].bytes] | add // 0)} +
 		(reduce ($fields | splits("\\s+")) as $k ({}; .[$k] = ([$q[][$k]] | add // 0)))' \
 		"$WORK/out" || fail "replay output is not JSON: $(head -c 300 "$WORK/out")"
@@ -119,7 +139,8 @@ check() {
 	want=$(cat "$WORK/$1.json")
 	got=$(tshark_counts "$f")
 	same "$f: tshark" "$want" "$got"
-	same "$f: tshark, requests with the A bit" "{\"ack_requests\":$(jq .acks <<<"$want")}" "$got"
+	same "$f: tshark, requests with the A bit" \
+		"$(jq -c '{ack_requests: (.ack - .naks_psn_sequence - .naks_rnr)}' <<<"$want")" "$got"
 	replay "$f"
 	[ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
 	got=$(replay_totals)
@@ -163,12 +184,22 @@ gen v6 --ipv6 --packets 1000 --qps 3 --ack-every 10 --ce-every 9
 gen vlan --vlan 100 --packets 800 --qps 2 --cnp-every 25
 gen sll --link sll --packets 600 --qps 5 --nak-every 40 --payload 4096
 gen sll2 --link sll2 --ipv6 --vlan 7 --packets 600 --qps 1 --rnr-every 30 --payload 0
+# RFC 8200 4.1's extension headers before UDP: four (destination options once)
+# and five (twice: before the routing header and before the upper layer)
+gen v6ext4 --ipv6 --ipv6-ext 4 --packets 300 --qps 2 --ack-every 5 --gap-every 40
+gen v6ext5 --ipv6 --ipv6-ext 5 --vlan 9 --packets 300 --qps 3 --cnp-every 20
+# RDMA READs, each taking a PSN per response packet: 4 KiB at the default PMTU
+# of 1024, 1500 bytes at 512 (the last packet short), zero-length ones
+gen read --packets 600 --qps 3 --read-every 3 --payload 4096 --ack-every 8 --gap-every 50
+gen read1500 --ipv6 --packets 300 --qps 2 --read-every 2 --payload 1500 --pmtu 512 \
+	--nak-every 25 --psn-start 0xfffffe
+gen read0 --packets 200 --qps 1 --read-every 1 --payload 0 --pmtu 256
 # every kind of event; at 150, 300, ... a duplicate and a gap fall due at
 # once (the duplicate wins); 256 PSNs before the wrap, some 700 packets per QP
 gen events --packets 5000 --qps 7 --ack-every 7 --nak-every 97 --rnr-every 89 \
 	--cnp-every 31 --ce-every 13 --gap-every 50 --dup-every 75 --payload 1023 \
 	--psn-start 0xffff00
-for n in v4 v6 vlan sll sll2 events; do
+for n in v4 v6 vlan sll sll2 v6ext4 v6ext5 read read1500 read0 events; do
 	check $n
 done
 jq -e '.acks > 0 and .naks_psn_sequence > 0 and .naks_rnr > 0 and .cnp > 0 and .ecn_ce > 0 and
@@ -218,26 +249,26 @@ want=$(awk -F'\t' '$2 == 4791 && $3 == "" { bth++; cut[n++] = $1 }
 	$3 != "" { roce++ } $3 == 17 && $4 == "" { aeth++; cut[n++] = $1 }
 	END {
 		printf "{\"roce_packets\":%d,\"roce_cut_before_bth\":%d,", roce, bth
-		printf "\"roce_cut_before_aeth\":%d,\"roce_unparsed\":%d,\"unparsed\":0,", aeth,
+		printf "\"roce_cut_after_bth\":%d,\"roce_unparsed\":%d,\"unparsed\":0,", aeth,
 			bth + aeth
 		printf "\"named\":["
 		for (i = 0; i < n && i < 10; i++)
 			printf "%s%d", i ? "," : "", cut[i]
 		printf "]}\n"
 	}' "$WORK/tshark.out")
-jq -e '.roce_cut_before_bth > 0 and .roce_cut_before_aeth > 0 and .roce_packets > 0' \
+jq -e '.roce_cut_before_bth > 0 and .roce_cut_after_bth > 0 and .roce_packets > 0' \
 	<<<"$want" >/dev/null || fail "$f: tshark does not see both kinds of cut: $want"
 replay "$f"
 [ $RC -eq 0 ] || fail "fabmon replay $f: exit $RC, want 0: $(head -c 300 "$WORK/err")"
 same "$f: fabmon replay" "$want" "$(jq -c '{roce_packets, roce_cut_before_bth,
-	roce_cut_before_aeth, roce_unparsed, unparsed, named: [.errors[].packet]}' "$WORK/out")"
+	roce_cut_after_bth, roce_unparsed, unparsed, named: [.errors[].packet]}' "$WORK/out")"
 for n in $(jq -r '.named[]' <<<"$want"); do
 	grep -q "^fabmon replay: $f: packet $n: RoCEv2 \(BTH\|AETH\) cut short" "$WORK/err" ||
 		fail "$f: stderr does not name packet $n: $(head -c 300 "$WORK/err")"
 done
 "$FABMON" replay "$f" >"$WORK/out" 2>/dev/null || fail "fabmon replay $f (tables) failed"
-line=$(jq -r '"RoCEv2 packets \(.roce_packets) (\(.roce_cut_before_aeth) of them cut before " +
-	"their AETH), UDP 4791 frames cut before their BTH \(.roce_cut_before_bth),"' <<<"$want")
+line=$(jq -r '"RoCEv2 packets \(.roce_packets) (\(.roce_cut_after_bth) of them cut before " +
+	"their AETH or RETH), UDP 4791 frames cut before their BTH \(.roce_cut_before_bth),"' <<<"$want")
 grep -qF "$line" "$WORK/out" || fail "$f: summary does not say '$line': $(sed -n 2p "$WORK/out")"
 echo "cut before the BTH or AETH: $(jq -c 'del(.named)' <<<"$want"), the first ten named"
 

@@ -625,7 +625,7 @@ static void lg_roce_data(struct lg *lg, struct lg_peer *pe, const struct roce_bt
 		lg->st.cnps_tx++;
 		lg_roce_reply(lg, pe, ROCE_OPCODE_CNP, 0, 0);
 	}
-	order = roce_psn_order((pe->rx_epsn - 1) & ROCE_PSN_MASK, bth->psn, &missing);
+	order = roce_psn_order((pe->rx_epsn - 1) & ROCE_PSN_MASK, 1, bth->psn, &missing);
 	if (order == ROCE_PSN_GAP) {
 		/* as an RC responder: one NAK per gap, naming the PSN expected */
 		if (!pe->rx_nak_sent) {

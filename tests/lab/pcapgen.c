@@ -10,8 +10,9 @@
  * host 2i + 1, the requester, to host 2i + 2, the responder; a host's number
  * gives its address (198.18.0.0 or 2001:db8:: plus the number) and its MAC.
  * Data packets go round-robin over the queue pairs, each an RC SEND only or
- * an RDMA WRITE only, in turn. The responder's Acknowledges (ACK, NAK, RNR
- * NAK) and its CNPs come back on the requester's own QP number. Every
+ * an RDMA WRITE only, in turn, or an RDMA READ request. The responder's READ
+ * responses, Acknowledges (ACK, NAK, RNR NAK) and CNPs come back on the
+ * requester's own QP number. Every
  * --X-every K counts one queue pair's data packets: the K-th, 2K-th, ...
  * data packet of each queue pair is the one marked or answered.
  *
@@ -57,12 +58,17 @@
 #define PG_UNTAGGED ULLONG_MAX
 #define PG_PAYLOAD_DEFAULT 1024
 #define PG_PAYLOAD_MAX 4096 /* IBTA's largest path MTU */
+/* IBTA path MTUs: 256 .. 4096, powers of two. 1024 is what a RoCE NIC
+ * (and Soft-RoCE) uses on an Ethernet MTU of 1500. */
+#define PG_PMTU_MIN 256
+#define PG_PMTU_DEFAULT 1024
 #define PG_PSN_START_DEFAULT 0xfffff0u /* 16 packets a queue pair before the wrap */
 #define PG_TIME_START_DEFAULT 1700000000ull
 #define PG_TIME_STEP_MAX 1000000ull
 #define PG_USEC 1000000ull
-/* At most one data packet, an ACK, a NAK, an RNR NAK and a CNP per data packet. */
-#define PG_RECORDS_PER_DATA 5
+/* At most one data packet, its READ response, an ACK, a NAK, an RNR NAK and a
+ * CNP per data packet. */
+#define PG_RECORDS_PER_DATA (5 + PG_PAYLOAD_MAX / PG_PMTU_MIN)
 
 #define PG_SLL_LEN 16
 #define PG_SLL2_LEN 20
@@ -78,6 +84,11 @@
 /* IBTA 9.2.1, table 38: the opcodes written here. */
 #define PG_OP_SEND_ONLY 0x04
 #define PG_OP_WRITE_ONLY 0x0a
+#define PG_OP_READ_REQUEST 0x0c
+#define PG_OP_READ_RESPONSE_FIRST 0x0d
+#define PG_OP_READ_RESPONSE_MIDDLE 0x0e
+#define PG_OP_READ_RESPONSE_LAST 0x0f
+#define PG_OP_READ_RESPONSE_ONLY 0x10
 #define PG_OP_ACK 0x11
 #define PG_RETH_LEN 16 /* IBTA 9.3.3: virtual address, R_Key, DMA length */
 #define PG_RETH_VA 0x7f0000000000ull
@@ -95,9 +106,16 @@
 
 #define PG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* RFC 8200 4.1's order of extension headers: --ipv6-ext N writes the first
+ * N, each at its least, 8 octets. */
+static const uint8_t pg_ipv6_ext_order[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
+					     IPPROTO_FRAGMENT, IPPROTO_DSTOPTS };
+#define PG_IPV6_EXT_LEN 8
+#define PG_IPV6_EXT_MAX PG_ARRAY_SIZE(pg_ipv6_ext_order)
+
 #define PG_FRAME_MAX                                                                               \
-	(PG_SLL2_LEN + PG_VLAN_LEN + sizeof(struct ip6_hdr) + sizeof(struct udphdr) +              \
-	 ROCE_BTH_LEN + PG_RETH_LEN + PG_PAYLOAD_MAX + 3 + ROCE_ICRC_LEN)
+	(PG_SLL2_LEN + PG_VLAN_LEN + sizeof(struct ip6_hdr) + PG_IPV6_EXT_MAX * PG_IPV6_EXT_LEN +  \
+	 sizeof(struct udphdr) + ROCE_BTH_LEN + PG_RETH_LEN + PG_PAYLOAD_MAX + 3 + ROCE_ICRC_LEN)
 
 /* The --X-every flags: what happens to every K-th data packet of a queue pair. */
 enum pg_event {
@@ -108,6 +126,7 @@ enum pg_event {
 	PG_EV_CE, /* it is ECN CE-marked */
 	PG_EV_GAP, /* one PSN is skipped before it */
 	PG_EV_DUP, /* it repeats the previous data packet's PSN */
+	PG_EV_READ, /* it is an RDMA READ request, answered by its READ response */
 	PG_EV_COUNT,
 };
 
@@ -116,9 +135,10 @@ enum pg_link_id { PG_LINK_ETHERNET, PG_LINK_SLL, PG_LINK_SLL2, PG_LINK_COUNT };
 struct pg_opts {
 	const char *output;
 	unsigned long long packets, qps, every[PG_EV_COUNT];
-	unsigned long long psn_start, snaplen, payload, time_start, time_step;
+	unsigned long long psn_start, snaplen, payload, pmtu, time_start, time_step;
 	unsigned long long vlan; /* PG_UNTAGGED: none */
 	unsigned long long ce_qp; /* 0: --ce-every marks every queue pair; else only this one */
+	unsigned long long ipv6_ext; /* extension headers after the IPv6 header */
 	enum pg_link_id link;
 	int ipv6;
 };
@@ -138,8 +158,8 @@ struct pg_qp {
 };
 
 struct pg_counts {
-	unsigned long long packets, bytes, send, write, ack, cnp, acks, naks_psn, naks_rnr;
-	unsigned long long ecn_ce, gaps, missing, dups;
+	unsigned long long packets, bytes, send, write, read_request, read_response, ack, cnp;
+	unsigned long long acks, naks_psn, naks_rnr, ecn_ce, gaps, missing, dups;
 };
 
 struct pg_rec {
@@ -274,17 +294,38 @@ static void pg_ipv6_addr(unsigned char *p, uint32_t host)
 	pg_put32(p + 12, host);
 }
 
-/* RFC 8200: version, traffic class, flow label 0. Returns the end of the header. */
+/*
+ * RFC 8200: version, traffic class, flow label 0, then the first ext of
+ * pg_ipv6_ext_order: options headers with one PadN option (4.2), a routing
+ * header with no segments left (4.4: to be ignored), an atomic fragment
+ * header (offset 0, no more fragments: RFC 6946). Returns the end of the
+ * headers.
+ */
 static unsigned char *pg_ipv6(unsigned char *p, const struct pg_path *pa, uint8_t tos,
-			      size_t payload)
+			      size_t payload, unsigned ext)
 {
+	unsigned char *next = p + 6;
+
 	pg_put32(p, 6u << 28 | (uint32_t)tos << 20);
-	pg_put16(p + 4, (uint16_t)payload);
-	p[6] = IPPROTO_UDP;
+	pg_put16(p + 4, (uint16_t)(ext * PG_IPV6_EXT_LEN + payload));
 	p[7] = PG_TTL;
 	pg_ipv6_addr(p + 8, pa->src);
 	pg_ipv6_addr(p + 24, pa->dst);
-	return p + sizeof(struct ip6_hdr);
+	p += sizeof(struct ip6_hdr);
+	for (unsigned i = 0; i < ext; p += PG_IPV6_EXT_LEN, i++) {
+		*next = pg_ipv6_ext_order[i];
+		next = p;
+		memset(p, 0, PG_IPV6_EXT_LEN);
+		if (pg_ipv6_ext_order[i] == IPPROTO_HOPOPTS ||
+		    pg_ipv6_ext_order[i] == IPPROTO_DSTOPTS) {
+			p[2] = 1; /* PadN over the other 4 bytes */
+			p[3] = 4;
+		} else if (pg_ipv6_ext_order[i] == IPPROTO_FRAGMENT) {
+			pg_put32(p + 4, 1); /* identification */
+		}
+	}
+	*next = IPPROTO_UDP;
+	return p;
 }
 
 /* IBTA 9.2: opcode; SE|M|PadCnt|TVer; P_Key (default 0xffff); reserved
@@ -326,7 +367,7 @@ static unsigned char *pg_frame(struct pg *pg, const struct pg_path *pa, const st
 		pg_put16(p + 2, l3);
 		p += PG_VLAN_LEN;
 	}
-	p = o->ipv6 ? pg_ipv6(p, pa, tos, udp) : pg_ipv4(p, pa, tos, udp);
+	p = o->ipv6 ? pg_ipv6(p, pa, tos, udp, (unsigned)o->ipv6_ext) : pg_ipv4(p, pa, tos, udp);
 	/* The UDP checksum is zero, as RoCE NICs send it: the ICRC covers the
 	 * packet (IBTA A17). */
 	pg_put16(p, pa->sport);
@@ -371,9 +412,49 @@ static int pg_every(unsigned long long k, unsigned long long n)
 }
 
 /*
- * Writes queue pair q's next data packet. The first packet of a queue pair
- * has no PSN before it, so neither a gap nor a duplicate can be seen on it;
- * a packet that is due both repeats the previous PSN and skips none.
+ * Writes the responder's READ response to queue pair q's READ request with
+ * PSN psn, for --payload bytes: packets of --pmtu bytes but the last (one
+ * only packet for 0 bytes), READ response first, middle, last or only, with
+ * an AETH (an ACK) on all but the middle ones. The request took their PSNs
+ * (IBTA 9.7.2): the next is psn plus their count.
+ */
+static int pg_read_response(struct pg *pg, struct pg_qp *q, uint32_t psn)
+{
+	const struct pg_opts *o = &pg->o;
+	unsigned long long n = o->payload ? (o->payload + o->pmtu - 1) / o->pmtu : 1;
+	int err = 0;
+
+	for (unsigned long long i = 0; !err && i < n; i++) {
+		uint8_t op = n == 1	 ? PG_OP_READ_RESPONSE_ONLY
+			     : i == 0	 ? PG_OP_READ_RESPONSE_FIRST
+			     : i + 1 < n ? PG_OP_READ_RESPONSE_MIDDLE
+					 : PG_OP_READ_RESPONSE_LAST;
+		size_t aeth = op == PG_OP_READ_RESPONSE_MIDDLE ? 0 : ROCE_AETH_LEN;
+		struct roce_bth bth = { .opcode = op,
+					.dest_qp = q->resp.dest_qp,
+					.psn = (uint32_t)(psn + i) & ROCE_PSN_MASK };
+		unsigned char *p =
+			pg_frame(pg, &q->resp, &bth,
+				 aeth + (i + 1 < n ? o->pmtu : o->payload - i * o->pmtu), 0);
+
+		if (aeth) {
+			/* IBTA 9.3.5: syndrome, 24-bit MSN */
+			p[0] = PG_SYN_ACK;
+			pg_put24(p + 1, (uint32_t)q->sent);
+			pg->c.acks++;
+		}
+		pg->c.read_response++;
+		err = pg_record(pg);
+	}
+	q->next_psn = (uint32_t)(psn + n) & ROCE_PSN_MASK;
+	return err;
+}
+
+/*
+ * Writes queue pair q's next data packet, and the READ response if it is a
+ * READ request. The first packet of a queue pair has no PSN before it, so
+ * neither a gap nor a duplicate can be seen on it; a packet that is due both
+ * repeats the previous PSN and skips none.
  */
 static int pg_data(struct pg *pg, struct pg_qp *q)
 {
@@ -381,34 +462,45 @@ static int pg_data(struct pg *pg, struct pg_qp *q)
 	unsigned long long n = ++q->sent;
 	int dup = n > 1 && pg_every(o->every[PG_EV_DUP], n);
 	int gap = n > 1 && !dup && pg_every(o->every[PG_EV_GAP], n);
+	int read = pg_every(o->every[PG_EV_READ], n);
 	/* one congested receiver (an incast) or the whole fabric */
 	int ce = pg_every(o->every[PG_EV_CE], n) &&
 		 (!o->ce_qp || (unsigned long long)(q - pg->qp) + 1 == o->ce_qp);
 	struct roce_bth bth = {
-		.opcode = n % 2 ? PG_OP_SEND_ONLY : PG_OP_WRITE_ONLY,
+		.opcode = read	  ? PG_OP_READ_REQUEST
+			  : n % 2 ? PG_OP_SEND_ONLY
+				  : PG_OP_WRITE_ONLY,
 		.ack_req = pg_every(o->every[PG_EV_ACK], n),
 		.dest_qp = q->req.dest_qp,
 		.psn = (q->next_psn - dup + gap) & ROCE_PSN_MASK,
 	};
-	size_t reth = bth.opcode == PG_OP_WRITE_ONLY ? PG_RETH_LEN : 0;
-	unsigned char *p = pg_frame(pg, &q->req, &bth, reth + o->payload, ce);
+	size_t reth = bth.opcode == PG_OP_SEND_ONLY ? 0 : PG_RETH_LEN;
+	unsigned char *p = pg_frame(pg, &q->req, &bth, reth + (read ? 0 : o->payload), ce);
+	int err;
 
 	if (reth) {
-		/* IBTA 9.3.3: where the payload goes, in a region of its own */
+		/* IBTA 9.3.3: where the payload goes, or comes from, in a region
+		 * of its own */
 		pg_put32(p, (uint32_t)(PG_RETH_VA >> 32));
 		pg_put32(p + 4, (uint32_t)PG_RETH_VA);
 		pg_put32(p + 8, PG_RETH_RKEY);
 		pg_put32(p + 12, (uint32_t)o->payload);
-		pg->c.write++;
-	} else {
-		pg->c.send++;
 	}
+	if (read)
+		pg->c.read_request++;
+	else if (reth)
+		pg->c.write++;
+	else
+		pg->c.send++;
 	q->next_psn = (bth.psn + 1) & ROCE_PSN_MASK;
 	pg->c.dups += dup;
 	pg->c.gaps += gap;
 	pg->c.missing += gap;
 	pg->c.ecn_ce += ce;
-	return pg_record(pg);
+	err = pg_record(pg);
+	if (!err && read)
+		err = pg_read_response(pg, q, bth.psn);
+	return err;
 }
 
 /* Writes the responder's Acknowledge with this AETH syndrome and counts it
@@ -532,11 +624,13 @@ static void pg_print_json(const struct pg *pg)
 	 * PSN behind the last: a reader must count none (the wrap of the PSN
 	 * must not look like one). */
 	printf("{\"packets\":%llu,\"bytes\":%llu,\"roce_packets\":%llu,\"qps\":%llu,\"send\":%llu,"
-	       "\"write\":%llu,\"ack\":%llu,\"cnp\":%llu,\"acks\":%llu,\"naks_psn_sequence\":%llu,"
-	       "\"naks_rnr\":%llu,\"naks_other\":0,\"ecn_ce\":%llu,\"psn_gaps\":%llu,"
-	       "\"psn_missing\":%llu,\"psn_duplicates\":%llu,\"psn_behind\":0}\n",
-	       c->packets, c->bytes, c->packets, qps, c->send, c->write, c->ack, c->cnp, c->acks,
-	       c->naks_psn, c->naks_rnr, c->ecn_ce, c->gaps, c->missing, c->dups);
+	       "\"write\":%llu,\"read_request\":%llu,\"read_response\":%llu,\"ack\":%llu,"
+	       "\"cnp\":%llu,\"acks\":%llu,\"naks_psn_sequence\":%llu,\"naks_rnr\":%llu,"
+	       "\"naks_other\":0,\"ecn_ce\":%llu,\"psn_gaps\":%llu,\"psn_missing\":%llu,"
+	       "\"psn_duplicates\":%llu,\"psn_behind\":0}\n",
+	       c->packets, c->bytes, c->packets, qps, c->send, c->write, c->read_request,
+	       c->read_response, c->ack, c->cnp, c->acks, c->naks_psn, c->naks_rnr, c->ecn_ce,
+	       c->gaps, c->missing, c->dups);
 }
 
 /* ---- command line ---- */
@@ -544,17 +638,20 @@ static void pg_print_json(const struct pg *pg)
 static void pg_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pcapgen --output FILE [--packets N] [--qps N] [--ipv6] [--vlan ID]\n"
+		"usage: pcapgen --output FILE [--packets N] [--qps N] [--ipv6 [--ipv6-ext N]]\n"
+		"               [--vlan ID]\n"
 		"               [--link ethernet|sll|sll2] [--payload N] [--psn-start X]\n"
 		"               [--ack-every K] [--nak-every K] [--rnr-every K] [--cnp-every K]\n"
 		"               [--ce-every K [--ce-qp N]] [--gap-every K] [--dup-every K]\n"
+		"               [--read-every K [--pmtu N]]\n"
 		"               [--snaplen N]\n"
 		"               [--time-start SECONDS] [--time-step USEC]\n"
 		"\n"
 		"Writes a pcap file (microsecond timestamps) of RoCEv2 traffic and prints what\n"
 		"it holds as one JSON object: packets, bytes (original lengths), roce_packets,\n"
-		"qps, send, write, ack, cnp, acks, naks_psn_sequence, naks_rnr, naks_other,\n"
-		"ecn_ce, psn_gaps, psn_missing, psn_duplicates, psn_behind.\n"
+		"qps, send, write, read_request, read_response, ack, cnp, acks (AETH ACKs, READ\n"
+		"responses' too), naks_psn_sequence, naks_rnr, naks_other, ecn_ce, psn_gaps,\n"
+		"psn_missing, psn_duplicates, psn_behind.\n"
 		"\n"
 		"  --output FILE        the capture to write (replaced if it exists)\n"
 		"  --packets N          data packets in all, round-robin over the queue pairs,\n"
@@ -562,6 +659,9 @@ static void pg_usage(FILE *f)
 		"  --qps N              queue pairs, each its own pair of addresses and QPNs\n"
 		"                       (1..%d, default %d)\n"
 		"  --ipv6               addresses in 2001:db8::/32 (default: 198.18.0.0/15)\n"
+		"  --ipv6-ext N         the first N (0..%zu) of RFC 8200 4.1's extension headers\n"
+		"                       after the IPv6 header: hop-by-hop, destination options,\n"
+		"                       routing, fragment, destination options\n"
 		"  --vlan ID            an IEEE 802.1Q tag, priority %d (0..%d)\n"
 		"  --link NAME          ethernet (LINKTYPE_ETHERNET), sll (LINKTYPE_LINUX_SLL)\n"
 		"                       or sll2 (LINKTYPE_LINUX_SLL2); default ethernet\n"
@@ -576,16 +676,21 @@ static void pg_usage(FILE *f)
 		"                       its responder is congested, the others not)\n"
 		"  --gap-every K        comes after one skipped PSN (a gap, one PSN missing)\n"
 		"  --dup-every K        repeats the previous PSN (a duplicate; wins over a gap)\n"
-		"Gaps and duplicates are never put on a queue pair's first packet.\n"
+		"  --read-every K       is an RDMA READ request for --payload bytes, answered by\n"
+		"                       READ response packets of --pmtu bytes (256, 512, 1024,\n"
+		"                       2048 or 4096; default %d), one PSN each\n"
+		"Gaps and duplicates are never put on a queue pair's first packet; duplicates\n"
+		"do not go with READs.\n"
 		"  --snaplen N          keep at most N bytes of each packet, and its original\n"
 		"                       length (1..%u, default %u); counts unchanged\n"
 		"  --time-start SECONDS the first timestamp (default %llu)\n"
 		"  --time-step USEC     from one packet to the next (0..%llu, default 1)\n"
 		"Numbers are decimal or 0x hexadecimal.\n"
 		"Exit status: 0 written, 1 the file could not be written, 2 usage error.\n",
-		PG_PACKETS_DEFAULT, PG_QPS_MAX, PG_QPS_DEFAULT, PG_VLAN_PCP, PG_VLAN_MAX,
-		PG_PAYLOAD_MAX, PG_PAYLOAD_DEFAULT, PG_PSN_START_DEFAULT, PG_SNAPLEN_MAX,
-		PG_SNAPLEN_MAX, PG_TIME_START_DEFAULT, PG_TIME_STEP_MAX);
+		PG_PACKETS_DEFAULT, PG_QPS_MAX, PG_QPS_DEFAULT, PG_IPV6_EXT_MAX, PG_VLAN_PCP,
+		PG_VLAN_MAX, PG_PAYLOAD_MAX, PG_PAYLOAD_DEFAULT, PG_PSN_START_DEFAULT,
+		PG_PMTU_DEFAULT, PG_SNAPLEN_MAX, PG_SNAPLEN_MAX, PG_TIME_START_DEFAULT,
+		PG_TIME_STEP_MAX);
 }
 
 /* The flags that take a number: its range, and the field of struct pg_opts it sets. */
@@ -603,6 +708,7 @@ static const struct pg_num_flag {
 	{ "time-start", 0, UINT32_MAX, offsetof(struct pg_opts, time_start) },
 	{ "time-step", 0, PG_TIME_STEP_MAX, offsetof(struct pg_opts, time_step) },
 	{ "ce-qp", 0, PG_QPS_MAX, offsetof(struct pg_opts, ce_qp) },
+	{ "ipv6-ext", 0, PG_IPV6_EXT_MAX, offsetof(struct pg_opts, ipv6_ext) },
 	{ "ack-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_ACK]) },
 	{ "nak-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_NAK]) },
 	{ "rnr-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_RNR]) },
@@ -610,6 +716,8 @@ static const struct pg_num_flag {
 	{ "ce-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_CE]) },
 	{ "gap-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_GAP]) },
 	{ "dup-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_DUP]) },
+	{ "read-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_READ]) },
+	{ "pmtu", PG_PMTU_MIN, PG_PAYLOAD_MAX, offsetof(struct pg_opts, pmtu) },
 };
 
 /* Sets the field of *o that flag f sets from s, decimal or 0x hexadecimal. */
@@ -664,6 +772,7 @@ static int pg_parse(int argc, char **argv, struct pg_opts *o)
 			       .psn_start = PG_PSN_START_DEFAULT,
 			       .snaplen = PG_SNAPLEN_MAX,
 			       .payload = PG_PAYLOAD_DEFAULT,
+			       .pmtu = PG_PMTU_DEFAULT,
 			       .time_start = PG_TIME_START_DEFAULT,
 			       .time_step = 1,
 			       .vlan = PG_UNTAGGED };
@@ -697,6 +806,14 @@ static int pg_parse(int argc, char **argv, struct pg_opts *o)
 		return labtool_usage_error("pcapgen", "unexpected argument '%s'", argv[optind]);
 	if (!o->output)
 		return labtool_usage_error("pcapgen", "--output is required");
+	if (o->ipv6_ext && !o->ipv6)
+		return labtool_usage_error("pcapgen", "--ipv6-ext needs --ipv6");
+	if (o->pmtu & (o->pmtu - 1))
+		return labtool_usage_error("pcapgen", "--pmtu: expected a power of 2, got %llu",
+					   o->pmtu);
+	/* a duplicate repeats the PSN before next_psn, which a READ does not own */
+	if (o->every[PG_EV_DUP] && o->every[PG_EV_READ])
+		return labtool_usage_error("pcapgen", "--dup-every and --read-every: not both");
 	/* pcap's timestamps are 32-bit seconds: the last must not pass 2106 */
 	last = o->time_start + o->packets * PG_RECORDS_PER_DATA * o->time_step / PG_USEC;
 	if (last > UINT32_MAX)

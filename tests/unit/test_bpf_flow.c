@@ -34,7 +34,8 @@
  * 2001:2::/48.
  */
 
-#define FRAME_MAX 256
+/* room for a READ response of IBTA's largest PMTU, 4096 bytes, and its headers */
+#define FRAME_MAX 4352
 
 static const __u8 mac_dst[6] = { 0x02, 0x00, 0xc6, 0x12, 0x00, 0x02 };
 static const __u8 mac_src[6] = { 0x02, 0x00, 0xc6, 0x12, 0x00, 0x01 };
@@ -65,6 +66,12 @@ static const __u8 v6_dst[16] = { 0x20, 0x01, 0x00, 0x02, [15] = 2 };
 
 /* IBTA vol 1, 9.2.1 table 38 */
 #define OP_RC_SEND_ONLY 0x04
+#define OP_RC_WRITE_ONLY 0x0a
+#define OP_RC_READ_REQUEST 0x0c
+#define OP_RC_READ_RESPONSE_FIRST 0x0d
+#define OP_RC_READ_RESPONSE_MIDDLE 0x0e
+#define OP_RC_READ_RESPONSE_LAST 0x0f
+#define OP_RC_READ_RESPONSE_ONLY 0x10
 #define OP_RC_ACK 0x11
 /* IBTA 9.3.5 table 44: AETH syndromes */
 #define SYN_ACK 0x0a /* ACK, credit count 10 */
@@ -84,6 +91,7 @@ static const __u8 v6_dst[16] = { 0x20, 0x01, 0x00, 0x02, [15] = 2 };
  */
 struct pkt {
 	int family; /* FM_FAMILY_IPV4, FM_FAMILY_IPV6 or 0 */
+	int reverse; /* from the destination address to the source one */
 	__u8 proto; /* IPPROTO_TCP, IPPROTO_UDP, or another for unparsed cases */
 	__u16 sport, dport;
 	__u8 ecn;
@@ -136,8 +144,8 @@ static __u8 *put_ipv4(struct frame *f, const struct pkt *p)
 	wr16(ip + 6, p->frag);
 	ip[8] = 64;
 	ip[9] = p->proto;
-	memcpy(ip + 12, v4_src, 4);
-	memcpy(ip + 16, v4_dst, 4);
+	memcpy(ip + 12, p->reverse ? v4_dst : v4_src, 4);
+	memcpy(ip + 16, p->reverse ? v4_src : v4_dst, 4);
 	if (p->ip_opts > 0)
 		memset(ip + 20, 1, 4 * p->ip_opts); /* NOP options */
 	return ip;
@@ -150,8 +158,8 @@ static __u8 *put_ipv6(struct frame *f, const struct pkt *p)
 	ip6[0] = 0x60;
 	ip6[1] = p->ecn << 4; /* traffic class bits 0-1 */
 	ip6[7] = 64;
-	memcpy(ip6 + 8, v6_src, 16);
-	memcpy(ip6 + 24, v6_dst, 16);
+	memcpy(ip6 + 8, p->reverse ? v6_dst : v6_src, 16);
+	memcpy(ip6 + 24, p->reverse ? v6_src : v6_dst, 16);
 	for (size_t i = 0; i < p->n_v6_ext; i++) {
 		__u8 *h;
 
@@ -222,6 +230,19 @@ struct rig {
 	int ifindex;
 };
 
+/* A copy of the probe, loaded with fm_roce_pmtu_shift set, as the collector
+ * sets it from roce_pmtu. */
+static struct flow_bpf *probe_load(__u32 pmtu_shift)
+{
+	struct flow_bpf *skel = flow_bpf__open();
+
+	ck_assert_msg(skel, "unable to open the tc probe: %s", strerror(errno));
+	skel->rodata->fm_roce_pmtu_shift = pmtu_shift;
+	ck_assert_msg(flow_bpf__load(skel) == 0, "unable to load the tc probe: %s",
+		      strerror(errno));
+	return skel;
+}
+
 /*
  * Enters a private netns, runs the shell commands setup there and loads the
  * probe; dev is the interface the test's packets are on. Returns 0, or
@@ -237,8 +258,7 @@ static int rig_up(struct rig *r, const char *test, const char *setup, const char
 	r->ifindex = (int)if_nametoindex(dev);
 	/* not lo's 1: the keys must carry the interface the packet was on */
 	ck_assert_int_gt(r->ifindex, 1);
-	r->skel = flow_bpf__open_and_load();
-	ck_assert_msg(r->skel, "unable to load the tc probe: %s", strerror(errno));
+	r->skel = probe_load(ROCE_PMTU_SHIFT_MAX);
 	return 0;
 }
 
@@ -389,6 +409,20 @@ static unsigned map_len(const struct bpf_map *m)
 	return n;
 }
 
+/* IBTA 9.2: a BTH for opcode, qp and psn, default P_Key, the A bit set. */
+static void put_bth(__u8 *t, __u8 opcode, __u32 qp, __u32 psn)
+{
+	t[0] = opcode;
+	wr16(t + 2, 0xffff); /* default P_Key */
+	t[5] = qp >> 16;
+	t[6] = qp >> 8;
+	t[7] = qp;
+	t[8] = 0x80; /* A: ask for an ACK */
+	t[9] = psn >> 16;
+	t[10] = psn >> 8;
+	t[11] = psn;
+}
+
 /*
  * A RoCEv2 packet (IBTA A17) to the RoCE port: BTH for opcode, qp and psn,
  * then per syndrome an AETH (>= 0), none (NO_AETH) or none although the
@@ -409,15 +443,7 @@ static size_t send_roce(const struct rig *r, enum fm_dir dir, int family, __u8 o
 		.payload = t,
 	};
 
-	t[0] = opcode;
-	wr16(t + 2, 0xffff); /* default P_Key */
-	t[5] = qp >> 16;
-	t[6] = qp >> 8;
-	t[7] = qp;
-	t[8] = 0x80; /* A: ask for an ACK */
-	t[9] = psn >> 16;
-	t[10] = psn >> 8;
-	t[11] = psn;
+	put_bth(t, opcode, qp, psn);
 	if (syndrome >= 0) {
 		t[n] = (__u8)syndrome;
 		n += ROCE_AETH_LEN;
@@ -427,6 +453,54 @@ static size_t send_roce(const struct rig *r, enum fm_dir dir, int family, __u8 o
 	/* a cut AETH leaves only the BTH: no room for the ICRC's 4 bytes either */
 	p.payload_len = syndrome == CUT_AETH ? n : n + ROCE_ICRC_LEN;
 	return send_pkt(r, dir, &p);
+}
+
+/* IBTA 9.3.5, table 44: the AETH of an ACK, credit count 0x1f (not used) */
+#define SYN_ACK_NO_CREDIT 0x1f
+
+/*
+ * An RDMA READ as a requester's interface sees it (IBTA 9.7.2): the request
+ * for len bytes with PSN psn to the responder's QP qp on egress (BTH, RETH
+ * whose DMA length is len, ICRC), then, unless pmtu is 0, its response on
+ * ingress from the responder to the requester's QP rqp: ceil(len / pmtu)
+ * packets (one if len is 0) with PSNs from psn on, each pmtu bytes of
+ * payload but the last, an AETH on the first, the last and an only one.
+ */
+static void send_read(const struct rig *r, __u32 qp, __u32 rqp, __u32 psn, __u32 len, __u32 pmtu)
+{
+	static __u8 t[ROCE_BTH_LEN + ROCE_AETH_LEN + 4096 + 3 + ROCE_ICRC_LEN];
+	struct pkt p = { .family = FM_FAMILY_IPV4,
+			 .proto = IPPROTO_UDP,
+			 .sport = ROCE_SPORT,
+			 .dport = ROCE_UDP_PORT,
+			 .payload = t };
+	__u32 n = !pmtu ? 0 : len ? (len + pmtu - 1) / pmtu : 1;
+
+	memset(t, 0, sizeof(t));
+	put_bth(t, OP_RC_READ_REQUEST, qp, psn);
+	t[ROCE_BTH_LEN + 12] = len >> 24; /* IBTA 9.3.3: DMA length, bytes 12-15 */
+	t[ROCE_BTH_LEN + 13] = len >> 16;
+	t[ROCE_BTH_LEN + 14] = len >> 8;
+	t[ROCE_BTH_LEN + 15] = len;
+	p.payload_len = ROCE_BTH_LEN + ROCE_RETH_LEN + ROCE_ICRC_LEN;
+	send_pkt(r, FM_DIR_EGRESS, &p);
+	p.reverse = 1;
+	for (__u32 i = 0; i < n; i++) {
+		__u32 size = i + 1 < n ? pmtu : len - i * pmtu, pad = -size & 3;
+		__u8 op = n == 1      ? OP_RC_READ_RESPONSE_ONLY
+			  : i == 0    ? OP_RC_READ_RESPONSE_FIRST
+			  : i + 1 < n ? OP_RC_READ_RESPONSE_MIDDLE
+				      : OP_RC_READ_RESPONSE_LAST;
+		size_t hdrs = ROCE_BTH_LEN + (op == OP_RC_READ_RESPONSE_MIDDLE ? 0 : ROCE_AETH_LEN);
+
+		memset(t, 0, sizeof(t));
+		put_bth(t, op, rqp, psn + i);
+		t[1] = pad << 4;
+		if (hdrs > ROCE_BTH_LEN)
+			t[ROCE_BTH_LEN] = SYN_ACK_NO_CREDIT;
+		p.payload_len = hdrs + size + pad + ROCE_ICRC_LEN;
+		send_pkt(r, FM_DIR_INGRESS, &p);
+	}
 }
 
 /* The probe tests' rig: one veth pair; packets are on fmb0. */
@@ -665,12 +739,18 @@ START_TEST(test_ipv4_options_fragments)
 }
 END_TEST
 
+/*
+ * RFC 8200 4.1's order: hop-by-hop, destination options, routing, fragment,
+ * destination options again; all five are skipped, a sixth is not parsed.
+ */
 START_TEST(test_ipv6_extension_headers)
 {
 	static const __u8 hop_dest_routing[] = { NH_HOP, NH_DEST, NH_ROUTING };
 	static const __u8 hop_frag[] = { NH_HOP, NH_FRAGMENT };
 	static const __u8 frag[] = { NH_FRAGMENT };
+	static const __u8 four[] = { NH_HOP, NH_DEST, NH_ROUTING, NH_FRAGMENT };
 	static const __u8 five[] = { NH_HOP, NH_DEST, NH_ROUTING, NH_FRAGMENT, NH_DEST };
+	static const __u8 six[] = { NH_HOP, NH_DEST, NH_ROUTING, NH_FRAGMENT, NH_DEST, NH_DEST };
 	const struct row rows[] = {
 		{ "hop-by-hop, destination, routing",
 		  UDP6(1, .v6_ext = hop_dest_routing, .n_v6_ext = 3), PORTS },
@@ -678,7 +758,18 @@ START_TEST(test_ipv6_extension_headers)
 		  UDP6(2, .v6_ext = hop_frag, .n_v6_ext = 2, .frag = V6_FIRST_FRAG), PORTS },
 		{ "later fragment", UDP6(3, .v6_ext = frag, .n_v6_ext = 1, .frag = V6_LATER_FRAG),
 		  NO_PORTS },
-		{ "five extension headers", UDP6(4, .v6_ext = five, .n_v6_ext = 5), UNPARSED },
+		{ "four extension headers, then RoCEv2",
+		  { .family = FM_FAMILY_IPV6,
+		    .proto = IPPROTO_UDP,
+		    .sport = 6,
+		    .dport = ROCE_UDP_PORT,
+		    .v6_ext = four,
+		    .n_v6_ext = 4,
+		    .payload = data100, /* a BTH of zeros: RC SEND first */
+		    .payload_len = 64 },
+		  PORTS },
+		{ "five extension headers", UDP6(4, .v6_ext = five, .n_v6_ext = 5), PORTS },
+		{ "six extension headers", UDP6(7, .v6_ext = six, .n_v6_ext = 6), UNPARSED },
 		{ "destination options cut short",
 		  UDP6(5, .v6_ext = hop_dest_routing, .n_v6_ext = 3, .cut = 14 + 40 + 8 + 12),
 		  UNPARSED },
@@ -687,6 +778,7 @@ START_TEST(test_ipv6_extension_headers)
 
 	RIG_UP(&r, "bpf_flow ipv6_extension_headers");
 	check_rows(&r, rows, sizeof(rows) / sizeof(rows[0]));
+	ck_assert_uint_eq(if_val(&r, FM_DIR_INGRESS).roce, 1);
 	rig_down(&r);
 }
 END_TEST
@@ -798,7 +890,7 @@ START_TEST(test_roce_psn)
 	ck_assert_uint_eq(v.psn_missing, 2); /* 3 and 4 */
 	ck_assert_uint_eq(v.psn_dups, 1);
 	ck_assert_uint_eq(v.psn_behind, 1);
-	ck_assert_uint_eq(v.psn_valid, 1);
+	ck_assert_uint_eq(v.last_span, FM_SPAN_ONE);
 	ck_assert_uint_eq(v.last_psn, 6);
 	ck_assert_uint_eq(v.ce, 1);
 	ck_assert_uint_eq(v.acks + v.nak_psn + v.nak_rnr + v.nak_other, 0);
@@ -834,7 +926,7 @@ START_TEST(test_roce_psn_wrap)
 	ck_assert_uint_eq(v.packets, 3);
 	ck_assert_uint_eq(v.psn_gaps + v.psn_missing + v.psn_dups + v.psn_behind, 0);
 	ck_assert_uint_eq(v.last_psn, 0);
-	ck_assert_uint_eq(v.psn_valid, 1);
+	ck_assert_uint_eq(v.last_span, FM_SPAN_ONE);
 	rig_down(&r);
 }
 END_TEST
@@ -870,7 +962,7 @@ START_TEST(test_roce_aeth)
 	ck_assert_uint_eq(v.nak_operation, 1);
 	ck_assert_uint_eq(v.nak_other, 1);
 	/* ACKs echo the requester's PSNs: not a sequence of their own */
-	ck_assert_uint_eq(v.psn_valid, 0);
+	ck_assert_uint_eq(v.last_span, FM_SPAN_NONE);
 	ck_assert_uint_eq(v.psn_gaps + v.psn_dups + v.psn_behind, 0);
 	iv = if_val(&r, FM_DIR_INGRESS);
 	ck_assert_uint_eq(iv.roce, n);
@@ -892,7 +984,7 @@ START_TEST(test_roce_cnp)
 	v = qp_val(&r, &k);
 	ck_assert_uint_eq(v.packets, 1);
 	ck_assert_uint_eq(v.by_class[ROCE_CLASS_CNP], 1);
-	ck_assert_uint_eq(v.psn_valid, 0);
+	ck_assert_uint_eq(v.last_span, FM_SPAN_NONE);
 	ck_assert_uint_eq(v.acks + v.nak_psn + v.nak_rnr + v.nak_other, 0);
 	ck_assert_uint_eq(if_val(&r, FM_DIR_EGRESS).roce, 1);
 	rig_down(&r);
@@ -919,6 +1011,123 @@ START_TEST(test_roce_truncated_bth)
 	ck_assert_uint_eq(iv.roce_unparsed, 1);
 	ck_assert_uint_eq(iv.roce, 0);
 	ck_assert_uint_eq(iv.unparsed, 0);
+	rig_down(&r);
+}
+END_TEST
+
+#define RQP 0x0d0e0f /* the requester's QP, to which READ responses go */
+
+/* log2 of the PMTU the probe learnt for the READ path from v4_src to v4_dst; 0: none. */
+static __u32 path_pmtu(const struct rig *r)
+{
+	struct fm_path_key k = { .family = FM_FAMILY_IPV4 };
+	__u32 shift = 0;
+
+	memcpy(k.requester, v4_src, 4);
+	memcpy(k.responder, v4_dst, 4);
+	(void)bpf_map__lookup_elem(r->skel->maps.fm_paths, &k, sizeof(k), &shift, sizeof(shift), 0);
+	return shift;
+}
+
+/* The requester's QP: egress, to the responder's QP. */
+static struct fm_qp_val requester_qp(const struct rig *r)
+{
+	struct fm_qp_key k = qp_key(r, FM_FAMILY_IPV4, QP, FM_DIR_EGRESS);
+
+	return qp_val(r, &k);
+}
+
+/*
+ * A READ request takes a PSN per response packet (IBTA 9.7.2), counted by
+ * the PMTU its responses show (1024 here): 4 for 4 KiB, 1 for a zero-length
+ * READ, 5 for 4097 bytes; the request after each, at the next PSN, is in
+ * order. A READ whose RETH is cut takes an unknown count: the sequence
+ * starts again at the next request.
+ */
+START_TEST(test_roce_read)
+{
+	struct fm_qp_val v;
+	struct rig r;
+
+	RIG_UP(&r, "bpf_flow roce_read");
+	send_read(&r, QP, RQP, 10, 4096, 1024);
+	send_roce(&r, FM_DIR_EGRESS, FM_FAMILY_IPV4, OP_RC_WRITE_ONLY, QP, 14, NO_AETH, 0);
+	send_read(&r, QP, RQP, 15, 0, 1024);
+	send_roce(&r, FM_DIR_EGRESS, FM_FAMILY_IPV4, OP_RC_SEND_ONLY, QP, 16, NO_AETH, 0);
+	send_read(&r, QP, RQP, 17, 4097, 1024);
+	send_roce(&r, FM_DIR_EGRESS, FM_FAMILY_IPV4, OP_RC_SEND_ONLY, QP, 22, NO_AETH, 0);
+	v = requester_qp(&r);
+	ck_assert_uint_eq(v.by_class[ROCE_CLASS_READ_REQUEST], 3);
+	ck_assert_uint_eq(v.by_class[ROCE_CLASS_WRITE], 1);
+	ck_assert_uint_eq(v.by_class[ROCE_CLASS_SEND], 2);
+	ck_assert_uint_eq(v.psn_gaps + v.psn_missing + v.psn_dups + v.psn_behind, 0);
+	ck_assert_uint_eq(v.last_psn, 22);
+	ck_assert_uint_eq(path_pmtu(&r), 10);
+	ck_assert_uint_eq(if_val(&r, FM_DIR_INGRESS).roce, 4 + 1 + 5);
+	ck_assert_uint_eq(if_val(&r, FM_DIR_EGRESS).roce_unparsed, 0);
+
+	/* a READ request cut after its BTH */
+	send_roce(&r, FM_DIR_EGRESS, FM_FAMILY_IPV4, OP_RC_READ_REQUEST, QP, 23, CUT_AETH, 0);
+	send_roce(&r, FM_DIR_EGRESS, FM_FAMILY_IPV4, OP_RC_SEND_ONLY, QP, 40, NO_AETH, 0);
+	v = requester_qp(&r);
+	ck_assert_uint_eq(v.psn_gaps + v.psn_missing + v.psn_dups + v.psn_behind, 0);
+	ck_assert_uint_eq(v.last_psn, 40);
+	ck_assert_uint_eq(if_val(&r, FM_DIR_EGRESS).roce_unparsed, 1);
+	rig_down(&r);
+}
+END_TEST
+
+/* Ten 4 KiB READs at PMTU 1024, back to back, then a SEND: their PSNs step by 4. */
+static void send_reads(const struct rig *r, __u32 psn)
+{
+	for (int i = 0; i < 10; i++)
+		send_read(r, QP, RQP, psn + 4 * i, 4096, 0);
+	send_roce(r, FM_DIR_EGRESS, FM_FAMILY_IPV4, OP_RC_SEND_ONLY, QP, psn + 40, NO_AETH, 0);
+}
+
+/*
+ * ib_read_bw's pattern: READs sent back to back, their responses still to
+ * come. On a path whose READ responses showed the PMTU before, none is a
+ * gap.
+ */
+START_TEST(test_roce_read_back_to_back)
+{
+	struct fm_qp_val v;
+	struct rig r;
+
+	RIG_UP(&r, "bpf_flow roce_read_back_to_back");
+	send_read(&r, QP, RQP, 100, 4096, 1024);
+	send_reads(&r, 104);
+	v = requester_qp(&r);
+	ck_assert_uint_eq(v.by_class[ROCE_CLASS_READ_REQUEST], 11);
+	ck_assert_uint_eq(v.psn_gaps + v.psn_missing + v.psn_dups + v.psn_behind, 0);
+	ck_assert_uint_eq(v.last_psn, 144);
+	rig_down(&r);
+}
+END_TEST
+
+/*
+ * Before a path's READ responses show its PMTU the configured one counts:
+ * IBTA's largest, 4096, by default, so back-to-back 4 KiB READs on a path
+ * of PMTU 1024 are taken for one PSN each and the next request for a gap
+ * of 3; with roce_pmtu = 1024 they are in order.
+ */
+START_TEST(test_roce_read_pmtu_config)
+{
+	struct fm_qp_val v;
+	struct rig r, pmtu1024;
+
+	RIG_UP(&r, "bpf_flow roce_read_pmtu_config");
+	send_reads(&r, 0);
+	v = requester_qp(&r);
+	ck_assert_uint_eq(v.psn_gaps, 10);
+	ck_assert_uint_eq(v.psn_missing, 30);
+	pmtu1024 = (struct rig){ .skel = probe_load(10), .ifindex = r.ifindex };
+	send_reads(&pmtu1024, 0);
+	v = requester_qp(&pmtu1024);
+	ck_assert_uint_eq(v.psn_gaps + v.psn_missing + v.psn_dups + v.psn_behind, 0);
+	ck_assert_uint_eq(v.last_psn, 40);
+	rig_down(&pmtu1024);
 	rig_down(&r);
 }
 END_TEST
@@ -1377,6 +1586,9 @@ Suite *bpf_flow_suite(void)
 		{ "roce_aeth", test_roce_aeth, 0 },
 		{ "roce_cnp", test_roce_cnp, 0 },
 		{ "roce_truncated_bth", test_roce_truncated_bth, 0 },
+		{ "roce_read", test_roce_read, 0 },
+		{ "roce_read_back_to_back", test_roce_read_back_to_back, 0 },
+		{ "roce_read_pmtu_config", test_roce_read_pmtu_config, 0 },
 		{ "tc_sync", test_tc_sync, 0 },
 		{ "tc_remove_stale", test_tc_remove_stale, 0 },
 		{ "tc_free_spares_replacement", test_tc_free_spares_replacement, 0 },

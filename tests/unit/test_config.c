@@ -67,7 +67,8 @@ START_TEST(test_file_ok)
 {
 	struct config_source src = { .path = write_conf("# comment\n[agent]\ninterval = 250ms\n"
 							"listen = 127.0.0.1:1234\n"
-							"collectors = netdev, rdma\n"),
+							"collectors = netdev, rdma\n"
+							"roce_pmtu = 1024\n"),
 				     .path_explicit = 1 };
 	struct config cfg;
 	char err[512];
@@ -78,6 +79,7 @@ START_TEST(test_file_ok)
 	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(cfg.interval_ms, 2000); /* the flag wins */
 	ck_assert_str_eq(cfg.listen, "127.0.0.1:1234");
+	ck_assert_uint_eq(cfg.roce_pmtu, 1024);
 	unlink(src.path);
 }
 END_TEST
@@ -100,6 +102,11 @@ START_TEST(test_file_errors)
 		{ "[agent]\ninterfaces = eth(\n",
 		  ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
 		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
+		/* IBTA path MTUs are powers of two from 256 to 4096 */
+		{ "[agent]\nroce_pmtu = 1500\n",
+		  ":2: bad value '1500' for 'roce_pmtu': expected a power of two from 256 to 4096" },
+		{ "[agent]\nroce_pmtu = 8192\n", "bad value '8192' for 'roce_pmtu'" },
+		{ "[agent]\nroce_pmtu = 128\n", "bad value '128' for 'roce_pmtu'" },
 	};
 	struct config cfg;
 	char err[512];
@@ -128,6 +135,7 @@ START_TEST(test_missing)
 	ck_assert_int_eq(cfg.interval_ms, 1000);
 	ck_assert_str_eq(cfg.listen, ":9478");
 	ck_assert_str_eq(cfg.db_path, "/var/lib/fabmon/fabmon.db");
+	ck_assert_uint_eq(cfg.roce_pmtu, 4096);
 }
 END_TEST
 
