@@ -8,6 +8,9 @@
 . tests/lib.sh
 [ -x "${SAN_RUNNER:-}" ] || skip "no sanitizer build of the unit runner (SAN_RUNNER; make san-runner)"
 log=$WORK/san.log
+# ASan and UBSan make the suite 2-3 times slower: Check's per-test timeouts
+# (4 s by default) are scaled to match, so a slow host is not a failure
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$SAN_RUNNER" >"$log" 2>&1
 rc=$?
 report='ERROR: [A-Za-z]*Sanitizer\|runtime error:'
