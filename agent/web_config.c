@@ -276,12 +276,17 @@ static int bcrypt_shaped(const char *h)
 	return crypt_checksalt(h) == CRYPT_SALT_OK;
 }
 
+int web_bcrypt_cost(const char *hash)
+{
+	return (hash[4] - '0') * 10 + (hash[5] - '0');
+}
+
 static int user_value(struct parse *ps, const char *name, int line)
 {
 	struct web_config *wc = ps->wc;
 	struct web_user *u;
 	char *hash = NULL;
-	int r;
+	int r, cost;
 
 	if (!name[0] || strchr(name, ':'))
 		return fail(ps, line, "bad user name '%s': expected a non-empty name without ':'",
@@ -292,8 +297,17 @@ static int user_value(struct parse *ps, const char *name, int line)
 	if (!hash || !bcrypt_shaped(hash)) {
 		r = fail(ps, ev_line(ps),
 			 "bad hash for user '%s': expected a bcrypt hash ($2y$10$ and 53 "
-			 "characters), e.g. from htpasswd -nbB %s PASSWORD",
+			 "characters), e.g. from htpasswd -nbBC 10 %s PASSWORD",
 			 name, name);
+		free(hash);
+		return r;
+	}
+	cost = web_bcrypt_cost(hash);
+	if (cost < WEB_BCRYPT_COST_MIN || cost > WEB_BCRYPT_COST_MAX) {
+		r = fail(ps, ev_line(ps),
+			 "bad bcrypt cost %d for user '%s': expected a cost from %d to %d, e.g. "
+			 "from htpasswd -nbBC 10 %s PASSWORD",
+			 cost, name, WEB_BCRYPT_COST_MIN, WEB_BCRYPT_COST_MAX, name);
 		free(hash);
 		return r;
 	}
