@@ -260,10 +260,12 @@ static void agent_tick(struct agent *a)
 	a->tick_duration_s = clock_mono_s() - t0;
 }
 
-static void agent_log_collectors(const struct collector_set *set)
+static void agent_log_collectors(const struct agent *a)
 {
-	for (unsigned i = 0; i < set->n; i++) {
-		const struct collector_slot *s = &set->slots[i];
+	if (a->cfg.host_collectors_off)
+		log_info("%s", CONFIG_HOST_COLLECTORS_OFF);
+	for (unsigned i = 0; i < a->set.n; i++) {
+		const struct collector_slot *s = &a->set.slots[i];
 
 		if (!s->available)
 			log_warnx("collector %s unavailable: %s", s->ops->name, s->why);
@@ -299,7 +301,7 @@ static void agent_reload(struct agent *a)
 	collector_set_release(&a->set);
 	a->cfg = cfg;
 	(void)collector_set_init(&a->set, &a->cfg, 0, a->tc_lock);
-	agent_log_collectors(&a->set);
+	agent_log_collectors(a);
 	log_info("configuration reloaded from '%s'", a->cfg.config_path);
 }
 
@@ -464,7 +466,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		log_info("web config '%s': plain HTTP, basic auth: %zu user(s)",
 			 a.cfg.web_config_file, a.web->nusers);
 	(void)collector_set_init(&a.set, &a.cfg, 0, a.tc_lock);
-	agent_log_collectors(&a.set);
+	agent_log_collectors(&a);
 	rival = bpf_tc_lock_rival(a.tc_lock);
 	if (rival) {
 		char pid[32] = "";

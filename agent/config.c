@@ -106,7 +106,8 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", CONFIG_DEFAULT_DB);
 	cfg->interval_ms = 1000;
 	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
-	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc,bpf,pcap");
+	snprintf(cfg->collectors, sizeof(cfg->collectors), "%s",
+		 CONFIG_SYSFS_COLLECTORS "," CONFIG_HOST_COLLECTORS);
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->event_retention_ms = 90LL * 86400 * 1000;
@@ -242,6 +243,8 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 		if (strlen(value) >= k->size || (k->check && k->check(value, why, sizeof(why)) < 0))
 			goto bad;
 		memcpy(field, value, strlen(value) + 1);
+		if (k->offset == offsetof(struct config, collectors))
+			cfg->collectors_given = 1;
 		return 0;
 	case KEY_DURATION: {
 		int64_t ms;
@@ -493,6 +496,10 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 					*p = '-';
 			snprintf(err, err_len, "--%s: %s", flag, msg);
 		}
+	}
+	if (r == 0 && !cfg.collectors_given && strcmp(cfg.sysfs_root, "/sys") != 0) {
+		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s", CONFIG_SYSFS_COLLECTORS);
+		cfg.host_collectors_off = 1;
 	}
 	if (r == 0)
 		r = config_validate(&cfg, err, err_len);

@@ -141,12 +141,48 @@ START_TEST(test_shipped_config)
 }
 END_TEST
 
+/* Another sysfs_root leaves bpf and pcap off, unless collectors names them
+ * (the default list too, as the shipped config and the DaemonSet write it). */
+START_TEST(test_sysfs_root_collectors)
+{
+	struct config_source src = { .path = "/nonexistent/fabmon.conf" };
+	struct config cfg;
+	char err[512];
+
+	src.flags[src.nflags].key = "sysfs_root";
+	src.flags[src.nflags++].value = "/tmp";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc");
+	ck_assert_int_eq(cfg.host_collectors_off, 1);
+	src.flags[src.nflags].key = "collectors";
+	src.flags[src.nflags++].value = "netdev,bpf";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,bpf");
+	ck_assert_int_eq(cfg.host_collectors_off, 0);
+	src.nflags = 1;
+	src.path = write_conf("[agent]\ncollectors = netdev,ethtool,rdma,qdisc,bpf,pcap\n");
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,bpf,pcap");
+	ck_assert_int_eq(cfg.host_collectors_off, 0);
+	unlink(src.path);
+	src.path = "/nonexistent/fabmon.conf";
+	src.flags[0].value = "/sys";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,bpf,pcap");
+	ck_assert_int_eq(cfg.host_collectors_off, 0);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	const struct testutil_case cases[] = {
-		{ "durations", test_durations, 0 }, { "listen", test_listen, 0 },
-		{ "file_ok", test_file_ok, 0 },	    { "file_errors", test_file_errors, 0 },
-		{ "missing", test_missing, 0 },	    { "shipped_config", test_shipped_config, 0 },
+		{ "durations", test_durations, 0 },
+		{ "listen", test_listen, 0 },
+		{ "file_ok", test_file_ok, 0 },
+		{ "file_errors", test_file_errors, 0 },
+		{ "missing", test_missing, 0 },
+		{ "shipped_config", test_shipped_config, 0 },
+		{ "sysfs_root_collectors", test_sysfs_root_collectors, 0 },
 	};
 
 	return TESTUTIL_SUITE("config", cases);
