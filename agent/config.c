@@ -224,15 +224,23 @@ int config_parse_listen(const char *text, char *host, size_t host_len, unsigned 
 	return 0;
 }
 
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+/* The key's entry in config_keys, or NULL. */
+static const struct key_def *key_find(const char *key)
+{
+	for (size_t i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(config_keys[i].key, key) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len)
 {
-	const struct key_def *k = NULL;
+	const struct key_def *k = key_find(key);
 	char why[128] = "";
 	char *field;
 
-	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++)
-		if (strcmp(config_keys[i].key, key) == 0)
-			k = &config_keys[i];
 	if (!k) {
 		snprintf(err, err_len, "unknown key '%s'", key);
 		return -EINVAL;
@@ -277,14 +285,39 @@ bad:
 
 struct load_ctx {
 	struct config *cfg;
+	const char *path;
+	const char *next; /* the text not given to inih yet */
+	int line; /* the line inih parses */
+	int first_line[CONFIG_NKEYS]; /* where each key was set; 0: not yet */
 	char msg[512];
 };
+
+/* inih's fgets(): one line a call (config_text_check() bounded them), so
+ * that ctx->line is the line of the key the handler is called for. */
+static char *load_reader(char *str, int num, void *stream)
+{
+	struct load_ctx *ctx = stream;
+	size_t n = strcspn(ctx->next, "\n");
+
+	if (!*ctx->next)
+		return NULL;
+	n += ctx->next[n] == '\n';
+	if (n > (size_t)num - 1)
+		n = (size_t)num - 1;
+	memcpy(str, ctx->next, n);
+	str[n] = '\0';
+	ctx->next += n;
+	ctx->line++;
+	return str;
+}
 
 /* inih calls this per "key = value"; a 0 return makes ini_parse() return the
  * line number of the first error. */
 static int load_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_ctx *ctx = user;
+	const struct key_def *k = key_find(name);
+	int *first = k ? &ctx->first_line[k - config_keys] : NULL;
 
 	if (ctx->msg[0])
 		return 1; /* keep the first error */
@@ -293,7 +326,18 @@ static int load_handler(void *user, const char *section, const char *name, const
 			 section);
 		return 0;
 	}
-	return config_set(ctx->cfg, name, value, ctx->msg, sizeof(ctx->msg)) == 0;
+	/* the last would win unseen: one of the two is a mistake */
+	if (first && *first) {
+		snprintf(ctx->msg, sizeof(ctx->msg),
+			 "duplicate key '%s' (first at %.200s:%d): expected each key once", name,
+			 ctx->path, *first);
+		return 0;
+	}
+	if (config_set(ctx->cfg, name, value, ctx->msg, sizeof(ctx->msg)) < 0)
+		return 0;
+	if (first)
+		*first = ctx->line;
+	return 1;
 }
 
 /*
@@ -328,7 +372,7 @@ static int config_text_check(const char *text, size_t len, const char **ret_why)
 
 int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 {
-	struct load_ctx ctx = { .cfg = cfg };
+	struct load_ctx ctx = { .cfg = cfg, .path = path };
 	FILE *f = fopen(path, "r");
 	const char *why = NULL;
 	char *text = NULL;
@@ -359,7 +403,8 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 		line = config_text_check(text, len, &why);
 	if (line == 0) {
 		text[len] = '\0';
-		line = ini_parse_string(text, load_handler, &ctx);
+		ctx.next = text;
+		line = ini_parse_stream(load_reader, &ctx, load_handler, &ctx);
 	}
 	free(text);
 	if (line == 0)
@@ -457,7 +502,7 @@ int config_validate(const struct config *cfg, char *err, size_t err_len)
 void config_print(const struct config *cfg, FILE *out)
 {
 	fprintf(out, "[agent]\n");
-	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++) {
+	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
 		const struct key_def *k = &config_keys[i];
 		const char *field = (const char *)cfg + k->offset;
 

@@ -10,6 +10,7 @@
 #include "cli_snapshot.h"
 #include "cli_top.h"
 #include "config.h"
+#include "config_check.h"
 #include "doctor.h"
 #include "log.h"
 #include "replay.h"
@@ -79,7 +80,11 @@ static const char agent_usage[] =
 	"  --user NAME            started as root, run as this user once the probes, sockets\n"
 	"                         and database are open, keeping only the capabilities the\n"
 	"                         collectors need (default: stay as started)\n"
-	"  --check-config         check the configuration, print 'configuration OK', exit\n"
+	"  --check-config         check the configuration and what a start would find (the\n"
+	"                         user exists, the database's directory is writable by\n"
+	"                         whoever runs this and reachable by --user, sysfs_root\n"
+	"                         is a directory, the web config), print\n"
+	"                         'configuration OK', exit\n"
 	"  -v, --verbose          debug logging\n"
 	"  -h, --help             this help\n"
 	"\n"
@@ -239,6 +244,8 @@ static int cmd_agent_or_doctor(int argc, char **argv, int doctor)
 	r = config_build(&src, &cfg, err, sizeof(err));
 	if (r == 0 && !doctor)
 		r = web_config_check(cfg.web_config_file, err, sizeof(err));
+	if (r == 0 && check)
+		r = config_check_host(&cfg, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "fabmon: %s\n", err);
 		r = EXIT_USAGE;

@@ -100,6 +100,9 @@ START_TEST(test_file_errors)
 		{ "[agent]\ninterfaces = eth(\n",
 		  ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
 		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
+		{ "[agent]\ninterval = 1s\n\ninterval = 2s\n",
+		  ":4: duplicate key 'interval' (first at " },
+		{ "[agent]\ninterval = 1s\n\ninterval = 2s\n", ":2): expected each key once" },
 	};
 	struct config cfg;
 	char err[512];
