@@ -8,6 +8,7 @@
 
 #include "../collector/collector.h"
 #include "config.h"
+#include "file_read.h"
 #include "regex_bounded.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
@@ -367,42 +368,20 @@ static int config_text_check(const char *text, size_t len, const char **ret_why)
 	return 0;
 }
 
-/* A config file is small: past this it is not one. */
-#define CONFIG_FILE_MAX (1 << 20)
-
 int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 {
 	struct load_ctx ctx = { .cfg = cfg, .path = path };
-	FILE *f = fopen(path, "r");
 	const char *why = NULL;
 	char *text = NULL;
-	size_t len = 0;
-	int line;
+	size_t len;
+	int line, r = file_read(path, &text, &len);
 
-	if (!f) {
-		int r = -errno;
-
-		snprintf(err, err_len, "unable to open '%s': %s", path, strerror(-r));
+	if (r < 0) {
+		snprintf(err, err_len, "unable to open '%s': %s", path, file_read_strerror(r));
 		return r;
 	}
-	/* the whole file (a pipe too), in a buffer that grows to the bound */
-	for (size_t cap = 4096, n = 1; n && len <= CONFIG_FILE_MAX; cap *= 2) {
-		char *grown = realloc(text, cap + 1);
-
-		if (!grown) {
-			free(text);
-			text = NULL;
-			break;
-		}
-		text = grown;
-		len += n = fread(text + len, 1, cap - len, f);
-	}
-	line = !text || ferror(f) || len > CONFIG_FILE_MAX ? -1 : 0;
-	fclose(f);
-	if (line == 0)
-		line = config_text_check(text, len, &why);
+	line = config_text_check(text, len, &why);
 	if (line == 0) {
-		text[len] = '\0';
 		ctx.next = text;
 		line = ini_parse_stream(load_reader, &ctx, load_handler, &ctx);
 	}
@@ -410,7 +389,7 @@ int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 	if (line == 0)
 		return 0;
 	if (line < 0)
-		snprintf(err, err_len, "%s: unable to read (not a file of at most 1 MiB)", path);
+		snprintf(err, err_len, "%s: out of memory", path);
 	else if (why)
 		snprintf(err, err_len, "%s:%d: %s", path, line, why);
 	else if (ctx.msg[0])

@@ -74,9 +74,11 @@ struct config {
 void config_defaults(struct config *cfg);
 
 /*
- * Reads an INI file over cfg. Returns 0, -ENOENT if the file is absent, or
- * -EINVAL with a message "FILE:LINE: ..." naming the key and the expected
- * form in err. cfg may be partly updated on error: parse into a copy.
+ * Reads an INI file over cfg. Returns 0; -ENOENT if the file is absent; or
+ * -errno with a message in err: "unable to open 'FILE': ..." if it cannot
+ * be read or is not a regular file (file_read.h), else -EINVAL with
+ * "FILE:LINE: ..." naming the key and the expected form. cfg may be partly
+ * updated on error: parse into a copy.
  */
 int config_load(struct config *cfg, const char *path, char *err, size_t err_len);
 

@@ -89,7 +89,8 @@ static const char agent_usage[] =
 	"  -h, --help             this help\n"
 	"\n"
 	"Signals: SIGTERM/SIGINT finish the current tick and exit 0; SIGHUP reloads\n"
-	"the config file (a bad one is reported and the running one kept).\n"
+	"the config file beside the ticks (a bad one is reported and the running one\n"
+	"kept). Config files must be regular files: a FIFO is refused, not waited on.\n"
 	"Exit status: 0 stopped cleanly, 1 runtime failure, 2 usage or config error.\n";
 
 static const char doctor_usage[] =

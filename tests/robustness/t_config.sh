@@ -143,7 +143,24 @@ expect_config() {
 rm -f "$conf"
 expect_config 2 "fabmon: unable to open '$conf': No such file or directory" "a missing file"
 conf_save=$conf conf=$WORK
-expect_config 2 "fabmon: $WORK: unable to read*" "a directory"
+expect_config 2 "fabmon: unable to open '$WORK': not a regular file" "a directory"
+# a FIFO would block the read until a writer came: refused at once
+conf=$WORK/fifo.conf
+mkfifo "$conf"
+out=$(timeout 5 "$FABMON" agent --config "$conf" --db "$WORK/c.db" --check-config 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$out" = "fabmon: unable to open '$conf': not a regular file" ] ||
+	fail "--check-config on a FIFO: exit $rc (124: it hung): $out"
+out=$(timeout 5 "$FABMON" agent --web-config-file "$conf" --db "$WORK/c.db" --check-config 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$out" = "fabmon: unable to open '$conf': not a regular file" ] ||
+	fail "--check-config with a FIFO for the web config: exit $rc (124: it hung): $out"
+printf 'tls_server_config:\n  cert_file: fifo.conf\n  key_file: fifo.conf\n' >"$WORK/web.yml"
+out=$(timeout 5 "$FABMON" agent --web-config-file "$WORK/web.yml" --db "$WORK/c.db" --check-config 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$out" = "fabmon: $WORK/web.yml:2: unable to read '$WORK/fifo.conf' for 'cert_file': not a regular file" ] ||
+	fail "--check-config with a FIFO for the certificate: exit $rc (124: it hung): $out"
+rm -f "$conf"
 conf=$conf_save
 printf '[agent]\n\0\0\0\n\0garbage\n' >"$conf"
 expect_config 2 "fabmon: $conf:2: a NUL byte: expected a text file" "NUL bytes"
@@ -154,7 +171,7 @@ expect_config 2 "fabmon: $conf:2: line too long: expected at most 198 characters
 	"a line longer than the parser's buffer"
 printf '[agent]\ninterfaces = %s\n' "$(head -c 185 /dev/zero | tr '\0' a)" >"$conf"
 expect_config 0 "configuration OK" "a long line within the bound"
-echo "missing file, directory, NUL bytes, random bytes, long lines: refused with file (and line)"
+echo "missing file, directory, FIFO, NUL bytes, random bytes, long lines: refused with file (and line)"
 
 # a key given twice: the last would win unseen, so both lines are named
 printf '[agent]\ninterval = 1s\n# later\ninterval = 2s\n' >"$conf"
@@ -227,6 +244,19 @@ printf '[agent]\ninterval = 1s\ninterval = 1s\n' >"$conf"
 hup "a key given twice"
 rm -f "$conf"
 hup "a missing file"
+# a FIFO: the read would wait for a writer, and the ticks must not
+mkfifo "$conf"
+t0=$(metric "$port" fabmon_ticks_total)
+kill -HUP "$AGENT_PID"
+reloads=$((reloads + 1))
+sleep 1
+t1=$(metric "$port" fabmon_ticks_total)
+[ "$t1" -ge $((t0 + 3)) ] || fail "SIGHUP with a FIFO at the config path: the ticks stopped ($t0, then $t1 a second later)"
+grep -q "reload: unable to open '$conf': not a regular file; keeping the running configuration" \
+	"$WORK/agent.log" || fail "SIGHUP with a FIFO at the config path: not refused"
+[ "$(metric "$port" fabmon_tick_interval_seconds)" = 0.2 ] ||
+	fail "SIGHUP with a FIFO: running configuration not kept"
+rm -f "$conf"
 grep 'reload:' "$WORK/agent.log"
 printf '[agent]\ninterval = 300ms\n' >"$conf"
 kill -HUP "$AGENT_PID"
