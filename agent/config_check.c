@@ -54,12 +54,15 @@ int config_check_host(const struct config *cfg, char *err, size_t err_len)
 	}
 	dir_of(cfg->db_path, dir, sizeof(dir));
 	r = is_dir(dir);
-	if (r == 0 && faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
-		r = -errno;
 	if (r < 0) {
-		/* SQLite makes the file, its -wal and -shm there */
-		snprintf(err, err_len,
-			 "db '%s': unable to write to its directory '%s' (uid %u): %s",
+		snprintf(err, err_len, "db '%s': its directory '%s': %s", cfg->db_path, dir,
+			 strerror(-r));
+		return r;
+	}
+	/* SQLite makes the file, its -wal and -shm there */
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0) {
+		r = -errno;
+		snprintf(err, err_len, "db '%s': its directory '%s' is not writable by uid %u: %s",
 			 cfg->db_path, dir, (unsigned)geteuid(), strerror(-r));
 		return r;
 	}

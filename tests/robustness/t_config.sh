@@ -185,7 +185,7 @@ rc=$?
 printf '[agent]\nuser = fabmon-no-such-user\n' >"$conf"
 expect_config 2 "fabmon: user 'fabmon-no-such-user' (user): no such user" "a user that does not exist"
 printf '[agent]\n' >"$conf"
-expect_config 2 "fabmon: db '$WORK/none/c.db': unable to write to its directory '$WORK/none' (uid $(id -u)): No such file or directory" \
+expect_config 2 "fabmon: db '$WORK/none/c.db': its directory '$WORK/none': No such file or directory" \
 	"a database in a missing directory" --db "$WORK/none/c.db"
 expect_config 2 "fabmon: sysfs_root '$WORK/nosys': No such file or directory" "a missing sysfs_root" \
 	--sysfs-root "$WORK/nosys"
@@ -206,7 +206,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$FABMON" agent --config "$conf" \
 		--db "$WORK/private/c.db" --check-config 2>&1)
 	rc=$?
-	[ $rc = 2 ] && [ "$out" = "fabmon: db '$WORK/private/c.db': unable to write to its directory '$WORK/private' (uid 65534): Permission denied" ] ||
+	[ $rc = 2 ] && [ "$out" = "fabmon: db '$WORK/private/c.db': its directory '$WORK/private' is not writable by uid 65534: Permission denied" ] ||
 		fail "started as nobody, a directory of root's: exit $rc: $out"
 	echo "the database's directory checked as the user (root-owned, 0700 and 0711)"
 fi
