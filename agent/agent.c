@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "log.h"
 #include "privilege.h"
 #include "registry.h"
+#include "reload.h"
 #include "store.h"
 #include "web_config.h"
 
@@ -32,7 +35,8 @@
 
 struct agent {
 	struct config cfg;
-	const struct config_source *src;
+	struct reload *reload; /* reads the config for SIGHUP */
+	int sigfd; /* SIGTERM, SIGINT and SIGHUP, blocked, read here */
 	struct collector_set set;
 	struct bpf_tc_lock *tc_lock; /* held once the tc probe attaches */
 	struct registry *reg;
@@ -260,10 +264,12 @@ static void agent_tick(struct agent *a)
 	a->tick_duration_s = clock_mono_s() - t0;
 }
 
-static void agent_log_collectors(const struct collector_set *set)
+static void agent_log_collectors(const struct agent *a)
 {
-	for (unsigned i = 0; i < set->n; i++) {
-		const struct collector_slot *s = &set->slots[i];
+	if (a->cfg.host_collectors_off)
+		log_info("%s", CONFIG_HOST_COLLECTORS_OFF);
+	for (unsigned i = 0; i < a->set.n; i++) {
+		const struct collector_slot *s = &a->set.slots[i];
 
 		if (!s->available)
 			log_warnx("collector %s unavailable: %s", s->ops->name, s->why);
@@ -272,12 +278,15 @@ static void agent_log_collectors(const struct collector_set *set)
 	}
 }
 
+/* Applies the config the reload thread read, if it has one ready. */
 static void agent_reload(struct agent *a)
 {
 	struct config cfg;
 	char err[1024];
-	int r = config_build(a->src, &cfg, err, sizeof(err));
+	int r = reload_take(a->reload, &cfg, err, sizeof(err));
 
+	if (r == 0)
+		return;
 	if (r < 0) {
 		log_error(0, "reload: %s; keeping the running configuration", err);
 		return;
@@ -299,21 +308,23 @@ static void agent_reload(struct agent *a)
 	collector_set_release(&a->set);
 	a->cfg = cfg;
 	(void)collector_set_init(&a->set, &a->cfg, 0, a->tc_lock);
-	agent_log_collectors(&a->set);
+	agent_log_collectors(a);
 	log_info("configuration reloaded from '%s'", a->cfg.config_path);
 }
 
 /*
- * Waits until the next tick is due or a signal arrives. Signals stay blocked
- * in every thread and are taken here, between ticks, so a SIGTERM that comes
- * during a tick lets that tick finish and commit.
+ * Waits until the next tick is due, a signal arrives or the reload thread
+ * has a result. Signals stay blocked in every thread and are read from
+ * sigfd here, between ticks, so a SIGTERM that comes during a tick lets
+ * that tick finish and commit. Returns the signal, or 0.
  */
-static int agent_wait(const sigset_t *set, double deadline_s)
+static int agent_wait(int sigfd, int reload_fd, double deadline_s)
 {
+	struct pollfd fds[2] = { { .fd = sigfd, .events = POLLIN },
+				 { .fd = reload_fd, .events = POLLIN } };
 	double left = deadline_s - clock_mono_s();
+	struct signalfd_siginfo info;
 	struct timespec ts;
-	siginfo_t info;
-	int sig;
 
 	if (left <= 0) {
 		ts.tv_sec = 0;
@@ -322,8 +333,10 @@ static int agent_wait(const sigset_t *set, double deadline_s)
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 	}
-	sig = sigtimedwait(set, &info, &ts);
-	return sig < 0 ? 0 : sig;
+	if (ppoll(fds, 2, &ts, NULL) <= 0 || !(fds[0].revents & POLLIN) ||
+	    read(sigfd, &info, sizeof(info)) != sizeof(info))
+		return 0;
+	return (int)info.ssi_signo;
 }
 
 /*
@@ -391,11 +404,16 @@ static void agent_release(struct agent *a)
 	registry_free(a->reg);
 	events_free(a->events);
 	strbuf_release(&a->text);
+	/* last: a config read that blocks holds up the exit, never the
+	 * commit */
+	reload_free(a->reload);
+	if (a->sigfd >= 0)
+		close(a->sigfd);
 }
 
 int agent_run(const struct config_source *src, const struct config *cfg)
 {
-	struct agent a = { .cfg = *cfg, .src = src, .store_ok = 1 };
+	struct agent a = { .cfg = *cfg, .store_ok = 1, .sigfd = -1 };
 	struct http_options hopt;
 	struct privilege_user user;
 	pid_t rival;
@@ -415,6 +433,12 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	sigaddset(&set, SIGHUP);
 	/* before any thread exists, so all inherit the mask */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	a.sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	a.reload = reload_new(src);
+	if (a.sigfd < 0 || !a.reload) {
+		log_error(-errno, "unable to set up signal handling");
+		goto out;
+	}
 
 	a.reg = registry_new(a.cfg.max_series, a.cfg.series_expiry_ms > a.cfg.interval_ms
 						       ? a.cfg.series_expiry_ms
@@ -464,7 +488,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		log_info("web config '%s': plain HTTP, basic auth: %zu user(s)",
 			 a.cfg.web_config_file, a.web->nusers);
 	(void)collector_set_init(&a.set, &a.cfg, 0, a.tc_lock);
-	agent_log_collectors(&a.set);
+	agent_log_collectors(&a);
 	rival = bpf_tc_lock_rival(a.tc_lock);
 	if (rival) {
 		char pid[32] = "";
@@ -485,16 +509,18 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 
 	next = clock_mono_s();
 	for (;;) {
-		int sig = agent_wait(&set, next);
+		int sig = agent_wait(a.sigfd, reload_fd(a.reload), next);
 
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			break;
 		}
-		if (sig == SIGHUP) {
-			agent_reload(&a);
+		/* read in the reload thread, applied here between ticks */
+		if (sig == SIGHUP)
+			reload_request(a.reload);
+		agent_reload(&a);
+		if (clock_mono_s() < next)
 			continue;
-		}
 		agent_tick(&a);
 		next += (double)a.cfg.interval_ms / 1000.0;
 		/* a tick that overran skips the slots it missed instead of

@@ -8,6 +8,7 @@
 
 #include "../collector/collector.h"
 #include "config.h"
+#include "file_read.h"
 #include "regex_bounded.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
@@ -111,7 +112,8 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", CONFIG_DEFAULT_DB);
 	cfg->interval_ms = 1000;
 	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
-	snprintf(cfg->collectors, sizeof(cfg->collectors), "netdev,ethtool,rdma,qdisc,bpf,pcap");
+	snprintf(cfg->collectors, sizeof(cfg->collectors), "%s",
+		 CONFIG_SYSFS_COLLECTORS "," CONFIG_HOST_COLLECTORS);
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->event_retention_ms = 90LL * 86400 * 1000;
@@ -231,15 +233,23 @@ int config_parse_listen(const char *text, char *host, size_t host_len, unsigned 
 	return 0;
 }
 
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+/* The key's entry in config_keys, or NULL. */
+static const struct key_def *key_find(const char *key)
+{
+	for (size_t i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(config_keys[i].key, key) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len)
 {
-	const struct key_def *k = NULL;
+	const struct key_def *k = key_find(key);
 	char why[128] = "";
 	char *field;
 
-	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++)
-		if (strcmp(config_keys[i].key, key) == 0)
-			k = &config_keys[i];
 	if (!k) {
 		snprintf(err, err_len, "unknown key '%s'", key);
 		return -EINVAL;
@@ -250,6 +260,8 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 		if (strlen(value) >= k->size || (k->check && k->check(value, why, sizeof(why)) < 0))
 			goto bad;
 		memcpy(field, value, strlen(value) + 1);
+		if (k->offset == offsetof(struct config, collectors))
+			cfg->collectors_given = 1;
 		return 0;
 	case KEY_DURATION: {
 		int64_t ms;
@@ -282,14 +294,39 @@ bad:
 
 struct load_ctx {
 	struct config *cfg;
+	const char *path;
+	const char *next; /* the text not given to inih yet */
+	int line; /* the line inih parses */
+	int first_line[CONFIG_NKEYS]; /* where each key was set; 0: not yet */
 	char msg[512];
 };
+
+/* inih's fgets(): one line a call (config_text_check() bounded them), so
+ * that ctx->line is the line of the key the handler is called for. */
+static char *load_reader(char *str, int num, void *stream)
+{
+	struct load_ctx *ctx = stream;
+	size_t n = strcspn(ctx->next, "\n");
+
+	if (!*ctx->next)
+		return NULL;
+	n += ctx->next[n] == '\n';
+	if (n > (size_t)num - 1)
+		n = (size_t)num - 1;
+	memcpy(str, ctx->next, n);
+	str[n] = '\0';
+	ctx->next += n;
+	ctx->line++;
+	return str;
+}
 
 /* inih calls this per "key = value"; a 0 return makes ini_parse() return the
  * line number of the first error. */
 static int load_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_ctx *ctx = user;
+	const struct key_def *k = key_find(name);
+	int *first = k ? &ctx->first_line[k - config_keys] : NULL;
 
 	if (ctx->msg[0])
 		return 1; /* keep the first error */
@@ -298,7 +335,18 @@ static int load_handler(void *user, const char *section, const char *name, const
 			 section);
 		return 0;
 	}
-	return config_set(ctx->cfg, name, value, ctx->msg, sizeof(ctx->msg)) == 0;
+	/* the last would win unseen: one of the two is a mistake */
+	if (first && *first) {
+		snprintf(ctx->msg, sizeof(ctx->msg),
+			 "duplicate key '%s' (first at %.200s:%d): expected each key once", name,
+			 ctx->path, *first);
+		return 0;
+	}
+	if (config_set(ctx->cfg, name, value, ctx->msg, sizeof(ctx->msg)) < 0)
+		return 0;
+	if (first)
+		*first = ctx->line;
+	return 1;
 }
 
 /*
@@ -328,49 +376,28 @@ static int config_text_check(const char *text, size_t len, const char **ret_why)
 	return 0;
 }
 
-/* A config file is small: past this it is not one. */
-#define CONFIG_FILE_MAX (1 << 20)
-
 int config_load(struct config *cfg, const char *path, char *err, size_t err_len)
 {
-	struct load_ctx ctx = { .cfg = cfg };
-	FILE *f = fopen(path, "r");
+	struct load_ctx ctx = { .cfg = cfg, .path = path };
 	const char *why = NULL;
 	char *text = NULL;
-	size_t len = 0;
-	int line;
+	size_t len;
+	int line, r = file_read(path, &text, &len);
 
-	if (!f) {
-		int r = -errno;
-
-		snprintf(err, err_len, "unable to open '%s': %s", path, strerror(-r));
+	if (r < 0) {
+		snprintf(err, err_len, "unable to open '%s': %s", path, file_read_strerror(r));
 		return r;
 	}
-	/* the whole file (a pipe too), in a buffer that grows to the bound */
-	for (size_t cap = 4096, n = 1; n && len <= CONFIG_FILE_MAX; cap *= 2) {
-		char *grown = realloc(text, cap + 1);
-
-		if (!grown) {
-			free(text);
-			text = NULL;
-			break;
-		}
-		text = grown;
-		len += n = fread(text + len, 1, cap - len, f);
-	}
-	line = !text || ferror(f) || len > CONFIG_FILE_MAX ? -1 : 0;
-	fclose(f);
-	if (line == 0)
-		line = config_text_check(text, len, &why);
+	line = config_text_check(text, len, &why);
 	if (line == 0) {
-		text[len] = '\0';
-		line = ini_parse_string(text, load_handler, &ctx);
+		ctx.next = text;
+		line = ini_parse_stream(load_reader, &ctx, load_handler, &ctx);
 	}
 	free(text);
 	if (line == 0)
 		return 0;
 	if (line < 0)
-		snprintf(err, err_len, "%s: unable to read (not a file of at most 1 MiB)", path);
+		snprintf(err, err_len, "%s: out of memory", path);
 	else if (why)
 		snprintf(err, err_len, "%s:%d: %s", path, line, why);
 	else if (ctx.msg[0])
@@ -472,7 +499,7 @@ int config_validate(const struct config *cfg, char *err, size_t err_len)
 void config_print(const struct config *cfg, FILE *out)
 {
 	fprintf(out, "[agent]\n");
-	for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++) {
+	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
 		const struct key_def *k = &config_keys[i];
 		const char *field = (const char *)cfg + k->offset;
 
@@ -511,6 +538,10 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 					*p = '-';
 			snprintf(err, err_len, "--%s: %s", flag, msg);
 		}
+	}
+	if (r == 0 && !cfg.collectors_given && strcmp(cfg.sysfs_root, "/sys") != 0) {
+		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s", CONFIG_SYSFS_COLLECTORS);
+		cfg.host_collectors_off = 1;
 	}
 	if (r == 0)
 		r = config_validate(&cfg, err, err_len);

@@ -16,6 +16,17 @@
 #define CONFIG_DEFAULT_PATH "/etc/fabmon/fabmon.conf"
 #define CONFIG_DEFAULT_DB "/var/lib/fabmon/fabmon.db"
 #define CONFIG_DEFAULT_LISTEN ":9478"
+/*
+ * The default collectors: those sysfs_root points elsewhere (netdev and rdma
+ * read their counters under it, ethtool its list of interfaces; qdisc only
+ * reads rtnetlink), then those that attach to and capture on this host's
+ * interfaces whatever sysfs_root says.
+ */
+#define CONFIG_SYSFS_COLLECTORS "netdev,ethtool,rdma,qdisc"
+#define CONFIG_HOST_COLLECTORS "bpf,pcap"
+#define CONFIG_HOST_COLLECTORS_OFF                                                                 \
+	"bpf and pcap left off: sysfs_root is not /sys, and they would attach to and capture "     \
+	"on this host's interfaces, not the tree's; name them in collectors to run them"
 
 struct config {
 	char config_path[PATH_MAX];
@@ -24,6 +35,8 @@ struct config {
 	int64_t interval_ms;
 	char sysfs_root[PATH_MAX];
 	char collectors[256]; /* comma-separated names */
+	int collectors_given; /* collectors was set by the file or a flag */
+	int host_collectors_off; /* CONFIG_HOST_COLLECTORS left off for sysfs_root */
 	char interfaces[512]; /* POSIX extended regex, anchored; "" = all */
 	char bpf_netns[1024]; /* network namespace files for the TCP probes; "" = all */
 	char ethtool_include[512];
@@ -62,9 +75,11 @@ struct config {
 void config_defaults(struct config *cfg);
 
 /*
- * Reads an INI file over cfg. Returns 0, -ENOENT if the file is absent, or
- * -EINVAL with a message "FILE:LINE: ..." naming the key and the expected
- * form in err. cfg may be partly updated on error: parse into a copy.
+ * Reads an INI file over cfg. Returns 0; -ENOENT if the file is absent; or
+ * -errno with a message in err: "unable to open 'FILE': ..." if it cannot
+ * be read or is not a regular file (file_read.h), else -EINVAL with
+ * "FILE:LINE: ..." naming the key and the expected form. cfg may be partly
+ * updated on error: parse into a copy.
  */
 int config_load(struct config *cfg, const char *path, char *err, size_t err_len);
 
@@ -107,7 +122,12 @@ struct config_source {
 	unsigned nflags;
 };
 
-/* Builds cfg from defaults, the file and the flags, then validates it.
- * Returns 0 or -errno with a message in err; cfg is written only on success. */
+/*
+ * Builds cfg from defaults, the file and the flags, then validates it. With a
+ * sysfs_root other than /sys (a fixture tree) and collectors not given, it
+ * leaves CONFIG_HOST_COLLECTORS off and sets host_collectors_off: they would
+ * attach to and capture on this host's interfaces, not the tree's. Returns 0
+ * or -errno with a message in err; cfg is written only on success.
+ */
 int config_build(const struct config_source *src, struct config *cfg, char *err, size_t err_len);
 #endif

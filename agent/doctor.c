@@ -93,6 +93,8 @@ int doctor_run(const struct config *cfg, FILE *out)
 			s->available ? "available" : "unavailable", on ? "yes" : "no");
 		print_detail(out, s->why);
 	}
+	if (cfg->host_collectors_off)
+		fprintf(out, "\n%s\n", CONFIG_HOST_COLLECTORS_OFF);
 	fprintf(out, "\n");
 	doctor_tc(&set.env, out);
 	collector_set_release(&set);

@@ -26,6 +26,9 @@ struct http_auth {
 	enum web_client_auth client_auth;
 	struct web_user *users;
 	size_t nusers;
+	/* a bcrypt setting ("$2b$12$" and salt) at the highest cost of the
+	 * users, which an unknown user's password is hashed with */
+	char dummy[CRYPT_GENSALT_OUTPUT_SIZE];
 	pthread_mutex_t lock; /* the cache */
 	unsigned char key[32];
 	struct cache_slot cache[CACHE_SLOTS];
@@ -45,6 +48,7 @@ static int equal_ct(const void *a, const void *b, size_t n)
 struct http_auth *http_auth_new(const struct web_config *wc)
 {
 	struct http_auth *a = calloc(1, sizeof(*a));
+	int cost = 0;
 
 	if (!a)
 		return NULL;
@@ -66,7 +70,14 @@ struct http_auth *http_auth_new(const struct web_config *wc)
 			a->nusers++;
 			goto fail;
 		}
+		if (web_bcrypt_cost(u->hash) > cost)
+			cost = web_bcrypt_cost(u->hash);
 	}
+	/* the highest cost, not the first user's: a lower one would set
+	 * every name of a higher cost apart from unknown ones */
+	if (a->nusers &&
+	    !crypt_gensalt_rn("$2b$", (unsigned long)cost, NULL, 0, a->dummy, sizeof(a->dummy)))
+		goto fail;
 	return a;
 fail:
 	http_auth_free(a);
@@ -90,6 +101,11 @@ void http_auth_free(struct http_auth *a)
 int http_auth_has_users(const struct http_auth *a)
 {
 	return a && a->nusers > 0;
+}
+
+int http_auth_unknown_user_cost(const struct http_auth *a)
+{
+	return a->nusers ? web_bcrypt_cost(a->dummy) : 0;
 }
 
 /* The cache key of a user's password: HMAC(key, user NUL password). */
@@ -153,9 +169,10 @@ int http_auth_check_password(struct http_auth *a, const char *user, const char *
 	cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return 0;
-	/* an unknown user is checked against a real hash of the same cost,
-	 * so the answer takes as long as for a known one */
-	out = crypt_rn(password, u ? u->hash : a->users[0].hash, cd, sizeof(*cd));
+	/* an unknown user pays the highest cost a known one can: no name
+	 * answers slower than an unknown one, and one of the highest cost (of
+	 * the only cost, if all have one) answers as fast */
+	out = crypt_rn(password, u ? u->hash : a->dummy, cd, sizeof(*cd));
 	if (u && out && strlen(out) == strlen(u->hash))
 		ok = equal_ct(out, u->hash, strlen(u->hash));
 	explicit_bzero(cd, sizeof(*cd));

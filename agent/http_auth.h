@@ -31,10 +31,13 @@ int http_auth_has_users(const struct http_auth *a);
 
 /*
  * Checks a user and password: 1 if they match a configured user, else 0. An
- * unknown user costs a bcrypt as a known one does (no timing tells names);
- * the hash is compared in constant time.
+ * unknown user costs a bcrypt of the highest cost any user has (no timing
+ * tells names); the hash is compared in constant time.
  */
 int http_auth_check_password(struct http_auth *a, const char *user, const char *password);
+
+/* The bcrypt cost an unknown user's check pays (0: no users). */
+int http_auth_unknown_user_cost(const struct http_auth *a);
 
 /*
  * For MHD_OPTION_NOTIFY_CONNECTION's MHD_CONNECTION_NOTIFY_STARTED, before

@@ -10,6 +10,7 @@
 #include "cli_snapshot.h"
 #include "cli_top.h"
 #include "config.h"
+#include "config_check.h"
 #include "doctor.h"
 #include "log.h"
 #include "replay.h"
@@ -28,7 +29,11 @@ static const char agent_usage[] =
 	"  --listen ADDR:PORT     HTTP listen address (default " CONFIG_DEFAULT_LISTEN ")\n"
 	"  --db PATH              SQLite database (default " CONFIG_DEFAULT_DB ")\n"
 	"  --interval DURATION    tick interval, 100ms to 1h (default 1s)\n"
-	"  --sysfs-root DIR       where sysfs is mounted (default /sys)\n"
+	"  --sysfs-root DIR       where sysfs is (default /sys): netdev and rdma read their\n"
+	"                         counters there and ethtool its interfaces; qdisc, bpf and\n"
+	"                         pcap work on this host's interfaces whatever it says, so\n"
+	"                         another root leaves bpf and pcap off unless --collectors\n"
+	"                         or collectors names them\n"
 	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf,pcap\n"
 	"                         (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
@@ -77,12 +82,17 @@ static const char agent_usage[] =
 	"  --user NAME            started as root, run as this user once the probes, sockets\n"
 	"                         and database are open, keeping only the capabilities the\n"
 	"                         collectors need (default: stay as started)\n"
-	"  --check-config         check the configuration, print 'configuration OK', exit\n"
+	"  --check-config         check the configuration and what a start would find (the\n"
+	"                         user exists, the database's directory is writable by\n"
+	"                         whoever runs this and reachable by --user, sysfs_root\n"
+	"                         is a directory, the web config), print\n"
+	"                         'configuration OK', exit\n"
 	"  -v, --verbose          debug logging\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Signals: SIGTERM/SIGINT finish the current tick and exit 0; SIGHUP reloads\n"
-	"the config file (a bad one is reported and the running one kept).\n"
+	"the config file beside the ticks (a bad one is reported and the running one\n"
+	"kept). Config files must be regular files: a FIFO is refused, not waited on.\n"
 	"Exit status: 0 stopped cleanly, 1 runtime failure, 2 usage or config error.\n";
 
 static const char doctor_usage[] =
@@ -238,6 +248,8 @@ static int cmd_agent_or_doctor(int argc, char **argv, int doctor)
 	r = config_build(&src, &cfg, err, sizeof(err));
 	if (r == 0 && !doctor)
 		r = web_config_check(cfg.web_config_file, err, sizeof(err));
+	if (r == 0 && check)
+		r = config_check_host(&cfg, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "fabmon: %s\n", err);
 		r = EXIT_USAGE;

@@ -2,10 +2,13 @@
 #include <cap-ng.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "privilege.h"
@@ -52,6 +55,29 @@ int privilege_lookup(const char *name, struct privilege_user *ret_user)
 	ret_user->uid = pw.pw_uid;
 	ret_user->gid = pw.pw_gid;
 	return 0;
+}
+
+int privilege_access(const struct privilege_user *user, const char *path, int mode)
+{
+	pid_t pid;
+	int status;
+
+	/* AT_EACCESS: access(2) alone checks the real uid, not the one the
+	 * agent will open files with */
+	if (user->uid == geteuid())
+		return faccessat(AT_FDCWD, path, mode, AT_EACCESS) < 0 ? -errno : 0;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(user->gid) < 0 || setuid(user->uid) < 0 ||
+		    faccessat(AT_FDCWD, path, mode, AT_EACCESS) < 0)
+			_exit(errno & 0xff);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -ECHILD;
 }
 
 int privilege_chown(const struct privilege_user *user, const char *const *paths, size_t n,

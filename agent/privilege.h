@@ -28,6 +28,17 @@ struct privilege_user {
 int privilege_lookup(const char *name, struct privilege_user *ret_user);
 
 /*
+ * Whether user may access path as access(2)'s mode asks, as the agent will
+ * once privilege_drop() made it that user: its uid and primary gid, no
+ * supplementary groups, no capabilities. The caller that is not user checks
+ * in a child process that becomes user, so that ACLs, read-only mounts and
+ * every directory on the way count as they will. Needs root unless user is
+ * the caller. Returns 0 if it may, or -errno (access(2)'s, or why the child
+ * could not become user).
+ */
+int privilege_access(const struct privilege_user *user, const char *path, int mode);
+
+/*
  * Gives the files in paths to the user (the database and its -wal and -shm,
  * which SQLite keeps writing), so that the agent still writes them after the
  * drop. A path that does not exist is skipped. Returns 0, or -errno with the

@@ -1,22 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 #include <crypt.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gnutls/gnutls.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
+#include "file_read.h"
 #include "web_config.h"
-
-/* A web config, a certificate or a CA bundle is a few KiB: a bound keeps a
- * wrong path (a log, a device) from being read whole. */
-#define WEB_FILE_MAX (1 << 20)
 
 struct parse {
 	yaml_parser_t parser;
@@ -276,12 +270,17 @@ static int bcrypt_shaped(const char *h)
 	return crypt_checksalt(h) == CRYPT_SALT_OK;
 }
 
+int web_bcrypt_cost(const char *hash)
+{
+	return (hash[4] - '0') * 10 + (hash[5] - '0');
+}
+
 static int user_value(struct parse *ps, const char *name, int line)
 {
 	struct web_config *wc = ps->wc;
 	struct web_user *u;
 	char *hash = NULL;
-	int r;
+	int r, cost;
 
 	if (!name[0] || strchr(name, ':'))
 		return fail(ps, line, "bad user name '%s': expected a non-empty name without ':'",
@@ -292,8 +291,17 @@ static int user_value(struct parse *ps, const char *name, int line)
 	if (!hash || !bcrypt_shaped(hash)) {
 		r = fail(ps, ev_line(ps),
 			 "bad hash for user '%s': expected a bcrypt hash ($2y$10$ and 53 "
-			 "characters), e.g. from htpasswd -nbB %s PASSWORD",
+			 "characters), e.g. from htpasswd -nbBC 10 %s PASSWORD",
 			 name, name);
+		free(hash);
+		return r;
+	}
+	cost = web_bcrypt_cost(hash);
+	if (cost < WEB_BCRYPT_COST_MIN || cost > WEB_BCRYPT_COST_MAX) {
+		r = fail(ps, ev_line(ps),
+			 "bad bcrypt cost %d for user '%s': expected a cost from %d to %d, e.g. "
+			 "from htpasswd -nbBC 10 %s PASSWORD",
+			 cost, name, WEB_BCRYPT_COST_MIN, WEB_BCRYPT_COST_MAX, name);
 		free(hash);
 		return r;
 	}
@@ -325,47 +333,6 @@ static int top_value(struct parse *ps, const char *key, int line)
 			   "tls_server_config or basic_auth_users");
 }
 
-/* Reads a whole small file into a NUL-terminated buffer. */
-static int read_file(const char *path, char **ret, size_t *ret_len)
-{
-	struct stat st;
-	ssize_t n = 0;
-	size_t len = 0;
-	char *buf = NULL;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > WEB_FILE_MAX) {
-		r = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		goto out;
-	}
-	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
-		len += (size_t)n;
-	if (n < 0) {
-		r = -errno;
-		goto out;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return r;
-}
-
 /* Reads a file the web config names, relative to the web config's directory
  * as exporter-toolkit does. */
 static int read_named(struct parse *ps, const char *key, const char *name, int line, char **ret,
@@ -379,12 +346,10 @@ static int read_named(struct parse *ps, const char *key, const char *name, int l
 		snprintf(full, sizeof(full), "%s", name);
 	else
 		snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - ps->path), ps->path, name);
-	r = read_file(full, ret, ret_len);
+	r = file_read(full, ret, ret_len);
 	if (r < 0)
 		return fail(ps, line, "unable to read '%s' for '%s': %s", full, key,
-			    r == -EFBIG	   ? "over 1 MiB"
-			    : r == -EINVAL ? "not a file"
-					   : strerror(-r));
+			    file_read_strerror(r));
 	return 0;
 }
 
@@ -494,12 +459,9 @@ int web_config_load(const char *path, struct web_config **ret, char *err, size_t
 		return -ENOMEM;
 	ps.wc->min_version = 12;
 	ps.wc->max_version = 13;
-	r = read_file(path, &text, &len);
+	r = file_read(path, &text, &len);
 	if (r < 0) {
-		snprintf(err, err_len, "unable to open '%s': %s", path,
-			 r == -EFBIG	? "over 1 MiB"
-			 : r == -EINVAL ? "not a file"
-					: strerror(-r));
+		snprintf(err, err_len, "unable to open '%s': %s", path, file_read_strerror(r));
 		goto out;
 	}
 	if (!yaml_parser_initialize(&ps.parser)) {

@@ -17,7 +17,7 @@
  *     client_auth_type: RequireAndVerifyClientCert
  *     client_ca_file: ca.crt
  *   basic_auth_users:
- *     alice: $2y$10$...              # bcrypt, e.g. htpasswd -nbB alice PASSWORD
+ *     alice: $2y$10$...              # bcrypt, e.g. htpasswd -nbBC 10 alice PASSWORD
  *
  * The toolkit's keys that fabmon cannot honour (inline PEM, cipher and curve
  * lists, client_allowed_sans, http_server_config, rate_limit) are refused by
@@ -31,6 +31,16 @@ enum web_client_auth {
 	WEB_CLIENT_AUTH_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
 	WEB_CLIENT_AUTH_REQUIRE_AND_VERIFY, /* RequireAndVerifyClientCert */
 };
+
+/*
+ * The bcrypt costs a web config may use. Below 10 is under OWASP's Password
+ * Storage Cheat Sheet's floor for bcrypt (a stolen hash falls to a GPU too
+ * fast); each step doubles the time, so past 14 (~0.8 s a check at the ~52 ms
+ * cost 10 takes here) every wrong password holds an HTTP thread for seconds,
+ * and cost 31 (the format's top) for days.
+ */
+#define WEB_BCRYPT_COST_MIN 10
+#define WEB_BCRYPT_COST_MAX 14
 
 struct web_user {
 	char *name;
@@ -52,7 +62,8 @@ struct web_config {
 /*
  * Reads and checks a web config file: the YAML, every key and value, that the
  * certificate and key files can be read and belong together, that the client
- * CA file holds a certificate, that every hash is bcrypt. Returns 0 and sets
+ * CA file holds a certificate, that every hash is bcrypt of a cost from
+ * WEB_BCRYPT_COST_MIN to WEB_BCRYPT_COST_MAX. Returns 0 and sets
  * *ret (free with web_config_free), or -errno with "FILE:LINE: ..." (the line
  * of the key at fault) in err.
  */
@@ -61,6 +72,9 @@ int web_config_load(const char *path, struct web_config **ret, char *err, size_t
 /* Loads path and frees it again, for --check-config; "" is no web config.
  * Returns 0 or -errno with the message in err, as web_config_load. */
 int web_config_check(const char *path, char *err, size_t err_len);
+
+/* The cost of a bcrypt hash as web_config_load() accepts it ("$2y$10$...": 10). */
+int web_bcrypt_cost(const char *hash);
 
 /* Frees wc, wiping the key. Accepts NULL. */
 void web_config_free(struct web_config *wc);

@@ -24,8 +24,10 @@ expect_rc 2 "$FABMON" agent --interval fast; expect_out "bad value 'fast' for 'i
 expect_rc 2 "$FABMON" agent --listen 9478; expect_out "expected ADDR:PORT"
 expect_rc 2 "$FABMON" agent --collectors netdev,nope; expect_out "for 'collectors'"
 
-# --check-config on the shipped file and on broken ones
-expect_rc 0 "$FABMON" agent --config packaging/fabmon.conf --check-config; expect_out "^configuration OK$"
+# --check-config on the shipped file (its database's directory is the
+# package's: one of this test's instead) and on broken ones
+expect_rc 0 "$FABMON" agent --config packaging/fabmon.conf --db "$WORK/ok.db" --check-config
+expect_out "^configuration OK$"
 printf '[agent]\ninterval = 1s\nlisten = 127.0.0.1:1\nbogus_key = 1\n' >"$WORK/bad.conf"
 expect_rc 2 "$FABMON" agent --config "$WORK/bad.conf" --check-config
 expect_out "$WORK/bad.conf:4: unknown key 'bogus_key'"

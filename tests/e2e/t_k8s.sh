@@ -101,8 +101,10 @@ print(f"{path}: {len(docs)} documents; capabilities added {sorted(added)}; probe
 sys.exit(1 if errors else 0)
 EOF
 
-out=$("$FABMON" agent --config "$WORK/fabmon.conf" --check-config 2>&1) ||
-	fail "the ConfigMap's config: $out"
+# its user, database and sysfs are the image's and the pod's (--check-config
+# checks them on the host it runs on): this host's instead
+out=$("$FABMON" agent --config "$WORK/fabmon.conf" --db "$WORK/fabmon.db" --sysfs-root /sys \
+	--user "" --check-config 2>&1) || fail "the ConfigMap's config: $out"
 # the probes' endpoints answer, on the ConfigMap's config with this host's paths
 port=$(free_port)
 start_agent "$port" --config "$WORK/fabmon.conf" --db "$WORK/fabmon.db" --sysfs-root /sys \

@@ -193,6 +193,7 @@ out=$("$FABMON" agent --config "$WORK/fabmon.conf" --db "$WORK/t.db" --listen 12
 case $out in *"$WORK/hash.yml:2: bad hash"*) ;; *) fail "agent with a bad web config: $out" ;; esac
 web good.yml
 printf '[agent]\nweb_config_file = %s\n' "$WORK/good.yml" >"$WORK/fabmon.conf"
-[ "$("$FABMON" agent --config "$WORK/fabmon.conf" --check-config)" = "configuration OK" ] ||
+[ "$("$FABMON" agent --config "$WORK/fabmon.conf" --db "$WORK/t.db" --check-config)" = \
+	"configuration OK" ] ||
 	fail "a good web config through the INI key: not OK"
 exit 0

@@ -15,12 +15,16 @@
 conf=$WORK/c.conf
 checks=0
 
+# check_config [ARGS...]: --check-config on $conf, with a database in $WORK
+# (the default's directory is the package's)
+check_config() { "$FABMON" agent --config "$conf" --db "$WORK/c.db" "$@" --check-config 2>&1; }
+
 # check RC VALUE-LINE... : writes a file of the lines after a comment and
 # [agent] (the first one at line 3) and runs --check-config; OUT is stderr
 check_file() {
 	want=$1; shift
 	{ echo "# robustness"; echo "[agent]"; printf '%s\n' "$@"; } >"$conf"
-	OUT=$("$FABMON" agent --config "$conf" --check-config 2>&1)
+	OUT=$(check_config)
 	rc=$?
 	checks=$((checks + 1))
 	[ $rc = "$want" ] || fail "'$*': exit $rc, want $want: $OUT"
@@ -111,26 +115,27 @@ size=$(wc -c <packaging/fabmon.conf)
 n=0
 for cut in $(seq 0 11 "$size"); do
 	head -c "$cut" packaging/fabmon.conf >"$conf"
-	out=$("$FABMON" agent --config "$conf" --check-config 2>&1)
+	out=$(check_config)
 	rc=$?
 	n=$((n + 1))
 	case $rc:$out in
 	"0:configuration OK") ;;
 	"2:fabmon: $conf:"[0-9]*": "?*) ;;
+	"2:fabmon: sysfs_root '"*"': No such file or directory") ;; # /sys cut short
 	*) fail "the shipped config cut at $cut bytes: exit $rc: $out" ;;
 	esac
 done
 head -c 200 packaging/fabmon.conf | sed '$d' >"$conf"
 printf 'interv' >>"$conf"
-out=$("$FABMON" agent --config "$conf" --check-config 2>&1)
+out=$(check_config)
 line=$(wc -l <"$conf")
 [ "$out" = "fabmon: $conf:$((line + 1)): syntax error: expected 'key = value' or '[agent]'" ] ||
 	fail "a file cut in a key: $out"
 echo "$n truncations of packaging/fabmon.conf: each OK or an error with file and line"
 
-# expect_config RC PATTERN: --check-config on $conf
+# expect_config RC PATTERN WHAT [ARGS...]: --check-config on $conf
 expect_config() {
-	out=$("$FABMON" agent --config "$conf" --check-config 2>&1)
+	out=$(check_config "${@:4}")
 	rc=$?
 	[ $rc = "$1" ] && case "$out" in $2) true ;; *) false ;; esac ||
 		fail "$3: exit $rc: ${out:0:300}"
@@ -138,7 +143,24 @@ expect_config() {
 rm -f "$conf"
 expect_config 2 "fabmon: unable to open '$conf': No such file or directory" "a missing file"
 conf_save=$conf conf=$WORK
-expect_config 2 "fabmon: $WORK: unable to read*" "a directory"
+expect_config 2 "fabmon: unable to open '$WORK': not a regular file" "a directory"
+# a FIFO would block the read until a writer came: refused at once
+conf=$WORK/fifo.conf
+mkfifo "$conf"
+out=$(timeout 5 "$FABMON" agent --config "$conf" --db "$WORK/c.db" --check-config 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$out" = "fabmon: unable to open '$conf': not a regular file" ] ||
+	fail "--check-config on a FIFO: exit $rc (124: it hung): $out"
+out=$(timeout 5 "$FABMON" agent --web-config-file "$conf" --db "$WORK/c.db" --check-config 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$out" = "fabmon: unable to open '$conf': not a regular file" ] ||
+	fail "--check-config with a FIFO for the web config: exit $rc (124: it hung): $out"
+printf 'tls_server_config:\n  cert_file: fifo.conf\n  key_file: fifo.conf\n' >"$WORK/web.yml"
+out=$(timeout 5 "$FABMON" agent --web-config-file "$WORK/web.yml" --db "$WORK/c.db" --check-config 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$out" = "fabmon: $WORK/web.yml:2: unable to read '$WORK/fifo.conf' for 'cert_file': not a regular file" ] ||
+	fail "--check-config with a FIFO for the certificate: exit $rc (124: it hung): $out"
+rm -f "$conf"
 conf=$conf_save
 printf '[agent]\n\0\0\0\n\0garbage\n' >"$conf"
 expect_config 2 "fabmon: $conf:2: a NUL byte: expected a text file" "NUL bytes"
@@ -149,7 +171,46 @@ expect_config 2 "fabmon: $conf:2: line too long: expected at most 198 characters
 	"a line longer than the parser's buffer"
 printf '[agent]\ninterfaces = %s\n' "$(head -c 185 /dev/zero | tr '\0' a)" >"$conf"
 expect_config 0 "configuration OK" "a long line within the bound"
-echo "missing file, directory, NUL bytes, random bytes, long lines: refused with file (and line)"
+echo "missing file, directory, FIFO, NUL bytes, random bytes, long lines: refused with file (and line)"
+
+# a key given twice: the last would win unseen, so both lines are named
+printf '[agent]\ninterval = 1s\n# later\ninterval = 2s\n' >"$conf"
+expect_config 2 "fabmon: $conf:4: duplicate key 'interval' (first at $conf:2): expected each key once" \
+	"a key given twice"
+out=$(timeout 5 "$FABMON" agent --config "$conf" --db "$WORK/d.db" --listen 127.0.0.1:0 2>&1)
+rc=$?
+[ $rc = 2 ] && case $out in *"$conf:4: duplicate key 'interval'"*) true ;; *) false ;; esac ||
+	fail "the agent with a key given twice: exit $rc: $out"
+# what a start would find wrong on this host: --check-config finds it first
+printf '[agent]\nuser = fabmon-no-such-user\n' >"$conf"
+expect_config 2 "fabmon: user 'fabmon-no-such-user' (user): no such user" "a user that does not exist"
+printf '[agent]\n' >"$conf"
+expect_config 2 "fabmon: db '$WORK/none/c.db': its directory '$WORK/none': No such file or directory" \
+	"a database in a missing directory" --db "$WORK/none/c.db"
+expect_config 2 "fabmon: sysfs_root '$WORK/nosys': No such file or directory" "a missing sysfs_root" \
+	--sysfs-root "$WORK/nosys"
+printf 'tls_server_config: [\n' >"$WORK/web.yml"
+expect_config 2 "fabmon: $WORK/web.yml:1: *" "a web config that does not parse" \
+	--web-config-file "$WORK/web.yml"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	chmod 0711 "$WORK"
+	mkdir -m 0700 "$WORK/private"
+	expect_config 2 "fabmon: db '$WORK/private/c.db': user 'nobody' (user) cannot reach its directory '$WORK/private': Permission denied" \
+		"a database directory the user cannot reach" --db "$WORK/private/c.db" --user nobody
+	# root opens the database and gives it to the user: root's directory
+	# will do, if the user can reach it
+	chmod 0711 "$WORK/private"
+	expect_config 0 "configuration OK" "root's directory the user can reach" \
+		--db "$WORK/private/c.db" --user nobody
+	# started as nobody, the agent makes the database itself
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$FABMON" agent --config "$conf" \
+		--db "$WORK/private/c.db" --check-config 2>&1)
+	rc=$?
+	[ $rc = 2 ] && [ "$out" = "fabmon: db '$WORK/private/c.db': its directory '$WORK/private' is not writable by uid 65534: Permission denied" ] ||
+		fail "started as nobody, a directory of root's: exit $rc: $out"
+	echo "the database's directory checked as the user (root-owned, 0700 and 0711)"
+fi
+echo "--check-config: a key given twice, a missing user, directory, sysfs root, a bad web config"
 
 # SIGHUP with each kind of bad file keeps the running configuration
 # (t_signals.sh reloads a bad value)
@@ -179,8 +240,23 @@ printf '[agent]\ninterval = 1s\nmax_series = 3\n' >"$conf"
 hup "a value out of range"
 printf '[agent]\ninterval = 1s\ndb =\n' >"$conf"
 hup "an empty db"
+printf '[agent]\ninterval = 1s\ninterval = 1s\n' >"$conf"
+hup "a key given twice"
 rm -f "$conf"
 hup "a missing file"
+# a FIFO: the read would wait for a writer, and the ticks must not
+mkfifo "$conf"
+t0=$(metric "$port" fabmon_ticks_total)
+kill -HUP "$AGENT_PID"
+reloads=$((reloads + 1))
+sleep 1
+t1=$(metric "$port" fabmon_ticks_total)
+[ "$t1" -ge $((t0 + 3)) ] || fail "SIGHUP with a FIFO at the config path: the ticks stopped ($t0, then $t1 a second later)"
+grep -q "reload: unable to open '$conf': not a regular file; keeping the running configuration" \
+	"$WORK/agent.log" || fail "SIGHUP with a FIFO at the config path: not refused"
+[ "$(metric "$port" fabmon_tick_interval_seconds)" = 0.2 ] ||
+	fail "SIGHUP with a FIFO: running configuration not kept"
+rm -f "$conf"
 grep 'reload:' "$WORK/agent.log"
 printf '[agent]\ninterval = 300ms\n' >"$conf"
 kill -HUP "$AGENT_PID"

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 #include <check.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../agent/config.h"
+#include "../../agent/file_read.h"
+#include "../../agent/reload.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -107,6 +111,9 @@ START_TEST(test_file_errors)
 		  ":2: bad value '1500' for 'roce_pmtu': expected a power of two from 256 to 4096" },
 		{ "[agent]\nroce_pmtu = 8192\n", "bad value '8192' for 'roce_pmtu'" },
 		{ "[agent]\nroce_pmtu = 128\n", "bad value '128' for 'roce_pmtu'" },
+		{ "[agent]\ninterval = 1s\n\ninterval = 2s\n",
+		  ":4: duplicate key 'interval' (first at " },
+		{ "[agent]\ninterval = 1s\n\ninterval = 2s\n", ":2): expected each key once" },
 	};
 	struct config cfg;
 	char err[512];
@@ -149,12 +156,122 @@ START_TEST(test_shipped_config)
 }
 END_TEST
 
+/* Another sysfs_root leaves bpf and pcap off, unless collectors names them
+ * (the default list too, as the shipped config and the DaemonSet write it). */
+START_TEST(test_sysfs_root_collectors)
+{
+	struct config_source src = { .path = "/nonexistent/fabmon.conf" };
+	struct config cfg;
+	char err[512];
+
+	src.flags[src.nflags].key = "sysfs_root";
+	src.flags[src.nflags++].value = "/tmp";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc");
+	ck_assert_int_eq(cfg.host_collectors_off, 1);
+	src.flags[src.nflags].key = "collectors";
+	src.flags[src.nflags++].value = "netdev,bpf";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,bpf");
+	ck_assert_int_eq(cfg.host_collectors_off, 0);
+	src.nflags = 1;
+	src.path = write_conf("[agent]\ncollectors = netdev,ethtool,rdma,qdisc,bpf,pcap\n");
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,bpf,pcap");
+	ck_assert_int_eq(cfg.host_collectors_off, 0);
+	unlink(src.path);
+	src.path = "/nonexistent/fabmon.conf";
+	src.flags[0].value = "/sys";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,bpf,pcap");
+	ck_assert_int_eq(cfg.host_collectors_off, 0);
+}
+END_TEST
+
+/* A FIFO or a directory is refused before a byte is read (a FIFO would
+ * block until a writer came), a file over the bound as such. */
+START_TEST(test_file_read)
+{
+	char path[] = "/tmp/fabmon-fifo-XXXXXX", *text = NULL;
+	const char *big;
+	size_t len;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	ck_assert_int_eq(file_read(path, &text, &len), -EINVAL);
+	ck_assert_str_eq(file_read_strerror(-EINVAL), "not a regular file");
+	ck_assert_int_eq(rmdir(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(file_read(path, &text, &len), -EINVAL);
+	ck_assert_int_eq(unlink(path), 0);
+	big = write_conf("");
+	f = fopen(big, "w");
+	ck_assert_int_eq(fseek(f, FILE_READ_MAX, SEEK_SET), 0);
+	fputc('x', f);
+	fclose(f);
+	ck_assert_int_eq(file_read(big, &text, &len), -EFBIG);
+	ck_assert_int_eq(truncate(big, 3), 0);
+	ck_assert_int_eq(file_read(big, &text, &len), 0);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_int_eq(text[3], '\0');
+	free(text);
+	unlink(big);
+}
+END_TEST
+
+/* Waits (5 s at most) for the reload thread's result and takes it. */
+static int reload_wait(struct reload *r, struct config *cfg, char *err, size_t len)
+{
+	struct pollfd p = { .fd = reload_fd(r), .events = POLLIN };
+
+	ck_assert_int_eq(poll(&p, 1, 5000), 1);
+	return reload_take(r, cfg, err, len);
+}
+
+/* SIGHUP's read: in a thread, taken once; a FIFO refused at once; a
+ * request during a read drops that read for a fresh one. */
+START_TEST(test_reload)
+{
+	struct config_source src = { .path_explicit = 1 };
+	struct reload *r;
+	struct config cfg;
+	char path[64], err[512];
+
+	snprintf(path, sizeof(path), "%s", write_conf("[agent]\ninterval = 250ms\n"));
+	src.path = path;
+	r = reload_new(&src);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(reload_take(r, &cfg, err, sizeof(err)), 0);
+	reload_request(r);
+	ck_assert_int_eq(reload_wait(r, &cfg, err, sizeof(err)), 1);
+	ck_assert_int_eq(cfg.interval_ms, 250);
+	ck_assert_int_eq(reload_take(r, &cfg, err, sizeof(err)), 0);
+	reload_request(r);
+	reload_request(r);
+	ck_assert_int_eq(reload_wait(r, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(reload_wait(r, &cfg, err, sizeof(err)), 1);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	reload_request(r);
+	ck_assert_int_eq(reload_wait(r, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "not a regular file"), "%s", err);
+	reload_free(r);
+	unlink(path);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	const struct testutil_case cases[] = {
-		{ "durations", test_durations, 0 }, { "listen", test_listen, 0 },
-		{ "file_ok", test_file_ok, 0 },	    { "file_errors", test_file_errors, 0 },
-		{ "missing", test_missing, 0 },	    { "shipped_config", test_shipped_config, 0 },
+		{ "durations", test_durations, 0 },
+		{ "listen", test_listen, 0 },
+		{ "file_ok", test_file_ok, 0 },
+		{ "file_errors", test_file_errors, 0 },
+		{ "missing", test_missing, 0 },
+		{ "shipped_config", test_shipped_config, 0 },
+		{ "sysfs_root_collectors", test_sysfs_root_collectors, 0 },
+		{ "file_read", test_file_read, 0 },
+		{ "reload", test_reload, 0 },
 	};
 
 	return TESTUTIL_SUITE("config", cases);

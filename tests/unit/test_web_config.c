@@ -15,8 +15,9 @@
  * for 127.0.0.1 and localhost) with its key, and an unrelated key. Test keys
  * only, made with openssl; never trusted anywhere else.
  */
-#define ALICE "$2y$04$DjQiO13ixO2AyCxhsC/64efaefXfslt/1Lm/jGBoEbsqL9bK65Paa" /* secret */
-#define BOB "$2y$04$zOZywLYphFGiNkNeb4k7aeIu8wsKMs3Ph2s0tEVFr/9qTvjL2ZmWe" /* hunter2 */
+#define ALICE "$2y$10$XVvi.cU325odiT61kD/QZOp5IceF0vCxirk9u1CP5fU13G.mV1fFW" /* secret */
+#define BOB "$2y$10$3Q0h5Mr6CJvIoX62PR7iHOph68StDQSH3FxOSBHpot/j9V6pWiIeG" /* hunter2 */
+#define CAROL "$2y$12$H3m1M0VrnTpjE1i4KrXqluJoN2RHQBV1OeEfc1A6bFGO1vrS4vSUW" /* pw12 */
 
 /* Writes text as web.yml beside a copy of the fixtures; returns its path. */
 static const char *write_web(const char *text)
@@ -127,6 +128,11 @@ static const struct {
 	{ "basic_auth_users:\n  alice: $2y$99$DjQiO13ixO2AyCxhsC/64efaefXfslt/1Lm/jGBoEbsqL9bK65Paa\n",
 	  ":2: bad hash for user 'alice'" },
 	{ "basic_auth_users:\n  alice:\n", ":2: bad hash for user 'alice'" },
+	{ "basic_auth_users:\n  bob: " BOB
+	  "\n  alice: $2y$31$XVvi.cU325odiT61kD/QZOp5IceF0vCxirk9u1CP5fU13G.mV1fFW\n",
+	  ":3: bad bcrypt cost 31 for user 'alice': expected a cost from 10 to 14" },
+	{ "basic_auth_users:\n  alice: $2y$04$XVvi.cU325odiT61kD/QZOp5IceF0vCxirk9u1CP5fU13G.mV1fFW\n",
+	  ":2: bad bcrypt cost 4 for user 'alice': expected a cost from 10 to 14" },
 	{ "basic_auth_users:\n  a:b: " ALICE "\n", ":2: bad user name 'a:b'" },
 	{ "basic_auth_users:\n  alice: " ALICE "\n  alice: " BOB "\n",
 	  ":3: 'alice' given twice in 'basic_auth_users'" },
@@ -215,6 +221,22 @@ START_TEST(test_passwords)
 }
 END_TEST
 
+/* Users of different costs: an unknown name pays the highest, whichever
+ * user comes first, or it would answer sooner than carol's name does. */
+START_TEST(test_unknown_user_cost)
+{
+	struct web_config *wc = load_ok("basic_auth_users:\n  alice: " ALICE "\n  carol: " CAROL
+					"\n  bob: " BOB "\n");
+	struct http_auth *a = http_auth_new(wc);
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(http_auth_unknown_user_cost(a), 12);
+	ck_assert_int_eq(http_auth_check_password(a, "dave", "pw12"), 0);
+	http_auth_free(a);
+	web_config_free(wc);
+}
+END_TEST
+
 Suite *web_config_suite(void)
 {
 	Suite *s = suite_create("web_config");
@@ -226,6 +248,10 @@ Suite *web_config_suite(void)
 	tcase_add_loop_test(bad_files, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(bad_files, test_missing);
 	tcase_add_test(auth, test_passwords);
+	tcase_add_test(auth, test_unknown_user_cost);
+	/* a dozen bcrypts of cost 10 to 12 (~50 to 200 ms each idle) on a
+	 * loaded machine */
+	tcase_set_timeout(auth, 30);
 	suite_add_tcase(s, good);
 	suite_add_tcase(s, bad_files);
 	suite_add_tcase(s, auth);
