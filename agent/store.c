@@ -672,7 +672,7 @@ static void side_unlink(const char *path, const char *suffix, struct file_id id)
 
 void store_close(struct store *st)
 {
-	int moved, wal_ours, shm_ours, keep = 1;
+	int moved, wal_ours, shm_ours, copied = 0, keep = 1;
 
 	if (!st)
 		return;
@@ -687,18 +687,19 @@ void store_close(struct store *st)
 	 * does neither): a moved file is completed here and its side files,
 	 * if still ours, removed, so that no WAL of ours is left beside
 	 * whatever is at the path now; side files someone else put there
-	 * stay.
+	 * stay. A WAL not all copied (a reader held it back) stays too: it is
+	 * the moved file's.
 	 */
 	moved = st->pack && !same_file(st->file, side_id(st->path, ""));
 	wal_ours = same_file(st->wal, side_id(st->path, "-wal"));
 	shm_ours = same_file(st->shm, side_id(st->path, "-shm"));
 	if (moved)
-		(void)sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
-						NULL);
+		copied = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
+						   NULL) == SQLITE_OK;
 	else if (st->pack && !(wal_ours && shm_ours))
 		(void)sqlite3_file_control(st->db, "main", SQLITE_FCNTL_PERSIST_WAL, &keep);
 	(void)sqlite3_close(st->db);
-	if (moved) {
+	if (copied) {
 		side_unlink(st->path, "-wal", st->wal);
 		side_unlink(st->path, "-shm", st->shm);
 	}
