@@ -52,6 +52,7 @@ struct agent {
 	uint64_t store_errors;
 	int capping; /* the database is over db_cap_mb */
 	int store_ok;
+	char store_refused[512]; /* why the path is not written, said once */
 	int64_t store_last_ms;
 	double store_duration_s;
 	double tick_duration_s;
@@ -152,17 +153,63 @@ static void agent_cap(struct agent *a)
 			break;
 }
 
+/*
+ * Writing to a file that was deleted or replaced under the agent would lose
+ * every tick with it: each tick checks (a stat) that the path still names
+ * the file held. The tick that finds it does not closes that file and
+ * counts as not written; from the next one the path is opened as at start:
+ * nothing there, a new database; a fabmon database, written on; anything
+ * else (or one that another fabmon writes, or of a newer schema) refused,
+ * left untouched, and tried again every tick, with fabmon_store_up 0. Each
+ * change is said once. Returns 0 while a database is held, or -errno.
+ */
+static int agent_store_follow(struct agent *a)
+{
+	char err[512];
+	int r = a->store ? store_check_path(a->store, err, sizeof(err)) : 0;
+	int absent;
+
+	if (a->store && r == 0)
+		return 0;
+	if (a->store) {
+		log_error(0, "store: %s; opening '%s' again as at start", err, a->cfg.db_path);
+		store_close(a->store);
+		a->store = NULL;
+		/* ids of rows in the file closed */
+		registry_forget_store_ids(a->reg);
+		events_forget_store_ids(a->events);
+		a->store_refused[0] = '\0';
+		return r;
+	}
+	absent = access(a->cfg.db_path, F_OK) < 0;
+	r = store_open(a->cfg.db_path, STORE_READ_WRITE, &a->store, err, sizeof(err));
+	if (r < 0) {
+		if (strcmp(err, a->store_refused) != 0)
+			log_error(0, "store: %s; tried again every tick", err);
+		snprintf(a->store_refused, sizeof(a->store_refused), "%s", err);
+		return r;
+	}
+	log_warnx("store: %s '%s'",
+		  absent ? "started a new database at" : "now writing the database at",
+		  a->cfg.db_path);
+	a->store_refused[0] = '\0';
+	return 0;
+}
+
 static void agent_store(struct agent *a, double collect_s)
 {
 	char err[512];
 	double t0 = clock_mono_s();
-	int r = store_write_tick(a->store, a->reg, collect_s, err, sizeof(err));
+	int r = agent_store_follow(a);
 
+	if (r == 0)
+		r = store_write_tick(a->store, a->reg, collect_s, err, sizeof(err));
 	a->store_duration_s = clock_mono_s() - t0;
 	if (r < 0) {
 		a->store_errors++;
-		/* once per outage, not once per tick */
-		if (a->store_ok)
+		/* once per outage, not once per tick; a path with no database
+		 * held was said by agent_store_follow */
+		if (a->store_ok && a->store)
 			log_error(0, "store: %s (%s); /metrics still served, retrying every tick",
 				  err, strerror(-r));
 		a->store_ok = 0;

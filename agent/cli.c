@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "clock.h"
@@ -43,6 +45,17 @@ int cli_open(const char *cmd, const char *path, struct store **ret)
 	if (store_open(path, STORE_READ_ONLY, ret, err, sizeof(err)) == 0)
 		return 0;
 	fprintf(stderr, "fabmon %s: %s\n", cmd, err);
+	return 1;
+}
+
+int cli_read_error(const char *cmd, const char *path, sqlite3 *db, int r)
+{
+	int rc = sqlite3_errcode(db);
+	/* after a failure of fabmon's own, SQLite's message is "not an error" */
+	int sqlites = rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE;
+
+	fprintf(stderr, "fabmon %s: reading '%s': %s\n", cmd, path,
+		sqlites ? sqlite3_errmsg(db) : strerror(-r));
 	return 1;
 }
 

@@ -64,6 +64,12 @@ int cli_window(const char *cmd, const char *since, const char *until, int64_t *r
 /* Opens path read-only; on failure says why and returns 1 (the exit status). */
 int cli_open(const char *cmd, const char *path, struct store **ret);
 
+/*
+ * Says that reading path through db failed with r (-errno): SQLite's message
+ * if the failure was SQLite's, else r's. Returns 1 (the exit status).
+ */
+int cli_read_error(const char *cmd, const char *path, struct sqlite3 *db, int r);
+
 /* Appends s as an RFC 4180 CSV field: quoted, quotes doubled. */
 void cli_csv_field(struct strbuf *sb, const char *s);
 

@@ -167,10 +167,8 @@ static int list(const struct events_args *a, sqlite3 *db)
 		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
 			    "END", "DURATION", "KIND", "SUBJECT", "PEAK", "EVIDENCE");
 	r = query_events(db, &q, row_out, &ctx);
-	if (r == -EIO)
-		fprintf(stderr, "fabmon events: %s\n", sqlite3_errmsg(db));
-	else if (r < 0)
-		fprintf(stderr, "fabmon events: out of memory\n");
+	if (r < 0)
+		(void)cli_read_error("events", a->cm.db, db, r);
 	if (a->cm.format == CLI_TABLE && ctx.n == 0)
 		strbuf_addstr(&ctx.sb, "(no events in the window)\n");
 	if (!r && !ctx.sb.failed)

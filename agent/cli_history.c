@@ -200,9 +200,7 @@ int history_main(int argc, char **argv)
 				    "'%s' has over %d series matching: narrow it with --label",
 				    a.q.metric, HISTORY_SERIES_MAX);
 	} else if (r < 0) {
-		fprintf(stderr, "fabmon history: reading %s: %s\n", a.cm.db,
-			r == -ENOMEM ? "out of memory" : sqlite3_errmsg(store_db(st)));
-		r = 1;
+		r = cli_read_error("history", a.cm.db, store_db(st), r);
 	} else {
 		print(&a, &res);
 		history_result_free(&res);

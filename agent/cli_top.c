@@ -4,6 +4,7 @@
  * window, from the events table: for each subject, the time its events
  * overlapped the window, how many there were, their peak score and kinds.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -134,10 +135,8 @@ static int rank(const struct top_args *a, sqlite3 *db)
 	long n = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		fprintf(stderr, "fabmon top: %s\n", sqlite3_errmsg(db));
-		return 1;
-	}
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		return cli_read_error("top", a->cm.db, db, -EIO);
 	sqlite3_bind_int64(q, 1, a->until_ms);
 	sqlite3_bind_int64(q, 2, a->since_ms);
 	sqlite3_bind_int64(q, 3, clock_wall_ms());
@@ -158,7 +157,7 @@ static int rank(const struct top_args *a, sqlite3 *db)
 	if (rc == SQLITE_DONE && !sb.failed)
 		fwrite(sb.buf, 1, sb.len, stdout);
 	else
-		fprintf(stderr, "fabmon top: %s\n", sqlite3_errmsg(db));
+		(void)cli_read_error("top", a->cm.db, db, sb.failed ? -ENOMEM : -EIO);
 	strbuf_release(&sb);
 	sqlite3_finalize(q);
 	return rc == SQLITE_DONE ? 0 : 1;

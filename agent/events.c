@@ -153,6 +153,12 @@ void events_foreach_changed(struct events *ev, void (*fn)(struct event *e, void 
 			fn(&ev->tracked[i], arg);
 }
 
+void events_forget_store_ids(struct events *ev)
+{
+	for (unsigned i = 0; i < ev->n; i++)
+		ev->tracked[i].store_id = 0;
+}
+
 void events_emit(const struct events *ev, struct sample_sink *out)
 {
 	static const struct metric_desc active = {

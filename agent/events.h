@@ -90,6 +90,10 @@ void events_tick(struct events *ev, const struct event_verdict *v, size_t n, int
 /* Calls fn for every event that opened, closed or reached a new peak this tick. */
 void events_foreach_changed(struct events *ev, void (*fn)(struct event *e, void *arg), void *arg);
 
+/* Sets store_id to 0 on every event (the store is another database now):
+ * each is written as a new row at its next change. */
+void events_forget_store_ids(struct events *ev);
+
 /*
  * Emits fabmon_event_active{kind,subject} for open events,
  * fabmon_events_total{kind} and fabmon_stall_seconds_total.

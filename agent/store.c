@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -14,6 +15,7 @@
 #include "stage.h"
 #include "store.h"
 #include "store_checkpoint.h"
+#include "store_ident.h"
 #include "store_pack.h"
 
 /* Per tick: blocks closed and rollup hours written at most (a tick's share
@@ -36,6 +38,12 @@ struct store {
 	size_t blob_cap;
 	int lock_fd; /* the writer's flock on the file, -1 for a reader */
 	struct store_checkpointer *ckpt;
+	char *path;
+	/* the writer's files: the database (lock_fd's), its -wal and -shm */
+	struct file_id {
+		dev_t dev;
+		ino_t ino;
+	} file, wal, shm;
 };
 
 unsigned store_schema_version(void)
@@ -69,9 +77,29 @@ static int sqlite_errno(int rc)
 	}
 }
 
-static int fail(sqlite3 *db, int rc, char *err, size_t err_len, const char *what)
+/*
+ * Why a call on db failed with rc: SQLite's message if db's last error is
+ * that one (after a failure of fabmon's own it would be "not an error"),
+ * with the system's reason where SQLite keeps one (a failed open or I/O).
+ */
+static void sqlite_why(sqlite3 *db, int rc, char *buf, size_t len)
 {
-	snprintf(err, err_len, "%s: %s", what, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+	int ours = db && (sqlite3_errcode(db) & 0xff) == (rc & 0xff);
+	int sys = ours ? sqlite3_system_errno(db) : 0;
+
+	if (sys && ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR))
+		snprintf(buf, len, "%s (%s)", sqlite3_errmsg(db), strerror(sys));
+	else
+		snprintf(buf, len, "%s", ours ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+/* "what 'path': why" in err; returns rc as -errno. */
+static int fail(sqlite3 *db, int rc, char *err, size_t err_len, const char *what, const char *path)
+{
+	char why[256];
+
+	sqlite_why(db, rc, why, sizeof(why));
+	snprintf(err, err_len, "%s '%s': %s", what, path, why);
 	return sqlite_errno(rc);
 }
 
@@ -111,7 +139,7 @@ static int store_check(sqlite3 *db, const char *path, int64_t *ret_version, char
 		return -EMEDIUMTYPE;
 	}
 	if (rc != SQLITE_OK)
-		return fail(db, rc, err, err_len, path);
+		return fail(db, rc, err, err_len, "unable to read", path);
 	if (app != STORE_APPLICATION_ID && (tables > 0 || app != 0)) {
 		snprintf(err, err_len, "'%s' is not a fabmon database (application_id 0x%llx)",
 			 path, (unsigned long long)app);
@@ -128,42 +156,39 @@ static int store_check(sqlite3 *db, const char *path, int64_t *ret_version, char
 	return 0;
 }
 
-static int store_migrate(sqlite3 *db, int64_t from, char *err, size_t err_len)
+static int store_migrate(sqlite3 *db, const char *path, int64_t from, char *err, size_t err_len)
 {
-	char *msg = NULL;
 	char pragma[64];
-	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 
 	for (unsigned i = 0; rc == SQLITE_OK && i < schema_migration_count; i++) {
 		if (schema_migrations[i].version <= from)
 			continue;
-		rc = sqlite3_exec(db, schema_migrations[i].sql, NULL, NULL, &msg);
+		rc = sqlite3_exec(db, schema_migrations[i].sql, NULL, NULL, NULL);
 		if (rc == SQLITE_OK) {
 			snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %u",
 				 schema_migrations[i].version);
-			rc = sqlite3_exec(db, pragma, NULL, NULL, &msg);
+			rc = sqlite3_exec(db, pragma, NULL, NULL, NULL);
 		}
 	}
 	if (rc == SQLITE_OK && from == 0) {
 		snprintf(pragma, sizeof(pragma), "PRAGMA application_id = %d",
 			 STORE_APPLICATION_ID);
-		rc = sqlite3_exec(db, pragma, NULL, NULL, &msg);
+		rc = sqlite3_exec(db, pragma, NULL, NULL, NULL);
 	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(
 			db,
 			"INSERT OR REPLACE INTO meta VALUES ('writer_version', '" FABMON_VERSION
 			"')",
-			NULL, NULL, &msg);
+			NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
-	if (rc != SQLITE_OK) {
-		snprintf(err, err_len, "unable to migrate the schema: %s",
-			 msg ? msg : sqlite3_errstr(rc));
-		(void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	sqlite3_free(msg);
-	return rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return 0;
+	(void)fail(db, rc, err, err_len, "unable to migrate the schema of", path);
+	(void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return sqlite_errno(rc);
 }
 
 static int prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql)
@@ -297,75 +322,248 @@ static int store_pack_legacy(struct store *st)
 }
 
 /*
+ * Opens the file at st->path for the writer, if it is there, and keeps the
+ * descriptor: the file's identity, and the one-writer lock. It stays open
+ * until after sqlite3_close, as closing any descriptor of the file drops the
+ * process's POSIX locks, SQLite's included
+ * (https://www.sqlite.org/howtocorrupt.html, 2.2.1). Non-blocking, so that
+ * a FIFO at the path cannot stop the agent.
+ */
+static int store_hold(struct store *st, char *err, size_t err_len)
+{
+	struct stat s;
+	int e;
+
+	st->lock_fd = open(st->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (st->lock_fd < 0 && errno == ENOENT)
+		return 0;
+	if (st->lock_fd < 0 || fstat(st->lock_fd, &s) < 0) {
+		e = errno;
+		snprintf(err, err_len, "unable to open '%s': %s", st->path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(s.st_mode)) {
+		snprintf(err, err_len, "'%s' is not a regular file: not a fabmon database",
+			 st->path);
+		return -EMEDIUMTYPE;
+	}
+	st->file = (struct file_id){ s.st_dev, s.st_ino };
+	return 0;
+}
+
+/*
  * One writer a file: a second agent, or `replay --db`, on it would pack the
  * same series from two memories. flock(2) does not touch SQLite's POSIX
- * locks; the descriptor stays open until after sqlite3_close, as closing any
- * descriptor of the file drops the process's POSIX locks
- * (https://www.sqlite.org/howtocorrupt.html, 2.2.1).
+ * locks.
  */
-static int store_lock(struct store *st, const char *path, char *err, size_t err_len)
+static int store_lock(struct store *st, char *err, size_t err_len)
 {
-	st->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (st->lock_fd < 0 || flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
+	int e = flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0 ? errno : 0;
 
-		if (e == EWOULDBLOCK)
-			snprintf(err, err_len,
-				 "'%s' is being written by another fabmon (an agent or replay "
-				 "--db): a database has one writer",
-				 path);
-		else
-			snprintf(err, err_len, "unable to lock '%s': %s", path, strerror(e));
-		return e == EWOULDBLOCK ? -EBUSY : -e;
+	if (!e)
+		return 0;
+	if (e == EWOULDBLOCK) {
+		snprintf(err, err_len,
+			 "'%s' is being written by another fabmon (an agent or replay --db): a "
+			 "database has one writer",
+			 st->path);
+		return -EBUSY;
 	}
+	snprintf(err, err_len, "unable to lock '%s': %s", st->path, strerror(e));
+	return -e;
+}
+
+static int sqlite_open(struct store *st, const char *name, int flags, char *err, size_t err_len)
+{
+	int rc = sqlite3_open_v2(name, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+	int r;
+
+	if (rc != SQLITE_OK) {
+		r = fail(st->db, rc, err, err_len, "unable to open database", st->path);
+		if (r == -ENOENT || r == -EIO)
+			r = access(st->path, F_OK) == 0 ? -EACCES : -ENOENT;
+		return r;
+	}
+	(void)sqlite3_extended_result_codes(st->db, 1);
+	(void)sqlite3_busy_timeout(st->db, 5000);
 	return 0;
+}
+
+/* The identity of path's side file (PATH-suffix), zero if it is absent. */
+static struct file_id side_id(const char *path, const char *suffix)
+{
+	char side[PATH_MAX];
+	struct stat s;
+
+	if (snprintf(side, sizeof(side), "%s%s", path, suffix) >= (int)sizeof(side) ||
+	    stat(side, &s) < 0)
+		return (struct file_id){ 0, 0 };
+	return (struct file_id){ s.st_dev, s.st_ino };
+}
+
+static int same_file(struct file_id a, struct file_id b)
+{
+	return a.ino && a.dev == b.dev && a.ino == b.ino;
+}
+
+/*
+ * The writer: checks the file and the WAL beside it are fabmon's before
+ * SQLite replays one into the other, then locks the file (nothing else's is
+ * locked), lets SQLite open it (creating it if absent), puts it in WAL mode
+ * and migrates it.
+ */
+static int store_open_writer(struct store *st, int64_t *version, char *err, size_t err_len)
+{
+	int r = store_hold(st, err, err_len), rc;
+
+	if (r == 0)
+		r = store_ident_check(st->lock_fd, st->path, err, err_len);
+	if (r == 0 && st->lock_fd >= 0)
+		r = store_lock(st, err, err_len);
+	if (r == 0)
+		r = sqlite_open(st, st->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err,
+				err_len);
+	/* SQLite made it just now */
+	if (r == 0 && st->lock_fd < 0) {
+		r = store_hold(st, err, err_len);
+		if (r == 0)
+			r = st->lock_fd < 0 ? -ENOENT : store_lock(st, err, err_len);
+	}
+	/* SQLite opens a file it may not write read-only, and says so only at
+	 * the first write */
+	if (r == 0 && sqlite3_db_readonly(st->db, "main") == 1) {
+		r = access(st->path, W_OK) < 0 ? -errno : -EROFS;
+		snprintf(err, err_len, "unable to write '%s': %s", st->path, strerror(-r));
+	}
+	if (r == 0)
+		r = store_check(st->db, st->path, version, err, err_len);
+	if (r < 0)
+		return r;
+	/* WAL lets the CLI read while the agent writes; NORMAL loses at most
+	 * the last transactions on power loss, never on a process crash
+	 * (https://www.sqlite.org/pragma.html#pragma_synchronous). */
+	rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL,
+			  NULL, NULL);
+	if (rc != SQLITE_OK)
+		return fail(st->db, rc, err, err_len, "unable to set WAL mode on", st->path);
+	r = store_migrate(st->db, st->path, *version, err, err_len);
+	st->wal = side_id(st->path, "-wal");
+	st->shm = side_id(st->path, "-shm");
+	return r;
+}
+
+/* An SQLite URI for path (https://www.sqlite.org/uri.html): what URIs
+ * reserve percent-encoded, and a '/' after a '/' so that no authority is
+ * read. NULL if out of memory. */
+static char *store_uri(const char *path, const char *query)
+{
+	char *uri = malloc(strlen("file:") + 3 * strlen(path) + strlen(query) + 2);
+	char *o = uri;
+
+	if (!uri)
+		return NULL;
+	o += sprintf(o, "file:");
+	for (const char *p = path; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("._-~", c) || (c == '/' && (p == path || p[-1] != '/')))
+			*o++ = (char)c;
+		else
+			o += sprintf(o, "%%%02X", c);
+	}
+	sprintf(o, "?%s", query);
+	return uri;
+}
+
+/* 0 if the user may create files in path's directory, or the errno why not. */
+static int dir_writable(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (!slash)
+		return access(".", W_OK) < 0 ? errno : 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	return access(dir, W_OK) < 0 ? errno : 0;
+}
+
+/*
+ * A reader. "mode=ro" sees every committed tick, those still in the WAL
+ * too, but needs PATH-shm, which SQLite creates if it is absent. Where it
+ * cannot (read-only media, a directory the user may not write) and the WAL
+ * holds no transaction, "immutable=1" reads the file alone, which then holds
+ * everything; when the WAL holds some, immutable would not see them, and
+ * the reader is refused.
+ */
+static int store_open_reader(struct store *st, int64_t *version, char *err, size_t err_len)
+{
+	char why[256], *uri;
+	size_t len;
+	long commits;
+	int r, e;
+
+	if (access(st->path, F_OK) < 0) {
+		e = errno;
+		snprintf(err, err_len, "unable to open database '%s': %s", st->path, strerror(e));
+		return -e;
+	}
+	r = sqlite_open(st, st->path, SQLITE_OPEN_READONLY, err, err_len);
+	/* the first read is where SQLite opens or makes PATH-shm */
+	if (r == 0)
+		r = store_check(st->db, st->path, version, err, err_len);
+	if (r != -ENOENT && r != -EROFS && r != -EACCES)
+		return r;
+	commits = store_ident_wal_commits(st->path);
+	if (commits < 0)
+		return r;
+	if (commits > 0) {
+		/* SQLite's errno is that of its last try, to open it read-only */
+		e = dir_writable(st->path);
+		snprintf(why, sizeof(why), "%s", e ? strerror(e) : err);
+		snprintf(err, err_len,
+			 "unable to read '%s' with mode=ro: it needs '%s-shm' to read the %ld "
+			 "transaction(s) in '%s-wal' and cannot make it here (%s), and immutable=1 "
+			 "would not see them: copy the database with its -wal to a writable "
+			 "directory to read it",
+			 st->path, st->path, commits, st->path, why);
+		return r;
+	}
+	sqlite3_close(st->db);
+	st->db = NULL;
+	uri = store_uri(st->path, "immutable=1");
+	if (!uri)
+		return -ENOMEM;
+	r = sqlite_open(st, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err, err_len);
+	free(uri);
+	if (r == 0)
+		r = store_check(st->db, st->path, version, err, err_len);
+	if (r < 0) {
+		len = strlen(err);
+		snprintf(err + len, err_len - len,
+			 " (read with immutable=1, as '%s-shm' cannot be made)", st->path);
+	}
+	return r;
 }
 
 int store_open(const char *path, enum store_mode mode, struct store **ret, char *err,
 	       size_t err_len)
 {
-	int flags = mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY
-					    : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	struct store *st = calloc(1, sizeof(*st));
 	int64_t version = 0;
 	int rc, r;
 
-	if (!st)
+	if (!st || !(st->path = strdup(path))) {
+		snprintf(err, err_len, "unable to open database '%s': %s", path, strerror(ENOMEM));
+		free(st);
 		return -ENOMEM;
+	}
 	st->lock_fd = -1;
-	if (mode == STORE_READ_ONLY && access(path, F_OK) < 0) {
-		r = -errno;
-		snprintf(err, err_len, "unable to open database '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	rc = sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		r = fail(st->db, rc, err, err_len, "unable to open database");
-		if (r == -ENOENT || r == -EIO)
-			r = access(path, F_OK) == 0 ? -EACCES : -ENOENT;
-		goto fail;
-	}
-	(void)sqlite3_extended_result_codes(st->db, 1);
-	(void)sqlite3_busy_timeout(st->db, 5000);
-	r = store_check(st->db, path, &version, err, err_len);
+	r = mode == STORE_READ_WRITE ? store_open_writer(st, &version, err, err_len)
+				     : store_open_reader(st, &version, err, err_len);
 	if (r < 0)
 		goto fail;
-	if (mode == STORE_READ_WRITE && (r = store_lock(st, path, err, err_len)) < 0)
-		goto fail;
-	if (mode == STORE_READ_WRITE) {
-		/* WAL lets the CLI read while the agent writes; NORMAL loses at most
-		 * the last transactions on power loss, never on a process crash
-		 * (https://www.sqlite.org/pragma.html#pragma_synchronous). */
-		rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
-				  NULL, NULL, NULL);
-		if (rc != SQLITE_OK) {
-			r = fail(st->db, rc, err, err_len, path);
-			goto fail;
-		}
-		r = store_migrate(st->db, version, err, err_len);
-		if (r < 0)
-			goto fail;
-	} else if (version == 0) {
+	if (mode == STORE_READ_ONLY && version == 0) {
 		snprintf(err, err_len, "'%s' is not a fabmon database (no schema)", path);
 		r = -EMEDIUMTYPE;
 		goto fail;
@@ -385,7 +583,7 @@ int store_open(const char *path, enum store_mode mode, struct store **ret, char 
 	if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
 		rc = store_pack_legacy(st);
 	if (rc != SQLITE_OK) {
-		r = fail(st->db, rc, err, err_len, path);
+		r = fail(st->db, rc, err, err_len, "unable to set up", path);
 		goto fail;
 	}
 	/* without it, SQLite's automatic checkpoints stay on: slower ticks
@@ -462,8 +660,20 @@ static void store_pack_close(struct store *st)
 		(void)step_done(st->rollback);
 }
 
+/* Unlinks PATH-suffix if it is still the file id names. */
+static void side_unlink(const char *path, const char *suffix, struct file_id id)
+{
+	char side[PATH_MAX];
+
+	if (same_file(id, side_id(path, suffix)) &&
+	    snprintf(side, sizeof(side), "%s%s", path, suffix) < (int)sizeof(side))
+		(void)unlink(side);
+}
+
 void store_close(struct store *st)
 {
+	int moved, wal_ours, shm_ours, copied = 0, keep = 1;
+
 	if (!st)
 		return;
 	if (st->pack)
@@ -471,12 +681,56 @@ void store_close(struct store *st)
 	store_checkpointer_stop(st->ckpt);
 	store_pack_free(st->pack);
 	store_finalize(st);
+	/*
+	 * The last connection to close copies PATH-wal into the file and
+	 * deletes it and PATH-shm by name, unless the file has moved (then it
+	 * does neither): a moved file is completed here and its side files,
+	 * if still ours, removed, so that no WAL of ours is left beside
+	 * whatever is at the path now; side files someone else put there
+	 * stay. A WAL not all copied (a reader held it back) stays too: it is
+	 * the moved file's.
+	 */
+	moved = st->pack && !same_file(st->file, side_id(st->path, ""));
+	wal_ours = same_file(st->wal, side_id(st->path, "-wal"));
+	shm_ours = same_file(st->shm, side_id(st->path, "-shm"));
+	if (moved)
+		copied = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
+						   NULL) == SQLITE_OK;
+	else if (st->pack && !(wal_ours && shm_ours))
+		(void)sqlite3_file_control(st->db, "main", SQLITE_FCNTL_PERSIST_WAL, &keep);
 	(void)sqlite3_close(st->db);
+	if (copied) {
+		side_unlink(st->path, "-wal", st->wal);
+		side_unlink(st->path, "-shm", st->shm);
+	}
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);
+	free(st->path);
 	free(st->recs);
 	free(st->blob);
 	free(st);
+}
+
+int store_check_path(struct store *st, char *err, size_t err_len)
+{
+	struct stat now, held;
+	int r = stat(st->path, &now) < 0 ? -errno : 0;
+	int linked;
+
+	if (r == 0 && same_file(st->file, (struct file_id){ now.st_dev, now.st_ino }))
+		return 0;
+	/* a path it cannot see through (a directory's permissions) has not
+	 * moved as far as it knows */
+	if (r < 0 && r != -ENOENT)
+		return 0;
+	linked = fstat(st->lock_fd, &held) < 0 || held.st_nlink > 0;
+	snprintf(err, err_len, "'%s' was %s while the agent wrote it: %s", st->path,
+		 r == 0	  ? "replaced by another file"
+		 : linked ? "moved away"
+			  : "deleted",
+		 linked ? "the file written until now is closed, complete, where it is now"
+			: "the ticks it held are lost with it");
+	return r < 0 ? r : -ESTALE;
 }
 
 sqlite3 *store_db(struct store *st)
@@ -608,7 +862,7 @@ int store_write_tick(struct store *st, struct registry *reg, double duration_s, 
 		rc = step_done(st->commit);
 	if (rc == SQLITE_OK)
 		return 0;
-	(void)fail(st->db, rc, err, err_len, "unable to write the tick");
+	(void)fail(st->db, rc, err, err_len, "unable to write the tick to", st->path);
 	if (!sqlite3_get_autocommit(st->db))
 		(void)step_done(st->rollback);
 	/* memory holds what the database does not: start again from it */

@@ -23,10 +23,14 @@ enum store_mode { STORE_READ_WRITE, STORE_READ_ONLY };
 
 /*
  * Opens (read-write: creating and migrating) the database at path. Returns 0
- * and sets *ret, or -errno with a message in err: -ENOENT (read-only and
- * absent), -EBUSY (read-write, and another process writes it), -EPROTONOSUPPORT (schema newer than this program), -EMEDIUMTYPE
- * (not a fabmon database), -EACCES/-EROFS/-ENOSPC/-EIO (cannot be opened or
- * written).
+ * and sets *ret, or -errno with a message naming path and the reason in err:
+ * -ENOENT (read-only and absent), -EBUSY (read-write, and another process
+ * writes it), -EPROTONOSUPPORT (schema newer than this program), -EMEDIUMTYPE
+ * (not a fabmon database, not a regular file, or, read-write, a WAL beside
+ * it that is not its own: both left untouched, store_ident.h), -EACCES/
+ * -EROFS/-ENOSPC/-EIO (cannot be opened or written). A reader that cannot
+ * make PATH-shm (read-only media) reads the file as immutable if its WAL
+ * holds nothing, and is refused if it holds ticks it would not see.
  */
 int store_open(const char *path, enum store_mode mode, struct store **ret, char *err,
 	       size_t err_len);
@@ -89,6 +93,13 @@ struct event;
  * written again at its next change.
  */
 int store_save_event(struct store *st, struct event *e);
+
+/*
+ * For a writer: whether its path still names the file it writes (a stat).
+ * Returns 0 if so (or if stat fails otherwise), -ENOENT if nothing is there
+ * any more, -ESTALE if another file is; with what happened in err.
+ */
+int store_check_path(struct store *st, char *err, size_t err_len);
 
 /* The sqlite3 handle, for read queries by the CLI and the tests. */
 struct sqlite3 *store_db(struct store *st);

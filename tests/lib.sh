@@ -72,6 +72,16 @@ metric() {
 	curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s { print $2; exit }'
 }
 
+# await_metric PORT SERIES VALUE: polls /metrics (5 s at most) until SERIES
+# is VALUE; fails (returns 1) if it never is
+await_metric() {
+	for _ in $(seq 50); do
+		[ "$(metric "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # netdev_tree ROOT IFNAME VALUE: a minimal sysfs class/net entry under ROOT
 # (every statistics counter VALUE, up, MTU 1500) for tests that point the
 # agent's --sysfs-root at a tree of their own.

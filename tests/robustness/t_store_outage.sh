@@ -15,15 +15,7 @@ need_root
 command -v chattr >/dev/null && command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
 port=$(free_port)
 m() { metric "$port" "$1"; }
-
-# await SERIES VALUE: polls /metrics (5 s at most) until SERIES is VALUE
-await() {
-	for _ in $(seq 50); do
-		[ "$(m "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+await() { await_metric "$port" "$@"; }
 
 # outage NAME DB BREAK HEAL N: the N-th outage of the agent on DB, made by
 # the command BREAK and ended by HEAL

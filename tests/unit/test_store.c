@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,7 +268,11 @@ START_TEST(test_unwritable)
 	ck_assert_int_lt(
 		store_open("/nonexistent-dir/fabmon.db", STORE_READ_WRITE, &st, err, sizeof(err)),
 		0);
-	ck_assert_msg(strstr(err, "unable to open database"), "%s", err);
+	/* the path and the system's reason, not only SQLite's "unable to open
+	 * database file" */
+	ck_assert_msg(strstr(err, "unable to open database '/nonexistent-dir/fabmon.db'") &&
+			      strstr(err, strerror(ENOENT)),
+		      "%s", err);
 	ck_assert_int_eq(
 		store_open("/nonexistent-dir/fabmon.db", STORE_READ_ONLY, &st, err, sizeof(err)),
 		-ENOENT);
@@ -466,6 +471,111 @@ START_TEST(test_prune_events)
 }
 END_TEST
 
+/* A writer killed at once (as by kill -9) after ticks: its WAL stays beside
+ * the file, the ticks in it not yet copied into the file. */
+static void crash_writer(const char *path, int ticks_n)
+{
+	struct registry *reg;
+	struct store *st;
+	char err[256];
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		reg = registry_new(100, 600000);
+		if (store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) < 0)
+			_exit(1);
+		ticks(st, reg, 1, 1 + ticks_n, 1000);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Refused with a message that has want in it, and neither file changed. */
+static void refused(const char *path, const char *want)
+{
+	char wal[80], err[512], *db0, *db1, *wal0, *wal1;
+	size_t ldb0 = 0, ldb1 = 0, lwal0, lwal1;
+	struct store *st = NULL;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	db0 = access(path, F_OK) == 0 ? slurp(path, &ldb0) : NULL;
+	wal0 = slurp(wal, &lwal0);
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), -EMEDIUMTYPE);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	db1 = db0 ? slurp(path, &ldb1) : NULL;
+	wal1 = slurp(wal, &lwal1);
+	ck_assert_uint_eq(ldb1, ldb0);
+	ck_assert(!db0 || memcmp(db0, db1, ldb0) == 0);
+	ck_assert_uint_eq(lwal1, lwal0);
+	ck_assert(memcmp(wal0, wal1, lwal0) == 0);
+	free(db0);
+	free(db1);
+	free(wal0);
+	free(wal1);
+}
+
+/*
+ * A writer killed with its WAL beside the file: if the file is then
+ * replaced by someone else's, or removed, or the WAL by someone else's,
+ * SQLite would copy the WAL into whatever is there; the writer refuses and
+ * changes neither. With its own file back, it opens and keeps every tick.
+ */
+START_TEST(test_wal_not_its_own)
+{
+	const char *path = tmp_db();
+	char saved[96], wal[96], other[64];
+	struct store *st;
+	char err[256];
+	sqlite3 *db;
+	FILE *f;
+
+	snprintf(saved, sizeof(saved), "%s.saved", path);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	crash_writer(path, 20);
+	ck_assert_int_eq(access(wal, F_OK), 0);
+	ck_assert_int_eq(rename(path, saved), 0);
+	/* another program's database, put in its place (made elsewhere: SQLite
+	 * making it there would delete the WAL) */
+	snprintf(other, sizeof(other), "%s.other", path);
+	exec(other, "CREATE TABLE users (name TEXT); INSERT INTO users VALUES ('alice');");
+	ck_assert_int_eq(rename(other, path), 0);
+	refused(path, "is not a fabmon database (application_id 0x0)");
+	unlink(path);
+	f = fopen(path, "w");
+	fputs("a text file, long enough to fill an SQLite header and a bit more: ............"
+	      "..................................................",
+	      f);
+	fclose(f);
+	refused(path, "not SQLite at all");
+	unlink(path);
+	refused(path, "is absent but");
+	close(open(path, O_CREAT | O_WRONLY, 0644));
+	refused(path, "is empty but");
+	ck_assert_int_eq(rename(saved, path), 0);
+	ck_assert_msg(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 100000), 20);
+	/* the WAL another program's database left, beside this one */
+	ck_assert_int_eq(sqlite3_open(other, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db,
+				      "PRAGMA journal_mode = WAL; CREATE TABLE users (name TEXT); "
+				      "INSERT INTO users VALUES ('alice');",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	snprintf(saved, sizeof(saved), "%s-wal", other);
+	ck_assert_int_eq(rename(saved, wal), 0);
+	refused(path, "is not the WAL of a fabmon database");
+	rm_db(other);
+	rm_db(path);
+}
+END_TEST
+
 Suite *store_suite(void)
 {
 	const struct testutil_case cases[] = {
@@ -479,6 +589,7 @@ Suite *store_suite(void)
 		{ "crash replay", test_crash_replay, 0 },
 		{ "clock steps back", test_clock_back, 0 },
 		{ "prune events", test_prune_events, 0 },
+		{ "a WAL beside a file not its own", test_wal_not_its_own, 0 },
 	};
 
 	return TESTUTIL_SUITE("store", cases);
