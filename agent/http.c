@@ -236,9 +236,13 @@ static void api_call_run(struct http_job *job, int stopping)
 		http_api_run(call->req, call->h->db_path, call->deadline_ms, &call->ans);
 	}
 	call->req = NULL;
-	/* the answer is sent from libmicrohttpd's thread, which may free call
-	 * at once */
-	MHD_resume_connection(call->c);
+}
+
+/* The answer is sent from libmicrohttpd's thread, which may free call at
+ * once. */
+static void api_call_done(struct http_job *job)
+{
+	MHD_resume_connection(((struct api_call *)job)->c);
 }
 
 /* Hands an API request to the pool, suspending its connection until the
@@ -257,7 +261,9 @@ static enum MHD_Result serve_api(struct http *h, struct MHD_Connection *c, const
 		http_api_request_free(req);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	*call = (struct api_call){ .job.run = api_call_run, .h = h, .c = c, .req = req };
+	*call = (struct api_call){
+		.job = { .run = api_call_run, .done = api_call_done }, .h = h, .c = c, .req = req
+	};
 	/* the wait for a turn counts: the client waits for it too */
 	call->deadline_ms = clock_mono_ms() + h->api_timeout_ms;
 	*state = call;

@@ -47,6 +47,9 @@ static void *worker(void *arg)
 		job->run(job, stopping);
 		pthread_mutex_lock(&p->lock);
 		p->running--;
+		pthread_mutex_unlock(&p->lock);
+		job->done(job);
+		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;

@@ -17,16 +17,20 @@ struct http_job {
 	/* called once on a pool thread; stopping: the pool is being stopped,
 	 * answer without doing the work */
 	void (*run)(struct http_job *job, int stopping);
+	/* then, once the job no longer counts against the limit: a client
+	 * told of its answer here finds its turn free for the next query */
+	void (*done)(struct http_job *job);
 	struct http_job *next; /* the pool's */
 };
 
-/* A pool of workers threads. NULL on failure (errno says why). */
+/* A pool of `workers` threads. NULL on failure (errno says why). */
 struct http_pool *http_pool_new(unsigned workers);
 
 /*
- * Queues job; its run is called once on a pool thread. Returns 0, -EBUSY
- * (workers jobs run and as many wait) or -ESHUTDOWN (being stopped), after
- * which run is never called. The job must live until run returns.
+ * Queues job; its run and done are called once on a pool thread. Returns
+ * 0, -EBUSY (workers jobs run and as many wait) or -ESHUTDOWN (being
+ * stopped), after which they are never called. The job must live until
+ * done is called, and the pool no longer touches it then.
  */
 int http_pool_submit(struct http_pool *p, struct http_job *job);
 
