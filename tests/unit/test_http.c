@@ -239,7 +239,7 @@ START_TEST(test_api_busy)
 		arg[i] = (struct api_arg){ http_port(h), "/api/v1/events", NULL };
 		ck_assert_int_eq(pthread_create(&th[i], NULL, api_get, &arg[i]), 0);
 	}
-	usleep(500 * 1000); /* both handed over: one runs, one waits */
+	sleep(1); /* both handed over: one runs, one waits */
 	expect(http_port(h), "GET /api/v1/series HTTP/1.0\r\n\r\n", "503", "Retry-After: 1");
 	expect(http_port(h), "GET /metrics HTTP/1.0\r\n\r\n", "200", "fabmon_x 1");
 	expect(http_port(h), "GET /healthz HTTP/1.0\r\n\r\n", "200", "ok");
