@@ -190,8 +190,9 @@ run: deps
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/unit/runner $(LAB_BINS) $(FUZZ_BINS) \
-		san-runner
+		san-runner $(BUILD)/bench/ingest
 	$(Q)FABMON=$(CURDIR)/$(BUILD)/fabmon UNIT_RUNNER=$(CURDIR)/$(BUILD)/tests/unit/runner \
+		BENCH_DIR=$(CURDIR)/$(BUILD)/bench \
 		SAN_RUNNER=$(CURDIR)/$(BUILD)/san/tests/unit/runner \
 		LAB_BIN=$(CURDIR)/$(BUILD)/lab FUZZ_BIN=$(CURDIR)/$(BUILD)/fuzz \
 		SHARED_FIXTURES=$(CURDIR)/../shared/fixtures sh tests/run.sh

@@ -519,6 +519,8 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		.stale_ms = 10 * a.cfg.interval_ms > 30000 ? 10 * a.cfg.interval_ms : 30000,
 		.db_path = a.cfg.db_path,
 		.api_max_points = a.cfg.api_max_points,
+		.api_timeout_ms = a.cfg.api_timeout_ms,
+		.api_concurrency = a.cfg.api_concurrency,
 		.web = a.web,
 	};
 	r = http_start(&hopt, &a.http, err, sizeof(err));

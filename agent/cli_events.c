@@ -156,7 +156,10 @@ static int row_out(const struct event_row *r, void *arg)
 /* Prints the events; returns 0, or 1 after a read error (said why). */
 static int list(const struct events_args *a, sqlite3 *db)
 {
-	const struct events_query q = { a->since_ms, a->until_ms, a->kind, a->subject, 0 };
+	const struct events_query q = { .since_ms = a->since_ms,
+					.until_ms = a->until_ms,
+					.kind = a->kind,
+					.subject = a->subject };
 	struct list_ctx ctx = { .a = a, .now_ms = clock_wall_ms() };
 	int r;
 

@@ -32,4 +32,11 @@ static inline int64_t clock_mono_ms(void)
 	return (int64_t)(clock_mono_s() * 1000.0);
 }
 
+/* True once the monotonic clock has reached deadline_ms; a deadline of 0
+ * never passes. */
+static inline int clock_past(int64_t deadline_ms)
+{
+	return deadline_ms && clock_mono_ms() >= deadline_ms;
+}
+
 #endif

@@ -93,6 +93,8 @@ static const struct key_def config_keys[] = {
 	STR("web_config_file", web_config_file,
 	    "a YAML file with tls_server_config and basic_auth_users", NULL),
 	UINT("api_max_points", api_max_points, 100, 10000000, "an integer from 100 to 10000000"),
+	DUR("api_timeout", api_timeout_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 5s"),
+	UINT("api_concurrency", api_concurrency, 1, 64, "an integer from 1 to 64"),
 	UINT("bpf_max_flows", bpf_max_flows, 64, 4194304, "an integer from 64 to 4194304"),
 	UINT("bpf_top_peers", bpf_top_peers, 1, 1000, "an integer from 1 to 1000"),
 	STR("bpf_netns", bpf_netns,
@@ -161,6 +163,13 @@ void config_defaults(struct config *cfg)
 	cfg->http_timeout_s = 10;
 	/* Prometheus's own query_range bound: a graph has no use for more */
 	cfg->api_max_points = 11000;
+	/* well within the 30 s Grafana waits for a data source, and ~20 times
+	 * what a query_range of the default 11000 values over 1000 series
+	 * and an hour takes */
+	cfg->api_timeout_ms = 5000;
+	/* a dashboard's panels load at once: 4 run, 4 wait, on threads below
+	 * the tick's and the scrapes' priority */
+	cfg->api_concurrency = 4;
 	cfg->bpf_max_flows = 16384;
 	cfg->bpf_top_peers = 32;
 	cfg->bpf_flow_idle_ms = 2 * 60 * 1000;

@@ -64,6 +64,8 @@ struct config {
 	unsigned http_timeout_s;
 	char web_config_file[PATH_MAX]; /* TLS and basic auth (web_config.h); "" = none */
 	unsigned api_max_points; /* values one /api/v1/query_range answer may hold */
+	int64_t api_timeout_ms; /* an API query answers in this long, or a 503 */
+	unsigned api_concurrency; /* API queries run at once; as many more wait */
 	unsigned bpf_max_flows; /* entries of the probes' flow, QP and TCP maps */
 	unsigned bpf_top_peers; /* per-peer series kept; the rest go to peer="other" */
 	int64_t bpf_flow_idle_ms; /* flows idle this long are deleted from the maps */

@@ -16,13 +16,24 @@
 #include "http.h"
 #include "http_api.h"
 #include "http_auth.h"
+#include "http_pool.h"
 #include "web_config.h"
 #include "web_page.h"
 
-/* What one connection may hold of its request line and headers: a longer
- * URL is answered 414 and longer headers 431 by libmicrohttpd itself. 32 KiB
- * is its default, written out because the answers depend on it. */
-#define HTTP_CONNECTION_MEMORY (32 * 1024)
+/* The request line and the headers we serve: longer is 414 and 431. */
+#define HTTP_LINE_MAX (32 * 1024)
+#define HTTP_HEADERS_MAX (32 * 1024)
+/* Query parameters we parse: the API takes at most 22. */
+#define HTTP_PARAMS_MAX 128
+/*
+ * What one connection may hold: libmicrohttpd keeps the request line and
+ * headers in it, and a record of 56 bytes for each parameter and header.
+ * Half of it is the first read buffer, so a line within HTTP_LINE_MAX
+ * leaves the other half for HTTP_PARAMS_MAX records and the headers'. Past
+ * that libmicrohttpd 0.9.75 answers nothing for a line whose parameters do
+ * not fit (it sends its 431 only for headers).
+ */
+#define HTTP_CONNECTION_MEMORY (2 * HTTP_LINE_MAX)
 
 /* A published /metrics body, shared by the scrapes that are sending it. */
 struct snapshot {
@@ -40,7 +51,25 @@ struct http {
 	unsigned port;
 	char *db_path; /* NULL: no API */
 	unsigned api_max_points;
+	int64_t api_timeout_ms;
+	struct http_pool *pool; /* API queries; NULL: no API */
 	struct http_auth *auth; /* NULL: no web config */
+};
+
+/* A request's state (libmicrohttpd's *req), besides NULL before its headers
+ * are in: */
+static char seen; /* a GET whose headers are in */
+static char too_long; /* a request line past HTTP_LINE_MAX or HTTP_PARAMS_MAX */
+
+/* Else an API query, on a pool thread while its connection is suspended,
+ * then back with its answer. */
+struct api_call {
+	struct http_job job; /* first: the pool hands it back */
+	struct http *h;
+	struct MHD_Connection *c;
+	struct http_api_request *req; /* NULL once run */
+	int64_t deadline_ms;
+	struct http_api_answer ans;
 };
 
 static void snapshot_unref(void *cls)
@@ -184,19 +213,103 @@ static const struct route {
 	{ "/readyz", serve_readyz, 1 },
 };
 
+static enum MHD_Result queue_answer(struct MHD_Connection *c, struct http_api_answer *ans)
+{
+	enum MHD_Result ret;
+
+	if (!ans->response)
+		return MHD_NO;
+	ret = MHD_queue_response(c, ans->status, ans->response);
+	MHD_destroy_response(ans->response);
+	ans->response = NULL;
+	return ret;
+}
+
+static void api_call_run(struct http_job *job, int stopping)
+{
+	struct api_call *call = (struct api_call *)job;
+
+	if (stopping) {
+		http_api_request_free(call->req);
+		http_api_busy("the agent is stopping", &call->ans);
+	} else {
+		http_api_run(call->req, call->h->db_path, call->deadline_ms, &call->ans);
+	}
+	call->req = NULL;
+}
+
+/* The answer is sent from libmicrohttpd's thread, which may free call at
+ * once. */
+static void api_call_done(struct http_job *job)
+{
+	MHD_resume_connection(((struct api_call *)job)->c);
+}
+
+/* Hands an API request to the pool, suspending its connection until the
+ * answer is in; a full pool is a 503 at once. */
+static enum MHD_Result serve_api(struct http *h, struct MHD_Connection *c, const char *url,
+				 void **state)
+{
+	struct http_api_answer ans;
+	struct api_call *call;
+	struct http_api_request *req = http_api_prepare(c, url, h->api_max_points, &ans);
+
+	if (!req)
+		return queue_answer(c, &ans);
+	call = calloc(1, sizeof(*call));
+	if (!call) {
+		http_api_request_free(req);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	*call = (struct api_call){
+		.job = { .run = api_call_run, .done = api_call_done }, .h = h, .c = c, .req = req
+	};
+	/* the wait for a turn counts: the client waits for it too */
+	call->deadline_ms = clock_mono_ms() + h->api_timeout_ms;
+	*state = call;
+	MHD_suspend_connection(c);
+	if (http_pool_submit(h->pool, &call->job) < 0) {
+		http_api_request_free(call->req);
+		call->req = NULL;
+		http_api_busy("too many API queries at once: retry later", &call->ans);
+		MHD_resume_connection(c);
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result add_size(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	(void)kind;
+	*(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " CRLF */
+	return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **req)
 {
-	static char seen; /* *req once the headers have been seen */
 	struct http *h = cls;
 	const struct route *route = NULL;
 	enum http_auth_verdict verdict;
+	size_t headers = 0;
 	int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
 		  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 
 	(void)version;
 	(void)upload;
+	if (*req == &too_long)
+		return reply_text(c, MHD_HTTP_URI_TOO_LONG,
+				  "request line over 32 KiB or 128 parameters\n");
+	if (*req && *req != &seen) /* an API query back from the pool */
+		return queue_answer(c, &((struct api_call *)*req)->ans);
+	if (!*req)
+		(void)MHD_get_connection_values(c, MHD_HEADER_KIND, add_size, &headers);
+	if (headers > HTTP_HEADERS_MAX) {
+		*upload_size = 0;
+		return reply_text(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+				  "headers over 32 KiB\n");
+	}
 	/*
 	 * libmicrohttpd 0.9.75 closes the connection after an answer queued at
 	 * the first call, when the headers alone are in (keepalive_possible()'s
@@ -230,9 +343,51 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (route)
 		return route->serve(h, c);
 	if (h->db_path && strncmp(url, "/api/v1/", 8) == 0)
-		return http_api_serve(c, url, h->db_path, h->api_max_points);
+		return serve_api(h, c, url, req);
 	return reply_text(c, MHD_HTTP_NOT_FOUND,
 			  "not found: try /, /metrics, /healthz, /readyz, /api/v1/events\n");
+}
+
+static void request_done(void *cls, struct MHD_Connection *c, void **req,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct api_call *call = *req;
+
+	(void)cls;
+	(void)c;
+	(void)code;
+	if (!call || *req == &seen || *req == &too_long)
+		return;
+	if (call->ans.response)
+		MHD_destroy_response(call->ans.response);
+	http_api_request_free(call->req);
+	free(call);
+}
+
+/*
+ * Called with the request line before libmicrohttpd parses its parameters:
+ * one past HTTP_LINE_MAX or HTTP_PARAMS_MAX is refused (414), and its
+ * parameters are cut off here so that libmicrohttpd 0.9.75 does not run out
+ * of the connection's memory parsing them, which leaves the client without
+ * an answer. The line is in the connection's own buffer, which libmicrohttpd
+ * parses the parameters from right after this call.
+ */
+static void *check_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	char *query = uri ? (char *)strchr(uri, '?') : NULL; /* NULL: no URI at all */
+	size_t params = query ? 1 : 0;
+
+	(void)cls;
+	(void)c;
+	if (!uri)
+		return NULL;
+	for (const char *p = query; p && *p; p++)
+		params += *p == '&';
+	if (strlen(uri) <= HTTP_LINE_MAX && params <= HTTP_PARAMS_MAX)
+		return NULL;
+	if (query)
+		query[1] = '\0';
+	return &too_long;
 }
 
 /*
@@ -310,6 +465,8 @@ static void daemon_options(const struct http_options *opt, struct http *h,
 	OPT(MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, NULL);
 	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY, NULL);
 	OPT(MHD_OPTION_THREAD_POOL_SIZE, 2, NULL);
+	OPT(MHD_OPTION_URI_LOG_CALLBACK, check_line, NULL);
+	OPT(MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL);
 	if (sa)
 		OPT(MHD_OPTION_SOCK_ADDR, 0, sa);
 	if (web && web->tls) {
@@ -327,7 +484,8 @@ static void daemon_options(const struct http_options *opt, struct http *h,
 
 int http_start(const struct http_options *opt, struct http **ret, char *err, size_t err_len)
 {
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST };
 	struct addrinfo *ai = NULL;
 	const union MHD_DaemonInfo *info;
@@ -347,7 +505,9 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 	pthread_mutex_init(&h->lock, NULL);
 	h->stale_ms = opt->stale_ms;
 	h->api_max_points = opt->api_max_points;
-	if (opt->db_path && !(h->db_path = strdup(opt->db_path))) {
+	h->api_timeout_ms = opt->api_timeout_ms;
+	if (opt->db_path && (!(h->db_path = strdup(opt->db_path)) ||
+			     !(h->pool = http_pool_new(opt->api_concurrency)))) {
 		r = -ENOMEM;
 		snprintf(err, err_len, "out of memory");
 		goto fail;
@@ -415,8 +575,12 @@ void http_stop(struct http *h)
 {
 	if (!h)
 		return;
+	/* every suspended connection is resumed first, as libmicrohttpd
+	 * requires; new API requests are refused meanwhile */
+	http_pool_stop(h->pool);
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
+	http_pool_free(h->pool);
 	snapshot_unref(h->current);
 	pthread_mutex_destroy(&h->lock);
 	http_auth_free(h->auth);

@@ -9,8 +9,12 @@
  * The HTTP side: libmicrohttpd with its own polling threads (epoll). It
  * serves the last published snapshot of /metrics, so a scrape never waits
  * for a collector, plus /healthz and /readyz, and the JSON API under
- * /api/v1/ (http_api.h). GET and HEAD only (405 otherwise), 404 for unknown
- * paths. With a web config (web_config.h) it serves HTTPS only, checks
+ * /api/v1/ (http_api.h), whose queries run on threads of their own
+ * (http_pool.h) so that a scrape never waits for one either: at most
+ * api_concurrency at once, as many more waiting, the rest answered 503 with
+ * Retry-After; each answered within api_timeout or with a 503. GET and HEAD
+ * only (405 otherwise), 404 for unknown paths; a request line over 32 KiB
+ * or with over 128 query parameters is 414, headers over 32 KiB 431. With a web config (web_config.h) it serves HTTPS only, checks
  * client certificates as the config says, and asks every path but /healthz
  * and /readyz for basic authentication (http_auth.h).
  */
@@ -26,6 +30,8 @@ struct http_options {
 	int64_t stale_ms; /* /healthz fails if no tick was published for this long */
 	const char *db_path; /* the database /api/v1/ reads (read-only); NULL: no API */
 	unsigned api_max_points; /* bound on one query_range answer */
+	int64_t api_timeout_ms; /* a query's answer in this long, or a 503 */
+	unsigned api_concurrency; /* queries run at once; as many more wait */
 	const struct web_config *web; /* TLS and users; NULL: plain HTTP, open */
 };
 
@@ -33,7 +39,8 @@ struct http_options {
  * opt->web must outlive the server: libmicrohttpd keeps pointers into it. */
 int http_start(const struct http_options *opt, struct http **ret, char *err, size_t err_len);
 
-/* Stops the server and frees the last snapshot. Accepts NULL. */
+/* Stops the server, once the running queries are answered, and frees the
+ * last snapshot. Accepts NULL. */
 void http_stop(struct http *h);
 
 /*

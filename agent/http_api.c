@@ -32,12 +32,11 @@
 #define HTTP_API_PATHS                                                                             \
 	"not found: /api/v1/events, /api/v1/events/ID, /api/v1/series, /api/v1/query_range"
 
-/* Sends o (taking it) with status; NULL o is a 500. */
-static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
+/* The answer: o (taken) as JSON with status; NULL o is a 500. */
+static void answer_json(struct http_api_answer *ans, unsigned status, json_t *o)
 {
 	char *text = o ? json_dumps(o, QUERY_JSON_FLAGS) : NULL;
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	json_decref(o);
 	if (!text) {
@@ -49,24 +48,30 @@ static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, jso
 	} else {
 		r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	}
-	if (!r) {
+	if (!r)
 		free(text);
-		return MHD_NO;
-	}
-	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	else
+		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	ans->status = status;
+	ans->response = r;
 }
 
-static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *param,
-				   const char *why)
+static void answer_error(struct http_api_answer *ans, unsigned status, const char *param,
+			 const char *why)
 {
 	json_t *o = json_pack("{s:s,s:s}", "status", "error", "error", why);
 
 	if (o && param)
 		json_object_set_new(o, "parameter", json_string(param));
-	return reply_json(c, status, o);
+	answer_json(ans, status, o);
+}
+
+void http_api_busy(const char *why, struct http_api_answer *ret)
+{
+	answer_error(ret, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, why);
+	/* a client that retries at once would find the queue as full */
+	if (ret->response)
+		(void)MHD_add_response_header(ret->response, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 }
 
 /* The first value of key (NULL for "?key" without "="), as
@@ -265,14 +270,80 @@ static int request_args(struct MHD_Connection *c, struct http_api_args *args)
 		       : -ENOMEM;
 }
 
-/* Replies to a request whose parameters did not parse. */
-static enum MHD_Result reply_parse_error(struct MHD_Connection *c, int r,
-					 const struct http_api_error *e)
+/* The answer to a request whose parameters did not parse. */
+static void answer_parse_error(struct http_api_answer *ans, int r, const struct http_api_error *e)
 {
 	if (r == -ENOMEM)
-		return reply_json(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
-	return reply_error(c, r == -ENOENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_BAD_REQUEST, e->param,
-			   e->why);
+		answer_json(ans, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
+	else
+		answer_error(ans, r == -ENOENT ? MHD_HTTP_NOT_FOUND : MHD_HTTP_BAD_REQUEST,
+			     e->param, e->why);
+}
+
+enum api_kind { API_EVENTS, API_SERIES, API_RANGE };
+
+struct http_api_request {
+	enum api_kind kind;
+	unsigned max_points;
+	struct http_api_args args;
+	struct events_query ev;
+	struct history_query hq; /* series and query_range */
+	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* hq's labels */
+};
+
+/* Parses req's parameters as url asks. Returns 0 or -errno with e set. */
+static int parse_request(struct http_api_request *req, const char *url, int64_t now,
+			 struct http_api_error *e)
+{
+	static const char events[] = "/api/v1/events";
+
+	if (strncmp(url, events, sizeof(events) - 1) == 0) {
+		req->kind = API_EVENTS;
+		return http_api_parse_events(url + sizeof(events) - 1, &req->args, now, &req->ev,
+					     e);
+	}
+	if (strcmp(url, "/api/v1/series") == 0) {
+		req->kind = API_SERIES;
+		return http_api_parse_series(&req->args, &req->hq, req->buf, e);
+	}
+	if (strcmp(url, "/api/v1/query_range") == 0) {
+		req->kind = API_RANGE;
+		return http_api_parse_range(&req->args, now, req->max_points, &req->hq, req->buf,
+					    e);
+	}
+	e->param = NULL;
+	e->why = HTTP_API_PATHS;
+	return -ENOENT;
+}
+
+struct http_api_request *http_api_prepare(struct MHD_Connection *c, const char *url,
+					  unsigned max_points, struct http_api_answer *ret)
+{
+	struct http_api_request *req = calloc(1, sizeof(*req));
+	struct http_api_error e;
+	int r = req ? request_args(c, &req->args) : -ENOMEM;
+
+	if (r == 0) {
+		req->max_points = max_points;
+		r = parse_request(req, url, clock_wall_ms(), &e);
+	}
+	if (r < 0) {
+		answer_parse_error(ret, r, &e);
+		http_api_request_free(req);
+		return NULL;
+	}
+	/* so that a query_range with too many values is refused before a
+	 * sample is read */
+	req->hq.max_points = max_points;
+	return req;
+}
+
+void http_api_request_free(struct http_api_request *req)
+{
+	if (!req)
+		return;
+	http_api_args_release(&req->args);
+	free(req);
 }
 
 struct collect {
@@ -298,61 +369,43 @@ static int collect_row(const struct event_row *r, void *arg)
 	return json_array_append_new(col->list, event_row_json(r, col->now_ms)) ? -ENOMEM : 0;
 }
 
-/* Runs q against the database and replies; id > 0 asks for one event, and
- * its subject's samples from a minute before it to a minute after. */
-static enum MHD_Result answer(struct MHD_Connection *c, const char *db_path,
-			      const struct events_query *q, unsigned max_points)
+/* The events q asks for; id > 0 asks for one event, and its subject's
+ * samples from a minute before it to a minute after. Returns 0 or -errno. */
+static int run_events(sqlite3 *db, const struct events_query *q, unsigned max_points,
+		      struct http_api_answer *ans)
 {
 	struct collect col = { json_array(), clock_wall_ms(), 0, "", 0, 0 };
-	json_t *samples = NULL;
-	struct store *st = NULL;
-	char err[512];
-	json_t *o;
+	json_t *samples = NULL, *o;
 	int r;
 
 	if (!col.list)
-		return reply_json(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
-	if (store_open(db_path, STORE_READ_ONLY, &st, err, sizeof(err)) < 0) {
-		json_decref(col.list);
-		return reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, err);
-	}
-	r = query_events(store_db(st), q, collect_row, &col);
+		return -ENOMEM;
+	r = query_events(db, q, collect_row, &col);
 	if (!r && q->id > 0 && json_array_size(col.list))
-		samples = history_around(store_db(st), col.subject, col.start_ms - EVENT_AROUND_MS,
+		samples = history_around(db, col.subject, col.start_ms - EVENT_AROUND_MS,
 					 col.end_ms + EVENT_AROUND_MS, max_points);
-	store_close(st);
+	if (!r && clock_past(q->deadline_ms))
+		r = -ETIMEDOUT; /* history_around may have been cut short */
 	if (r < 0 && r != -ENOMEM) {
+		json_decref(samples);
 		json_decref(col.list);
-		return reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+		return r;
 	}
 	if (q->id > 0) {
 		o = json_incref(json_array_get(col.list, 0));
 		json_decref(col.list);
-		if (!o)
-			return reply_error(c, MHD_HTTP_NOT_FOUND, NULL, "no such event");
+		if (!o) {
+			answer_error(ans, MHD_HTTP_NOT_FOUND, NULL, "no such event");
+			return 0;
+		}
 		(void)json_object_set_new(o, "samples", samples ? samples : json_array());
-		return reply_json(c, MHD_HTTP_OK,
-				  json_pack("{s:s,s:o}", "status", "ok", "data", o));
+		answer_json(ans, MHD_HTTP_OK, json_pack("{s:s,s:o}", "status", "ok", "data", o));
+		return 0;
 	}
-	return reply_json(c, MHD_HTTP_OK,
-			  json_pack("{s:s,s:o,s:b}", "status", "ok", "data", col.list, "truncated",
-				    col.truncated));
-}
-
-static enum MHD_Result serve_events(struct MHD_Connection *c, const char *rest, const char *db_path,
-				    unsigned max_points)
-{
-	struct http_api_args args;
-	struct http_api_error e;
-	struct events_query q;
-	enum MHD_Result ret;
-	int r = request_args(c, &args);
-
-	if (r == 0)
-		r = http_api_parse_events(rest, &args, clock_wall_ms(), &q, &e);
-	ret = r < 0 ? reply_parse_error(c, r, &e) : answer(c, db_path, &q, max_points);
-	http_api_args_release(&args);
-	return ret;
+	answer_json(ans, MHD_HTTP_OK,
+		    json_pack("{s:s,s:o,s:b}", "status", "ok", "data", col.list, "truncated",
+			      col.truncated));
+	return 0;
 }
 
 struct series_list {
@@ -375,109 +428,89 @@ static int list_one(int64_t id, const char *name, const char *labels, const char
 		       : 0;
 }
 
-/* Opens the database for a request, or replies 503 and returns NULL. */
-static struct store *open_db(struct MHD_Connection *c, const char *db_path)
+static int run_series(sqlite3 *db, const struct history_query *q, struct http_api_answer *ans)
 {
-	struct store *st = NULL;
-	char err[512];
+	struct series_list sl = { json_array(), 0 };
+	int r = sl.list ? history_list_series(db, q->metric, q->labels, q->nlabels, list_one, &sl)
+			: -ENOMEM;
 
-	if (store_open(db_path, STORE_READ_ONLY, &st, err, sizeof(err)) < 0) {
-		reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, err);
-		return NULL;
-	}
-	return st;
-}
-
-static enum MHD_Result serve_series(struct MHD_Connection *c, const char *db_path)
-{
-	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* per request: two server threads */
-	struct series_list sl = { NULL, 0 };
-	struct http_api_args args;
-	struct http_api_error e;
-	struct history_query q;
-	enum MHD_Result ret;
-	struct store *st;
-	int r = request_args(c, &args);
-
-	if (r == 0)
-		r = http_api_parse_series(&args, &q, buf, &e);
-	if (r < 0) {
-		ret = reply_parse_error(c, r, &e);
-		goto out;
-	}
-	ret = MHD_YES;
-	if (!(st = open_db(c, db_path)))
-		goto out;
-	sl.list = json_array();
-	r = sl.list ? history_list_series(store_db(st), q.metric, q.labels, q.nlabels, list_one,
-					  &sl)
-		    : -ENOMEM;
-	store_close(st);
 	if (r < 0) {
 		json_decref(sl.list);
-		ret = reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
-		goto out;
+		return r;
 	}
-	ret = reply_json(c, MHD_HTTP_OK,
-			 json_pack("{s:s,s:o,s:b}", "status", "ok", "data", sl.list, "truncated",
-				   sl.truncated));
-out:
-	http_api_args_release(&args);
-	return ret;
+	answer_json(ans, MHD_HTTP_OK,
+		    json_pack("{s:s,s:o,s:b}", "status", "ok", "data", sl.list, "truncated",
+			      sl.truncated));
+	return 0;
 }
 
-static enum MHD_Result serve_range(struct MHD_Connection *c, const char *db_path,
-				   unsigned max_points)
+static int run_range(sqlite3 *db, const struct history_query *q, struct http_api_answer *ans)
 {
-	char buf[HISTORY_LABELS_MAX][HISTORY_LABEL_LEN]; /* per request: two server threads */
-	struct http_api_args args;
-	struct http_api_error e;
-	struct history_query q;
 	struct history_result res;
-	struct store *st;
 	json_t *list;
-	int r = request_args(c, &args);
+	int r = history_run(db, q, HTTP_API_SERIES_MAX, &res);
 
-	if (r == 0)
-		r = http_api_parse_range(&args, clock_wall_ms(), max_points, &q, buf, &e);
-	if (r < 0 || !(st = open_db(c, db_path))) {
-		enum MHD_Result ret = r < 0 ? reply_parse_error(c, r, &e) : MHD_YES;
-
-		http_api_args_release(&args);
-		return ret;
+	if (r == -ENOENT) {
+		answer_error(ans, MHD_HTTP_BAD_REQUEST, "metric", "no such metric");
+		return 0;
 	}
-	r = history_run(store_db(st), &q, HTTP_API_SERIES_MAX, &res);
-	http_api_args_release(&args);
-	store_close(st);
-	if (r == -ENOENT)
-		return reply_error(c, MHD_HTTP_BAD_REQUEST, "metric", "no such metric");
-	if (r == -E2BIG || (!r && (size_t)res.n * res.steps > max_points)) {
-		if (!r)
-			history_result_free(&res);
-		return reply_error(c, MHD_HTTP_BAD_REQUEST, "label",
-				   "too many points: narrow the series with label=K=V");
+	if (r == -E2BIG) {
+		answer_error(ans, MHD_HTTP_BAD_REQUEST, "label",
+			     "too many points: narrow the series with label=K=V");
+		return 0;
 	}
 	if (r < 0)
-		return reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+		return r;
 	list = json_array();
-	for (int i = 0; list && i < res.n; i++)
-		if (json_array_append_new(list, history_series_json(&q, &res.series[i], res.steps)))
+	for (int i = 0; list && i < res.n && !clock_past(q->deadline_ms); i++)
+		if (json_array_append_new(list, history_series_json(q, &res.series[i], res.steps)))
 			break;
 	history_result_free(&res);
-	return reply_json(c, MHD_HTTP_OK,
-			  list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL);
+	if (clock_past(q->deadline_ms)) {
+		json_decref(list);
+		return -ETIMEDOUT;
+	}
+	answer_json(ans, MHD_HTTP_OK,
+		    list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL);
+	return 0;
 }
 
-enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const char *db_path,
-			       unsigned max_points)
+/* SQLite's progress handler: a long statement is interrupted once the
+ * request's deadline has passed. */
+static int past_deadline(void *arg)
 {
-	static const char events[] = "/api/v1/events";
+	return clock_past(*(const int64_t *)arg);
+}
 
-	if (strncmp(url, events, sizeof(events) - 1) == 0)
-		return serve_events(c, url + sizeof(events) - 1, db_path, max_points);
-	if (strcmp(url, "/api/v1/series") == 0)
-		return serve_series(c, db_path);
-	if (strcmp(url, "/api/v1/query_range") == 0)
-		return serve_range(c, db_path, max_points);
-	return reply_error(c, MHD_HTTP_NOT_FOUND, NULL, HTTP_API_PATHS);
+void http_api_run(struct http_api_request *req, const char *db_path, int64_t deadline_ms,
+		  struct http_api_answer *ret)
+{
+	struct store *st = NULL;
+	sqlite3 *db;
+	char err[512];
+	int r;
+
+	req->ev.deadline_ms = req->hq.deadline_ms = deadline_ms;
+	r = store_open(db_path, STORE_READ_ONLY, &st, err, sizeof(err));
+	if (r < 0) {
+		answer_error(ret, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, err);
+		goto out;
+	}
+	db = store_db(st);
+	/* a statement's own loops, a sort or a scan of a table, between rows */
+	sqlite3_progress_handler(db, 1000, past_deadline, &deadline_ms);
+	r = req->kind == API_EVENTS   ? run_events(db, &req->ev, req->max_points, ret)
+	    : req->kind == API_SERIES ? run_series(db, &req->hq, ret)
+				      : run_range(db, &req->hq, ret);
+	store_close(st);
+	if (r < 0 && clock_past(deadline_ms))
+		answer_error(ret, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+			     "the query took longer than api_timeout: narrow the window or the "
+			     "series, or take a longer step");
+	else if (r == -ENOMEM)
+		answer_json(ret, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
+	else if (r < 0)
+		answer_error(ret, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database read failed");
+out:
+	http_api_request_free(req);
 }

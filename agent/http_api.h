@@ -10,8 +10,8 @@
 #include "query_history.h"
 
 /*
- * Answers GET url under /api/v1/ from the database at db_path, opened
- * read-only for the request:
+ * The JSON API under /api/v1/, read from the database at db_path, opened
+ * read-only for each request:
  *  - /api/v1/events?start=&end=&kind=&subject=  the events overlapping the
  *    window (default the last 24 h; times as fabmon events takes them):
  *    {"status":"ok","data":[...],"truncated":false};
@@ -22,11 +22,46 @@
  *    matching series' values a step (fabmon history's), at most max_points
  *    values in all.
  * Errors are JSON, {"status":"error","error":"...","parameter":"..."}: 400
- * for an unknown parameter or a bad value, 404 for another path, 503 when
- * the database cannot be opened. Runs on libmicrohttpd's threads.
+ * for an unknown parameter, a bad value or too many values, 404 for another
+ * path, 503 when the database cannot be opened or the query outlives its
+ * deadline.
+ *
+ * A request is parsed on libmicrohttpd's thread (http_api_prepare), which
+ * answers bad ones at once, and run elsewhere (http_api_run), which builds
+ * the answer without touching the connection.
  */
-enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const char *db_path,
-			       unsigned max_points);
+
+/* What to send: status and response (NULL: it could not be built). */
+struct http_api_answer {
+	unsigned status;
+	struct MHD_Response *response;
+};
+
+struct http_api_request;
+
+/*
+ * Parses GET url under /api/v1/. Returns a request to run, or NULL with the
+ * answer in *ret (400 naming the parameter, 404, or 500 out of memory).
+ * The request borrows the connection's strings: it must be run or freed
+ * before the connection's request completes.
+ */
+struct http_api_request *http_api_prepare(struct MHD_Connection *c, const char *url,
+					  unsigned max_points, struct http_api_answer *ret);
+
+/*
+ * Runs req against the database at db_path, and frees it. The answer goes
+ * in *ret: a 503 with a JSON error when deadline_ms (monotonic) passes
+ * before the answer is built, checked between rows and, through SQLite's
+ * progress handler, inside long statements.
+ */
+void http_api_run(struct http_api_request *req, const char *db_path, int64_t deadline_ms,
+		  struct http_api_answer *ret);
+
+/* Frees a request that will not be run. Accepts NULL. */
+void http_api_request_free(struct http_api_request *req);
+
+/* A 503 with Retry-After and a JSON error saying why. */
+void http_api_busy(const char *why, struct http_api_answer *ret);
 
 /*
  * The parsing of a request's query parameters, apart from the connection

@@ -79,6 +79,9 @@ static const char agent_usage[] =
 	"  --web-config-file FILE  TLS and basic auth, in exporter-toolkit's YAML form\n"
 	"                         (default none: plain HTTP, no authentication)\n"
 	"  --api-max-points N     values one /api/v1/query_range answer may hold (11000)\n"
+	"  --api-timeout DURATION  an API query not answered in this long is a 503 (5s)\n"
+	"  --api-concurrency N    API queries run at once, as many more wait; beyond, a 503\n"
+	"                         with Retry-After (default 4)\n"
 	"  --user NAME            started as root, run as this user once the probes, sockets\n"
 	"                         and database are open, keeping only the capabilities the\n"
 	"                         collectors need (default: stay as started)\n"
@@ -158,6 +161,8 @@ static const struct option config_options[] = {
 	{ "http-timeout", required_argument, NULL, 0 },
 	{ "web-config-file", required_argument, NULL, 0 },
 	{ "api-max-points", required_argument, NULL, 0 },
+	{ "api-timeout", required_argument, NULL, 0 },
+	{ "api-concurrency", required_argument, NULL, 0 },
 	{ "user", required_argument, NULL, 0 },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 
+#include "clock.h"
 #include "query_events.h"
 #include "timefmt.h"
 
@@ -42,6 +43,8 @@ int query_events(sqlite3 *db, const struct events_query *q,
 		};
 
 		r = fn(&row, arg);
+		if (!r && clock_past(q->deadline_ms))
+			r = -ETIMEDOUT;
 	}
 	if (!r && rc != SQLITE_DONE)
 		r = -EIO;

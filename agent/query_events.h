@@ -17,6 +17,7 @@ struct events_query {
 	const char *kind; /* NULL: any */
 	const char *subject; /* NULL: any; else a substring of the subject */
 	int64_t id; /* > 0: only this event, whatever the window */
+	int64_t deadline_ms; /* monotonic: query_events gives up then; 0: never */
 };
 
 /* One row; strings valid during the callback only. */
@@ -30,7 +31,8 @@ struct event_row {
 
 /*
  * Calls fn for each matching event, oldest first, until fn returns non-zero
- * (returned). Returns 0, or -EIO with the reason from sqlite3_errmsg(db).
+ * (returned). Returns 0, -ETIMEDOUT (q->deadline_ms passed between two
+ * rows), or -EIO with the reason from sqlite3_errmsg(db).
  */
 int query_events(sqlite3 *db, const struct events_query *q,
 		 int (*fn)(const struct event_row *r, void *arg), void *arg);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "pack.h"
 #include "query_history.h"
 #include "stage.h"
@@ -95,6 +96,7 @@ int history_list_series(sqlite3 *db, const char *metric, const char *const *labe
 }
 
 struct find {
+	const struct history_query *q;
 	struct history_result *res;
 	int max;
 };
@@ -105,7 +107,9 @@ static int add_series(int64_t id, const char *name, const char *labels, const ch
 	struct history_series *s;
 
 	(void)name;
-	if (f->res->n == f->max)
+	/* refused before a sample is read, or a cell allocated for it */
+	if (f->res->n == f->max ||
+	    (f->q->max_points && (size_t)(f->res->n + 1) * f->res->steps > f->q->max_points))
 		return -E2BIG;
 	s = &f->res->series[f->res->n];
 	s->id = id;
@@ -181,14 +185,14 @@ static int scan_rollups(struct scan *sc, struct history_series *hs, struct scan_
 {
 	const struct history_query *q = sc->q;
 	sqlite3_stmt *s = sc->rollups;
-	int rc;
+	int rc = SQLITE_DONE;
 
 	ss->raw_from = q->since_ms;
 	sqlite3_bind_int64(s, 1, hs->id);
 	/* an hour row holds minutes after its start */
 	sqlite3_bind_int64(s, 2, q->since_ms - HOUR_MS);
 	sqlite3_bind_int64(s, 3, q->until_ms);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while (!clock_past(q->deadline_ms) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct pack_reader r;
 		double v[5];
 		int64_t m;
@@ -208,6 +212,8 @@ static int scan_rollups(struct scan *sc, struct history_series *hs, struct scan_
 			break;
 	}
 	(void)sqlite3_reset(s);
+	if (clock_past(q->deadline_ms))
+		return -ETIMEDOUT;
 	return rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? -EBADMSG : -EIO;
 }
 
@@ -247,6 +253,8 @@ static int scan_blocks(struct scan *sc, struct history_series *hs, struct scan_s
 			if (ts >= ss->raw_from && (!hs->counter || has_rate))
 				sample_add(q, hs, ts, hs->counter ? rate : v);
 		}
+		if (!r && clock_past(q->deadline_ms))
+			r = -ETIMEDOUT;
 	}
 	(void)sqlite3_reset(s);
 	if (r < 0)
@@ -260,14 +268,14 @@ static int scan_stage(struct scan *sc, struct history_result *res, struct scan_s
 	const struct history_query *q = sc->q;
 	sqlite3_stmt *s = sc->stage;
 	int64_t from = q->until_ms;
-	int rc;
+	int rc = SQLITE_DONE;
 
 	for (int i = 0; i < res->n; i++)
 		if (ss[i].raw_from < from)
 			from = ss[i].raw_from;
 	sqlite3_bind_int64(s, 1, from);
 	sqlite3_bind_int64(s, 2, q->until_ms);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while (!clock_past(q->deadline_ms) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(s, 0);
 		const void *blob = sqlite3_column_blob(s, 1);
 		long n = stage_count(blob, (size_t)sqlite3_column_bytes(s, 1));
@@ -286,6 +294,8 @@ static int scan_stage(struct scan *sc, struct history_result *res, struct scan_s
 		}
 	}
 	(void)sqlite3_reset(s);
+	if (clock_past(q->deadline_ms))
+		return -ETIMEDOUT;
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
@@ -352,7 +362,7 @@ static int count_metric(int64_t id, const char *name, const char *labels, const 
 int history_run(sqlite3 *db, const struct history_query *q, int max_series,
 		struct history_result *ret)
 {
-	struct find f = { ret, max_series };
+	struct find f = { q, ret, max_series };
 	int r, any = 0;
 
 	memset(ret, 0, sizeof(*ret));

@@ -47,6 +47,8 @@ struct history_query {
 	int nlabels;
 	int64_t since_ms, until_ms, step_ms;
 	enum history_agg agg;
+	size_t max_points; /* series x steps history_run takes on; 0: no bound */
+	int64_t deadline_ms; /* monotonic: history_run gives up then; 0: never */
 };
 
 /* One step of one series. */
@@ -82,7 +84,10 @@ size_t history_steps(const struct history_query *q);
  * Runs q: the metric's series matching every label filter, at most
  * max_series of them, each step's samples combined. Returns 0 and fills
  * *ret (free with history_result_free), or -ENOENT (no such metric), -E2BIG
- * (more series than max_series), -ENOMEM, -EIO (sqlite3_errmsg(db) says why).
+ * (more series than max_series, or more values than q->max_points: found
+ * before any sample is read), -ETIMEDOUT (q->deadline_ms passed between two
+ * rows), -ENOMEM, -EIO (sqlite3_errmsg(db) says why; also a statement
+ * interrupted by the connection's progress handler).
  */
 int history_run(sqlite3 *db, const struct history_query *q, int max_series,
 		struct history_result *ret);

@@ -28,7 +28,9 @@
 #      errors, non-2xx answers, latency, RSS every 10 s
 #  11. robustness, the long runs of tests/robustness/: interface churn at 10
 #      a second for BENCH_CHURN_SECS (default 60), kill -9 while writing
-#      BENCH_KILL9_RUNS times (default 100), a flow explosion of
+#      BENCH_KILL9_RUNS times (default 100), /metrics beside API queries
+#      (8 clients on 1 h query_ranges) for BENCH_API_LOAD_SECS (default 60):
+#      the scrape p99 idle and under the load, a flow explosion of
 #      BENCH_FLOOD_FLOWS distinct flows (default 4 million)
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
@@ -1262,15 +1264,17 @@ bench_http() {
 
 # 11: the robustness tests run longer; their last lines are the figures
 bench_robustness() {
-	header "11. robustness: interface churn ${BENCH_CHURN_SECS:-60} s, kill -9 x${BENCH_KILL9_RUNS:-100}, ${BENCH_FLOOD_FLOWS:-4000000} flows"
+	header "11. robustness: interface churn ${BENCH_CHURN_SECS:-60} s, kill -9 x${BENCH_KILL9_RUNS:-100}, API load ${BENCH_API_LOAD_SECS:-60} s, ${BENCH_FLOOD_FLOWS:-4000000} flows"
 	for run in "iface_churn CHURN_SECS=${BENCH_CHURN_SECS:-60}" \
 		"kill9 KILL9_RUNS=${BENCH_KILL9_RUNS:-100}" \
+		"api_load API_LOAD_SECS=${BENCH_API_LOAD_SECS:-60} API_LOAD_TICKS=3600" \
 		"flow_explosion FLOOD_FLOWS=${BENCH_FLOOD_FLOWS:-4000000}"; do
 		set -- $run
 		name=$1
 		shift
 		t0=$(date +%s)
-		if env "$@" LAB_BIN="${LAB_BIN:-$PWD/build/lab}" bash "tests/robustness/t_$name.sh" \
+		if env "$@" LAB_BIN="${LAB_BIN:-$PWD/build/lab}" BENCH_DIR="$BENCH_DIR" \
+			bash "tests/robustness/t_$name.sh" \
 			>"$WORK/rb_$name.log" 2>&1; then
 			echo "  t_$name.sh ($*, $(($(date +%s) - t0)) s):"
 			grep -v '^fabmon: \|^tests/' "$WORK/rb_$name.log" | tail -n 3 | sed 's/^/    /'

@@ -3,13 +3,16 @@
 #include <check.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "../../agent/http.h"
+#include "../../agent/store.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -26,6 +29,11 @@ static char *http_do(unsigned port, const char *req)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	ck_assert_int_ge(fd, 0);
+	/* an answer that does not come in this long is none: the test says
+	 * what it got rather than hang */
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 3, 0 },
+				    sizeof(struct timeval)),
+			 0);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
@@ -38,13 +46,19 @@ static char *http_do(unsigned port, const char *req)
 	return buf;
 }
 
-static struct http *start(void)
+/* A server on a free loopback port; with db, the API too, its queries one
+ * at a time (one more waits its turn). */
+static struct http *start_api(const char *db)
 {
 	struct http_options opt = { .listen = "127.0.0.1:0",
 				    .connection_limit = 64,
 				    .per_ip_limit = 32,
 				    .timeout_s = 5,
-				    .stale_ms = 30000 };
+				    .stale_ms = 30000,
+				    .db_path = db,
+				    .api_max_points = 1000,
+				    .api_timeout_ms = 10000,
+				    .api_concurrency = 1 };
 	struct http *h = NULL;
 	char err[256];
 
@@ -53,15 +67,20 @@ static struct http *start(void)
 	return h;
 }
 
+static struct http *start(void)
+{
+	return start_api(NULL);
+}
+
 static void expect(unsigned port, const char *req, const char *status, const char *body)
 {
 	char *resp = http_do(port, req);
 
 	/* MHD answers HTTP/1.1 whatever the request's version */
 	ck_assert_msg(strncmp(resp, "HTTP/1.1 ", 9) == 0 && strncmp(resp + 9, status, 3) == 0,
-		      "%s -> %s", req, resp);
+		      "%.200s -> %s", req, resp);
 	if (body)
-		ck_assert_msg(strstr(resp, body), "%s -> %s", req, resp);
+		ck_assert_msg(strstr(resp, body), "%.200s -> %s", req, resp);
 	free(resp);
 }
 
@@ -143,6 +162,100 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+/* A request line of many parameters, well under the 32 KiB bound, is
+ * answered; so is one of 32 KiB of them (414), and the server serves on. */
+START_TEST(test_many_params)
+{
+	struct http *h = start();
+	unsigned p = http_port(h);
+	struct strbuf sb;
+
+	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	strbuf_init(&sb);
+	strbuf_addstr(&sb, "GET /metrics?");
+	for (int i = 0; i < 480; i++)
+		strbuf_addf(&sb, "p%d=v&", i);
+	strbuf_addstr(&sb, " HTTP/1.0\r\n\r\n");
+	expect(p, sb.buf, "414", "parameters");
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "GET /metrics?");
+	for (int i = 0; i < 16000; i++)
+		strbuf_addstr(&sb, "a&");
+	strbuf_addstr(&sb, " HTTP/1.0\r\n\r\n");
+	expect(p, sb.buf, "414", NULL);
+	strbuf_release(&sb);
+	expect(p, "GET /metrics?a=1&b=2 HTTP/1.0\r\n\r\n", "200", "fabmon_x 1");
+	http_stop(h);
+}
+END_TEST
+
+struct api_arg {
+	unsigned port;
+	const char *path;
+	char *resp;
+};
+
+static void *api_get(void *p)
+{
+	struct api_arg *a = p;
+	char req[256];
+
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", a->path);
+	a->resp = http_do(a->port, req);
+	return NULL;
+}
+
+/*
+ * With the API's one worker busy and one query waiting (a writer holding
+ * the database locked keeps them so), a third query is a 503 with
+ * Retry-After at once, and /metrics and /healthz answer at once; once the
+ * lock is gone the two are answered.
+ */
+START_TEST(test_api_busy)
+{
+	char path[64] = "/tmp/fabmon-http-XXXXXX", err[256];
+	struct api_arg arg[2];
+	struct store *st = NULL;
+	pthread_t th[2];
+	struct http *h;
+	sqlite3 *lock;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	ck_assert_msg(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+	/* in WAL mode only an exclusive lock keeps readers out */
+	ck_assert_int_eq(sqlite3_open(path, &lock), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lock,
+				      "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; "
+				      "SELECT count(*) FROM series",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	h = start_api(path);
+	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	for (int i = 0; i < 2; i++) {
+		arg[i] = (struct api_arg){ http_port(h), "/api/v1/events", NULL };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, api_get, &arg[i]), 0);
+	}
+	sleep(1); /* both handed over: one runs, one waits */
+	expect(http_port(h), "GET /api/v1/series HTTP/1.0\r\n\r\n", "503", "Retry-After: 1");
+	expect(http_port(h), "GET /metrics HTTP/1.0\r\n\r\n", "200", "fabmon_x 1");
+	expect(http_port(h), "GET /healthz HTTP/1.0\r\n\r\n", "200", "ok");
+	sqlite3_close(lock);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(strncmp(arg[i].resp, "HTTP/1.1 200", 12) == 0 &&
+				      strstr(arg[i].resp, "\"status\":\"ok\""),
+			      "%s", arg[i].resp);
+		free(arg[i].resp);
+	}
+	http_stop(h);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_bad_listen)
 {
 	struct http_options opt = { .listen = "nonsense",
@@ -171,6 +284,8 @@ Suite *http_suite(void)
 		{ "head", test_head, 0 },
 		{ "concurrent", test_concurrent, 30 },
 		{ "bad_listen", test_bad_listen, 0 },
+		{ "a request line of many parameters", test_many_params, 0 },
+		{ "API full: 503, scrapes still answered", test_api_busy, 30 },
 	};
 
 	return TESTUTIL_SUITE("http", cases);
