@@ -23,9 +23,7 @@ int sysfs_read(const char *root, const char *path, char *buf, size_t len)
 	r = snprintf(full, sizeof(full), "%s/%s", root, path);
 	if (r < 0 || (size_t)r >= sizeof(full))
 		return -ENAMETOOLONG;
-	/* a FIFO in a fixture tree would block the tick (and a reload's
-	 * init) until a writer came; sysfs attributes ignore the flag */
-	fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	do

@@ -12,9 +12,8 @@
 
 /*
  * Reads the file root/path into buf (at most len - 1 bytes), NUL-terminated,
- * trailing whitespace removed, without waiting (a FIFO with no writer reads
- * as empty). Returns the length, or -errno (-ENOENT when the file is
- * absent, -EINVAL when it holds a NUL byte or is empty).
+ * trailing whitespace removed. Returns the length, or -errno (-ENOENT when the
+ * file is absent, -EINVAL when it holds a NUL byte or is empty).
  */
 int sysfs_read(const char *root, const char *path, char *buf, size_t len);
 
