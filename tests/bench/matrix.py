@@ -410,7 +410,7 @@ def cmd_score(expect_path, results, *labels):
     for lab in labels:
         name, spec = lab.split("=", 1)
         want = set(seed_spec(spec))
-        score([r for r in runs if r["seed"] in want], expect, "%s seeds %s" % (name, spec),
+        score([r for r in runs if r["seed"] in want], expect, "%s: seeds %s" % (name, spec),
               sys.stdout)
     return 0
 

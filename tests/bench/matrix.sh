@@ -65,9 +65,9 @@ echo "$EXPECT" >"$WORK/expect"
 RESULTS=${MATRIX_RESULTS:-$WORK/results}
 [ -z "${MATRIX_KEEP:-}" ] || mkdir -p "$MATRIX_KEEP"
 if [ -n "${MATRIX_SEED:-}" ]; then
-	SETS="seed=$MATRIX_SEED-$MATRIX_SEED"
+	SETS="run=$MATRIX_SEED"
 elif [ -n "${MATRIX_SEEDS:-}" ]; then
-	SETS="seeds=$MATRIX_SEEDS"
+	SETS="runs=$MATRIX_SEEDS"
 else
 	SETS="tune=${MATRIX_TUNE:-0-19} report=${MATRIX_REPORT:-1000-1019}"
 fi
