@@ -179,7 +179,9 @@ def cmd_counters(port_dir, mode, schedule, hold_s, onset_file):
     while time.time() * 1000 < end_ms:
         now = time.time() * 1000
         fault = now >= start_ms and (onset is None or now < onset + float(hold_s) * 1000)
-        step = {"port_xmit_wait": 1000000, "port_xmit_data": 5000000, "port_rcv_data": 5000000}
+        # data before waits: an agent that reads between two writes of a
+        # step must not see waiting without the data that went with it
+        step = {"port_xmit_data": 5000000, "port_rcv_data": 5000000, "port_xmit_wait": 1000000}
         if fault and mode == "pfc":
             step["port_xmit_data"] = 0  # held by pause frames: waiting, sending nothing
         if fault and mode == "rdma_retx":
@@ -434,12 +436,18 @@ def cmd_verdict(expect_path, results, seed):
 def cmd_line(expect_path, result_line):
     """One run in one line, for the log as the matrix goes."""
     r = judge(json.loads(result_line), load_expect(expect_path))
-    evs = " ".join("r%d:%s:%s:%s%s" % (e["rank"], e["kind"], e["subject"], e["cause"],
-                                       "" if e["right"] else "(" + e["phase"] + ",wrong)")
-                   for e in r["events"]) or "no events"
+    groups = {}  # the same event from several agents, or again: one entry
+    for e in r["events"]:
+        key = (e["kind"], e["subject"], e["cause"], "" if e["right"] else
+               " (%s, wrong)" % e["phase"])
+        groups.setdefault(key, []).append("r%d" % e["rank"])
+    evs = ["%s:%s:%s x%d from %s%s" % (k[0], k[1], k[2], len(v), ",".join(sorted(set(v))), k[3])
+           for k, v in groups.items()]
+    evs = "; ".join(evs[:8]) + ("; and %d more" % (len(evs) - 8) if len(evs) > 8 else "") \
+        if evs else "no events"
     verdict = "-" if r["fault"] == "none" else ("found" if r["found"] else "MISSED")
     lat = "" if r["latency_ms"] is None else " %.2f s" % (r["latency_ms"] / 1000)
-    print("seed %d: %d ranks, tick %s, %s, %s, load %s, fault %s on rank %d: %s%s; %s" % (
+    print("seed %d: %d ranks, tick %s, %s, %s, load %s, fault %s on rank %d: %s%s; events: %s" % (
         r["seed"], r["ranks"], r["tick"], "%d Mbit/s" % r["rate_mbit"] if r["rate_mbit"]
         else "unshaped", r["gen"], r["load"], r["fault"], r["culprit"], verdict, lat, evs))
     return 0

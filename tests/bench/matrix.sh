@@ -13,7 +13,7 @@
 #   MATRIX_SEED=N            one run, its line and its table
 #   MATRIX_SEEDS=A-B         one range, one table (or a list: 5,7,10-12)
 #   MATRIX_TUNE=A-B, MATRIX_REPORT=C-D   the two ranges otherwise (defaults
-#                            0-19 and 1000-1019: about 25 min on 2 cores)
+#                            0-14 and 1000-1014: about 25 min on 2 cores)
 #   MATRIX_RESULTS=FILE      keep the runs' JSON lines there (appended)
 #   MATRIX_KEEP=DIR          keep each run's work directory there
 #
@@ -69,7 +69,7 @@ if [ -n "${MATRIX_SEED:-}" ]; then
 elif [ -n "${MATRIX_SEEDS:-}" ]; then
 	SETS="runs=$MATRIX_SEEDS"
 else
-	SETS="tune=${MATRIX_TUNE:-0-19} report=${MATRIX_REPORT:-1000-1019}"
+	SETS="tune=${MATRIX_TUNE:-0-14} report=${MATRIX_REPORT:-1000-1014}"
 fi
 # Upper bound on one run: they take 30-60 s (an 8-rank lab's agents take
 # their time to load their probes on a busy host).

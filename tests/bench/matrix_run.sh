@@ -155,10 +155,10 @@ esac
 echo "traffic $t_traffic" >"$WORK/times"
 if [ -n "$fault" ]; then
 	until_ms "$onset_at"
-	lab_onset "$fault" >/dev/null
+	lab_onset "$fault || fail 'unable to put the $M_FAULT fault in place'" >/dev/null
 	echo "onset $LAB_T0" >>"$WORK/times"
 	until_ms $((LAB_T0 + M_HOLD_S * 1000))
-	eval "$undo"
+	eval "$undo" || fail "unable to undo the $M_FAULT fault"
 	echo "restore $(ms)" >>"$WORK/times"
 elif [ "$M_FAULT" != none ]; then
 	until_ms "$onset_at"

@@ -32,8 +32,8 @@
 #      BENCH_FLOOD_FLOWS distinct flows (default 4 million)
 #  12. the seeded scenario matrix (tests/bench/matrix.sh): precision,
 #      recall, false events per clean hour and onset -> event latency per
-#      fault, on tuning seeds MATRIX_TUNE (default 0-19) and report seeds
-#      MATRIX_REPORT (default 1000-1019): about 25 min on 2 cores
+#      fault, on tuning seeds MATRIX_TUNE (default 0-14) and report seeds
+#      MATRIX_REPORT (default 1000-1014): about 25 min on 2 cores
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -1268,7 +1268,7 @@ bench_http() {
 # 12: the matrix prints its own tables and goals; a run that could not run
 # at all is an error here, what it found is not
 bench_matrix() {
-	header "12. scenario matrix: tuning seeds ${MATRIX_TUNE:-0-19}, report seeds ${MATRIX_REPORT:-1000-1019}"
+	header "12. scenario matrix: tuning seeds ${MATRIX_TUNE:-0-14}, report seeds ${MATRIX_REPORT:-1000-1014}"
 	need_ns "the scenario matrix" || return 0
 	env FABMON="$FABMON" LAB_BIN="$LAB_BIN" SHARED_FIXTURES="$SHARED_FIXTURES" \
 		bash tests/bench/matrix.sh >"$WORK/matrix.out" 2>&1
