@@ -161,7 +161,7 @@ def cmd_counters(port_dir, mode, schedule, hold_s, onset_file):
     """Started before the lab's agents (a python start-up took seconds on a
     loaded host), it waits (2 min at most) for SCHEDULE: "START_MS END_MS",
     wall clock. Then every 50 ms until END_MS: busy, 5M words (20 MB) a step,
-    400 MB/s, with some waiting (as t_pfc_storm.sh's busy port), no errors;
+    400 MB/s, no waiting, no errors;
     the fault from the first step at or after START_MS, for HOLD_S. That
     step's time is the onset, written to ONSET_FILE."""
     c = port_dir + "/counters/"
@@ -179,11 +179,14 @@ def cmd_counters(port_dir, mode, schedule, hold_s, onset_file):
     while time.time() * 1000 < end_ms:
         now = time.time() * 1000
         fault = now >= start_ms and (onset is None or now < onset + float(hold_s) * 1000)
-        # data before waits: an agent that reads between two writes of a
-        # step must not see waiting without the data that went with it
-        step = {"port_xmit_data": 5000000, "port_rcv_data": 5000000, "port_xmit_wait": 1000000}
+        # busy, not waiting: were a busy port waiting too, an agent reading
+        # between the files of a step while this advancer is starved (for
+        # seconds, on a loaded host) could see waiting without data, a PFC
+        # storm of the harness's making
+        step = {"port_xmit_data": 5000000, "port_rcv_data": 5000000}
         if fault and mode == "pfc":
-            step["port_xmit_data"] = 0  # held by pause frames: waiting, sending nothing
+            # held by pause frames: waiting, sending nothing
+            step = {"port_xmit_data": 0, "port_xmit_wait": 1000000}
         if fault and mode == "rdma_retx":
             step.update(local_ack_timeout_err=5, out_of_sequence=20, packet_seq_err=10,
                         roce_adp_retrans=20)
