@@ -13,7 +13,8 @@ DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlit
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables chromium \
 	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev e2fsprogs \
 	libcap-ng-dev dpkg-dev lintian systemd python3-yaml adduser \
-	libyaml-dev libgnutls28-dev libcrypt-dev openssl apache2-utils wrk time
+	libyaml-dev libgnutls28-dev libcrypt-dev openssl apache2-utils wrk time \
+	iperf3 stress-ng
 
 PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson libcap-ng \
 	yaml-0.1 gnutls libxcrypt

@@ -32,6 +32,10 @@
 #      (8 clients on 1 h query_ranges) for BENCH_API_LOAD_SECS (default 60):
 #      the scrape p99 idle and under the load, a flow explosion of
 #      BENCH_FLOOD_FLOWS distinct flows (default 4 million)
+#  12. the seeded scenario matrix (tests/bench/matrix.sh): precision,
+#      recall, false events per clean hour and onset -> event latency per
+#      fault, on tuning seeds MATRIX_TUNE (default 0-14) and report seeds
+#      MATRIX_REPORT (default 1000-1014): about 25 min on 2 cores
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -1263,6 +1267,21 @@ bench_http() {
 }
 
 # 11: the robustness tests run longer; their last lines are the figures
+# 12: the matrix prints its own tables and goals; a run that could not run
+# at all is an error here, what it found is not
+bench_matrix() {
+	header "12. scenario matrix: tuning seeds ${MATRIX_TUNE:-0-14}, report seeds ${MATRIX_REPORT:-1000-1014}"
+	need_ns "the scenario matrix" || return 0
+	env FABMON="$FABMON" LAB_BIN="$LAB_BIN" SHARED_FIXTURES="$SHARED_FIXTURES" \
+		bash tests/bench/matrix.sh >"$WORK/matrix.out" 2>&1
+	rc=$?
+	sed 's/^/  /' "$WORK/matrix.out"
+	case $rc in
+	0 | 77) ;;
+	*) broken "the scenario matrix: some runs failed (exit $rc)" ;;
+	esac
+}
+
 bench_robustness() {
 	header "11. robustness: interface churn ${BENCH_CHURN_SECS:-60} s, kill -9 x${BENCH_KILL9_RUNS:-100}, API load ${BENCH_API_LOAD_SECS:-60} s, ${BENCH_FLOOD_FLOWS:-4000000} flows"
 	for run in "iface_churn CHURN_SECS=${BENCH_CHURN_SECS:-60}" \
@@ -1288,7 +1307,7 @@ on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness; do
+for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness matrix; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo
