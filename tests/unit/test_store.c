@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -405,6 +406,44 @@ START_TEST(test_crash_replay)
 }
 END_TEST
 
+/*
+ * The checkpoint thread copies the WAL back once it passes 1000 pages, so a
+ * writer that leaves gaps between its ticks (as the agent does) starts the
+ * WAL over at about that size; without it the WAL grows to 8000 pages
+ * (32 MiB), where the writer checkpoints in its own tick.
+ */
+START_TEST(test_wal_checkpointed)
+{
+	enum { SERIES = 4000, TICKS = 200 };
+	const struct metric_desc d = { .name = "fabmon_w", .help = "h", .type = METRIC_GAUGE };
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(SERIES + 10, 600000);
+	char err[256], wal[80], name[16];
+	struct store *st;
+	struct stat sb;
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	for (int t = 1; t <= TICKS; t++) {
+		registry_begin_tick(reg, t * 1000);
+		for (int i = 0; i < SERIES; i++) {
+			struct label l = { "i", name };
+
+			snprintf(name, sizeof(name), "%d", i);
+			(void)sample_gauge(registry_sink(reg, "t"), &d, &l, 1, i + t);
+		}
+		registry_end_tick(reg);
+		ck_assert_msg(store_write_tick(st, reg, 0.001, err, sizeof(err)) == 0, "%s", err);
+		(void)usleep(5000);
+	}
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_msg(sb.st_size < 3000 * 4096, "WAL of %lld bytes", (long long)sb.st_size);
+	store_close(st);
+	registry_free(reg);
+	rm_db(path);
+}
+END_TEST
+
 /* The wall clock steps back 1.5 s: every sample is kept, the blocks' times
  * still only go forward. While staged, the samples of the repeated 1.5 s
  * are not read (staged samples up to a series' newest packed one count as
@@ -479,6 +518,7 @@ Suite *store_suite(void)
 		{ "crash replay", test_crash_replay, 0 },
 		{ "clock steps back", test_clock_back, 0 },
 		{ "prune events", test_prune_events, 0 },
+		{ "WAL checkpointed off the tick", test_wal_checkpointed, 30 },
 	};
 
 	return TESTUTIL_SUITE("store", cases);
