@@ -34,10 +34,11 @@ struct store_pack;
 int store_pack_new(sqlite3 *db, struct store_pack **ret);
 void store_pack_free(struct store_pack *p);
 
-/* Adds a sample at ts_ms. One already packed (a staged tick added again)
- * or at the time of the series' newest is ignored; one before it (the
- * clock stepped back) starts a block, and counts in no rollup minute that
- * is already summed. */
+/* Adds a sample at ts_ms of a series the series table holds (the store
+ * checks an id read back from the stage before it comes here). One already
+ * packed (a staged tick added again) or at the time of the series' newest
+ * is ignored; one before it (the clock stepped back) starts a block, and
+ * counts in no rollup minute that is already summed. */
 int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_ms);
 
 /*

@@ -366,19 +366,16 @@ START_TEST(test_day)
 }
 END_TEST
 
-/* A writer killed without closing: its staged ticks are packed by the next
- * one, none lost, none twice. */
-START_TEST(test_crash_replay)
+/* A writer killed without closing, after ticks [1, 301) a second apart:
+ * the newest ticks stay staged. */
+static void crashed_writer(const char *path)
 {
-	const char *path = tmp_db();
 	struct registry *reg;
 	struct store *st;
 	char err[256];
-	unsigned n;
-	pid_t pid;
 	int status;
+	pid_t pid = fork();
 
-	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		reg = registry_new(100, 600000);
@@ -389,19 +386,75 @@ START_TEST(test_crash_replay)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ck_assert_int_gt(q(path, "SELECT count(*) FROM stage"), 0);
-	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
-	reg = registry_new(100, 600000);
+}
+
+/*
+ * The writer after crashed_writer's: it packs the stage, skipping corrupt
+ * staged records, writes ticks [301, 306) with one rolled back among them
+ * (the stage is packed again after it), and closes. Then it has counted
+ * each corrupt record once, the stage is empty, the gauge has gauge_n
+ * samples, the counter counter_n rates, all 10 a second.
+ */
+static void resume_crashed(const char *path, uint64_t corrupt, unsigned gauge_n, unsigned counter_n)
+{
+	struct registry *reg = registry_new(100, 600000);
+	struct store *st;
+	char err[256];
+	unsigned n;
+
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
-	ticks(st, reg, 301, 306, 1000);
+	ticks(st, reg, 301, 303, 1000);
+	ck_assert_int_eq(sqlite3_exec(store_db(st), "PRAGMA query_only = 1", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_lt(store_write_tick(st, reg, 0.001, err, sizeof(err)), 0);
+	ck_assert_int_eq(sqlite3_exec(store_db(st), "PRAGMA query_only = 0", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ticks(st, reg, 303, 306, 1000);
+	ck_assert_int_eq(store_corrupt_records(st, STORE_CORRUPT_STAGE), corrupt);
 	store_close(st);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM stage"), 0);
-	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 305);
-	/* every reading but the two firsts (one a process) has its rate */
-	ck_assert_int_eq(count(path, "fabmon_t_total", 0, 400000), 303);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), gauge_n);
+	ck_assert_int_eq(count(path, "fabmon_t_total", 0, 400000), counter_n);
 	ck_assert(hist(path, "fabmon_t_total", 0, 400000, HISTORY_MAX, &n) == 10.0);
 	ck_assert(hist(path, "fabmon_t_total", 0, 400000, HISTORY_MIN, &n) == 10.0);
 	registry_free(reg);
+}
+
+/* A writer killed without closing: its staged ticks are packed by the next
+ * one, none lost, none twice. */
+START_TEST(test_crash_replay)
+{
+	const char *path = tmp_db();
+
+	crashed_writer(path);
+	ck_assert_int_gt(q(path, "SELECT count(*) FROM stage"), 0);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
+	/* every reading but the two firsts (one a process) has its rate */
+	resume_crashed(path, 0, 305, 303);
+	rm_db(path);
+}
+END_TEST
+
+/*
+ * Staged records whose series id is no series' (flipped bits: 0x08000001
+ * made the agent allocate 1 GiB, 0xfffffff0 failed every tick after) and a
+ * staged tick of the wrong length: each skipped when the next writer packs
+ * the stage, the rest of the ticks kept, and that writer goes on writing.
+ */
+START_TEST(test_stage_corrupt)
+{
+	const char *path = tmp_db();
+
+	crashed_writer(path);
+	/* records sorted by id, 21 bytes each after a version byte: record 0
+	 * is the counter (id 1), record 1 the gauge (id 2) */
+	exec(path, "UPDATE stage SET data = substr(data, 1, 1) || x'01000008' || substr(data, 6) "
+		   "WHERE ts_ms = 300000;"
+		   "UPDATE stage SET data = substr(data, 1, 22) || x'f0ffffff' || substr(data, 27) "
+		   "WHERE ts_ms = 299000;"
+		   "UPDATE stage SET data = substr(data, 1, 30) WHERE ts_ms = 298000;");
+	/* the gauge lost 299 s and 298 s, the counter 300 s and 298 s */
+	resume_crashed(path, 3, 303, 301);
 	rm_db(path);
 }
 END_TEST
@@ -518,6 +571,7 @@ Suite *store_suite(void)
 		{ "crash replay", test_crash_replay, 0 },
 		{ "clock steps back", test_clock_back, 0 },
 		{ "prune events", test_prune_events, 0 },
+		{ "corrupt staged records", test_stage_corrupt, 0 },
 		{ "WAL checkpointed off the tick", test_wal_checkpointed, 30 },
 	};
 
