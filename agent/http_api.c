@@ -435,7 +435,7 @@ static enum MHD_Result serve_range(struct MHD_Connection *c, const char *db_path
 	struct history_query q;
 	struct history_result res;
 	struct store *st;
-	json_t *list;
+	json_t *list, *o, *warnings;
 	int r = request_args(c, &args);
 
 	if (r == 0)
@@ -463,9 +463,16 @@ static enum MHD_Result serve_range(struct MHD_Connection *c, const char *db_path
 	for (int i = 0; list && i < res.n; i++)
 		if (json_array_append_new(list, history_series_json(&q, &res.series[i], res.steps)))
 			break;
+	o = list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL;
+	/* as Prometheus' API: present only when there is something to say */
+	warnings = res.nwarnings ? json_array() : NULL;
+	for (int i = 0; warnings && i < res.nwarnings; i++)
+		(void)json_array_append_new(warnings, json_string(res.warnings[i]));
+	if (o && warnings)
+		(void)json_object_set(o, "warnings", warnings);
+	json_decref(warnings);
 	history_result_free(&res);
-	return reply_json(c, MHD_HTTP_OK,
-			  list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL);
+	return reply_json(c, MHD_HTTP_OK, o);
 }
 
 enum MHD_Result http_api_serve(struct MHD_Connection *c, const char *url, const char *db_path,

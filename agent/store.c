@@ -42,7 +42,7 @@ struct store {
 	int stage_checked_any;
 };
 
-const char *const store_corrupt_kind_names[STORE_CORRUPT_KINDS] = { "stage" };
+const char *const store_corrupt_kind_names[STORE_CORRUPT_KINDS] = { "stage", "block", "rollup" };
 
 unsigned store_schema_version(void)
 {
@@ -532,8 +532,9 @@ void store_close(struct store *st)
 
 uint64_t store_corrupt_records(const struct store *st, enum store_corrupt_kind kind)
 {
-	(void)kind; /* the one kind so far */
-	return st->corrupt_stage;
+	if (kind == STORE_CORRUPT_STAGE)
+		return st->corrupt_stage;
+	return st->pack ? store_pack_corrupt(st->pack, kind) : 0;
 }
 
 sqlite3 *store_db(struct store *st)

@@ -90,16 +90,23 @@ struct event;
  */
 int store_save_event(struct store *st, struct event *e);
 
-/* A record read back from the file: a staged tick's sample ("stage"). */
-enum store_corrupt_kind { STORE_CORRUPT_STAGE, STORE_CORRUPT_KINDS };
+/* A record read back from the file: a staged tick's sample, a packed
+ * block, an hour of rollups ("stage", "block", "rollup"). */
+enum store_corrupt_kind {
+	STORE_CORRUPT_STAGE,
+	STORE_CORRUPT_BLOCK,
+	STORE_CORRUPT_ROLLUP,
+	STORE_CORRUPT_KINDS
+};
 
 extern const char *const store_corrupt_kind_names[STORE_CORRUPT_KINDS];
 
 /*
  * Records of kind the writer read back since it opened that were not what
  * was written: a series id no series has, ids out of order, unknown flags, a
- * staged tick of the wrong length. Each was skipped, never trusted, and
- * counted once; the rest of the file is used as it is.
+ * staged tick of the wrong length; a block or rollup row whose checksum
+ * fails, or whose stream does not decode. Each was skipped, never trusted,
+ * and counted once; the rest of the file is used as it is.
  */
 uint64_t store_corrupt_records(const struct store *st, enum store_corrupt_kind kind);
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "stage.h"
+#include "store.h"
 
 /*
  * The store's packing: each series' newest samples in an open block
@@ -23,6 +24,21 @@
  * store_pack_forget drops what memory holds, and the store adds the staged
  * ticks again.
  */
+
+/*
+ * The checksum of a blocks or rollups row (the crc column, schema version
+ * 5): CRC-32C of the columns that say whose rows these are and where they
+ * lie, each as 64 little-endian bits, then of data. A row of an older file
+ * has none, and is read unchecked. first_rate is NULL for none.
+ */
+uint32_t store_pack_block_crc(int64_t series_id, int64_t start_ms, int64_t end_ms, int64_t n,
+			      const double *first_rate, const void *data, size_t len);
+uint32_t store_pack_rollup_crc(int64_t series_id, int64_t hour_ms, int64_t n, const void *data,
+			       size_t len);
+
+/* Column col of q's row (a crc column) is crc, or NULL: a row from before
+ * checksums, taken as it is. */
+int store_pack_crc_ok(sqlite3_stmt *q, int col, uint32_t crc);
 
 /* Samples in a block (the first block of a series closes earlier, so that
  * the series of a tick do not all close at once; past 6000 series blocks
@@ -58,5 +74,12 @@ int store_pack_flush(struct store_pack *p);
 
 /* Forgets every series; each resumes from the database when added again. */
 void store_pack_forget(struct store_pack *p);
+
+/*
+ * Blocks or rollup rows (kind) that a series resuming from the database
+ * found corrupt (a checksum or a decoding that fails) since p was made,
+ * each counted once: the series resumes as if the row were not there.
+ */
+uint64_t store_pack_corrupt(const struct store_pack *p, enum store_corrupt_kind kind);
 
 #endif
