@@ -62,7 +62,8 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB  := collector/packet.c collector/capture.c collector/kmap.c collector/lldp.c
 # The agent's parsers' harnesses (config file, sysfs values, API query
 # parameters, packed samples) link the whole library, built the same way.
-FUZZ_AGENT := $(addprefix $(BUILD)/fuzz/,fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack)
+FUZZ_AGENT := $(addprefix $(BUILD)/fuzz/,fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack \
+	fuzz_stage)
 FUZZ_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_SAN  := -g -O1 -fno-sanitize-recover=all
 FUZZ_SECS ?= 300
@@ -79,7 +80,7 @@ help:
 	@echo '  make test          deps + build + every test (unit, metrics lint, HTTP, store, lab)'
 	@echo '  make san-runner    the unit suite built with ASan and UBSan into $(BUILD)/san/ (make test runs it)'
 	@echo '  make bench         deps + build + benchmarks that print figures (not asserted)'
-	@echo '  make fuzz          deps + libFuzzer on the packet, capture, config, sysfs, API query and pack parsers, FUZZ_SECS each'
+	@echo '  make fuzz          deps + libFuzzer on the packet, capture, config, sysfs, API query and pack parsers and the stage's replay, FUZZ_SECS each'
 	@echo '  make install       install the binary, config and unit under $$(DESTDIR)$$(PREFIX)'
 	@echo '  make deb           build $(BUILD)/fabmon_VERSION-1_ARCH.deb (dpkg-deb; no debhelper)'
 	@echo '  make format        reformat the C sources with .clang-format'

@@ -56,6 +56,7 @@ struct agent {
 	int64_t store_last_ms;
 	double store_duration_s;
 	double tick_duration_s;
+	uint64_t corrupt_logged[STORE_CORRUPT_KINDS]; /* said in the log so far */
 };
 
 #define GAUGE(n, h)                                                                                \
@@ -88,6 +89,9 @@ static const struct metric_desc desc_store_errors =
 	COUNTER("fabmon_store_errors_total", "Ticks that could not be written to the database.");
 static const struct metric_desc desc_store_duration =
 	GAUGE("fabmon_store_write_duration_seconds", "Time the last database write took.");
+static const struct metric_desc desc_store_corrupt =
+	COUNTER("fabmon_store_corrupt_records_total",
+		"Records read back from the database that were corrupt, skipped.");
 static const struct metric_desc desc_store_last =
 	GAUGE("fabmon_store_last_tick_timestamp_seconds",
 	      "Time of the newest tick committed to the database, in Unix seconds.");
@@ -115,6 +119,29 @@ static void agent_store_metrics(struct agent *a)
 	(void)sample_counter(out, &desc_store_errors, NULL, 0, a->store_errors);
 	(void)sample_gauge(out, &desc_store_duration, NULL, 0, a->store_duration_s);
 	(void)sample_gauge(out, &desc_store_last, NULL, 0, (double)a->store_last_ms / 1000.0);
+	for (int k = 0; k < STORE_CORRUPT_KINDS; k++) {
+		struct label l = { "kind", store_corrupt_kind_names[k] };
+
+		(void)sample_counter(out, &desc_store_corrupt, &l, 1,
+				     store_corrupt_records(a->store, (enum store_corrupt_kind)k));
+	}
+}
+
+/* Corrupt records the store skipped, said once when it finds them (when it
+ * resumes from the file, at start or after a failed tick). */
+static void agent_log_corrupt(struct agent *a)
+{
+	for (int k = 0; k < STORE_CORRUPT_KINDS; k++) {
+		uint64_t n = store_corrupt_records(a->store, (enum store_corrupt_kind)k);
+
+		if (n > a->corrupt_logged[k])
+			log_warnx(
+				"store: skipped %llu corrupt %s record(s) in '%s', never trusted: "
+				"see fabmon_store_corrupt_records_total",
+				(unsigned long long)(n - a->corrupt_logged[k]),
+				store_corrupt_kind_names[k], a->cfg.db_path);
+		a->corrupt_logged[k] = n;
+	}
 }
 
 /*
@@ -205,6 +232,7 @@ static void agent_store(struct agent *a, double collect_s)
 	if (r == 0)
 		r = store_write_tick(a->store, a->reg, collect_s, err, sizeof(err));
 	a->store_duration_s = clock_mono_s() - t0;
+	agent_log_corrupt(a);
 	if (r < 0) {
 		a->store_errors++;
 		/* once per outage, not once per tick; a path with no database

@@ -43,9 +43,11 @@ static const char history_usage[] =
 	"  --utc                  table times in UTC instead of local time\n"
 	"  -h, --help             this help\n"
 	"\n"
-	"TIME as for fabmon events. A step with no sample is left out. Exit status:\n"
-	"0 shown (also when no sample is in the window), 1 the database is missing\n"
-	"or unusable, 2 usage error (also: no such metric, or over 64 series).\n";
+	"TIME as for fabmon events. A step with no sample is left out. A stored\n"
+	"block that is corrupt is skipped with a warning on stderr naming its series\n"
+	"and time range. Exit status: 0 shown (also when no sample is in the window\n"
+	"or a block was skipped), 1 the database is missing or unusable, 2 usage\n"
+	"error (also: no such metric, or over 64 series).\n";
 
 struct history_args {
 	struct cli_common cm;
@@ -203,6 +205,10 @@ int history_main(int argc, char **argv)
 		r = cli_read_error("history", a.cm.db, store_db(st), r);
 	} else {
 		print(&a, &res);
+		/* after the answer: what it lacks, on stderr so that --csv and
+		 * --json stay parseable */
+		for (int i = 0; i < res.nwarnings; i++)
+			fprintf(stderr, "fabmon history: warning: %s\n", res.warnings[i]);
 		history_result_free(&res);
 	}
 	store_close(st);

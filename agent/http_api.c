@@ -447,7 +447,7 @@ static int run_series(sqlite3 *db, const struct history_query *q, struct http_ap
 static int run_range(sqlite3 *db, const struct history_query *q, struct http_api_answer *ans)
 {
 	struct history_result res;
-	json_t *list;
+	json_t *list, *o, *warnings;
 	int r = history_run(db, q, HTTP_API_SERIES_MAX, &res);
 
 	if (r == -ENOENT) {
@@ -465,13 +465,20 @@ static int run_range(sqlite3 *db, const struct history_query *q, struct http_api
 	for (int i = 0; list && i < res.n && !clock_past(q->deadline_ms); i++)
 		if (json_array_append_new(list, history_series_json(q, &res.series[i], res.steps)))
 			break;
+	o = list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL;
+	/* as Prometheus' API: present only when there is something to say */
+	warnings = res.nwarnings ? json_array() : NULL;
+	for (int i = 0; warnings && i < res.nwarnings; i++)
+		(void)json_array_append_new(warnings, json_string(res.warnings[i]));
+	if (o && warnings)
+		(void)json_object_set(o, "warnings", warnings);
+	json_decref(warnings);
 	history_result_free(&res);
 	if (clock_past(q->deadline_ms)) {
-		json_decref(list);
+		json_decref(o);
 		return -ETIMEDOUT;
 	}
-	answer_json(ans, MHD_HTTP_OK,
-		    list ? json_pack("{s:s,s:o}", "status", "ok", "data", list) : NULL);
+	answer_json(ans, MHD_HTTP_OK, o);
 	return 0;
 }
 

@@ -373,3 +373,52 @@ int pack_next(struct pack_reader *r, int64_t *ts_ms, double *vals)
 	r->n++;
 	return 1;
 }
+
+void pack_rows_release(struct pack_rows *rows)
+{
+	free(rows->ts);
+	free(rows->vals);
+	memset(rows, 0, sizeof(*rows));
+}
+
+/* Room for one more row. */
+static int rows_grow(struct pack_rows *rows)
+{
+	size_t cap = rows->cap ? rows->cap * 2 : 256;
+	int64_t *ts;
+	double *vals;
+
+	if (rows->n < rows->cap)
+		return 0;
+	ts = realloc(rows->ts, cap * sizeof(*ts));
+	if (ts)
+		rows->ts = ts;
+	vals = ts ? realloc(rows->vals, cap * PACK_COLS_MAX * sizeof(*vals)) : NULL;
+	if (!vals)
+		return -ENOMEM;
+	rows->vals = vals;
+	rows->cap = cap;
+	return 0;
+}
+
+int pack_read_all(const void *buf, size_t len, unsigned cols, unsigned n, int64_t from_ms,
+		  int64_t to_ms, struct pack_rows *rows)
+{
+	struct pack_reader r;
+	int64_t ts;
+	int e;
+
+	rows->n = 0;
+	pack_reader_init(&r, buf, len, cols, n);
+	while ((e = rows_grow(rows)) == 0 &&
+	       (e = pack_next(&r, &ts, rows->vals + rows->n * r.cols)) == 1) {
+		if (ts < from_ms || ts > to_ms || (rows->n && ts <= rows->ts[rows->n - 1])) {
+			e = -EBADMSG;
+			break;
+		}
+		rows->ts[rows->n++] = ts;
+	}
+	if (e < 0)
+		rows->n = 0;
+	return e;
+}

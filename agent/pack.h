@@ -87,4 +87,23 @@ void pack_reader_init(struct pack_reader *r, const void *buf, size_t len, unsign
  */
 int pack_next(struct pack_reader *r, int64_t *ts_ms, double *vals);
 
+/* Rows read whole: ts[i] and cols values from vals[i * cols]. */
+struct pack_rows {
+	int64_t *ts;
+	double *vals;
+	size_t n, cap;
+};
+
+/* Frees the rows' arrays and empties them. */
+void pack_rows_release(struct pack_rows *rows);
+
+/*
+ * Reads all n rows of cols values from len bytes into rows (its arrays
+ * reused, grown as rows come), and checks them as a writer makes them: each
+ * time after the one before, all within [from_ms, to_ms]. Returns 0, -ENOMEM,
+ * or -EBADMSG (rows->n is 0 then: nothing of a stream that fails is used).
+ */
+int pack_read_all(const void *buf, size_t len, unsigned cols, unsigned n, int64_t from_ms,
+		  int64_t to_ms, struct pack_rows *rows);
+
 #endif

@@ -7,6 +7,7 @@
 #include "pack.h"
 #include "query_history.h"
 #include "stage.h"
+#include "store_pack.h"
 #include "timefmt.h"
 
 const char *const history_agg_names[HISTORY_AGGS] = { "avg", "max", "min", "last", "count" };
@@ -177,30 +178,63 @@ struct scan_state {
 struct scan {
 	sqlite3 *db;
 	const struct history_query *q;
+	struct history_result *res;
 	sqlite3_stmt *rollups, *blocks, *packed, *stage;
+	struct pack_rows rows; /* a block or rollup row read whole */
+	int skipped; /* corrupt rows skipped */
 };
+
+/* Names a corrupt row the scan skips (what of hs, or of every series when
+ * hs is NULL) in the result's warnings, up to HISTORY_WARNINGS_MAX. */
+static int scan_warn(struct scan *sc, const struct history_series *hs, const char *what,
+		     int64_t from_ms, int64_t to_ms)
+{
+	char from[40], to[40], *w = NULL;
+	int r;
+
+	if (sc->skipped++ >= HISTORY_WARNINGS_MAX)
+		return 0;
+	time_format_rfc3339(from_ms, from, sizeof(from));
+	time_format_rfc3339(to_ms, to, sizeof(to));
+	if (hs)
+		r = asprintf(&w, "skipped a corrupt %s of %s{%s} from %s to %s", what,
+			     sc->q->metric, hs->labels, from, to);
+	else
+		r = asprintf(&w, "skipped a corrupt %s at %s", what, from);
+	if (r < 0)
+		return -ENOMEM;
+	sc->res->warnings[sc->res->nwarnings++] = w;
+	return 0;
+}
 
 /* Minutes of hs's rollup rows in the window; sets where raw samples start. */
 static int scan_rollups(struct scan *sc, struct history_series *hs, struct scan_state *ss)
 {
 	const struct history_query *q = sc->q;
 	sqlite3_stmt *s = sc->rollups;
-	int rc = SQLITE_DONE;
+	int rc = SQLITE_DONE, r = 0;
 
 	ss->raw_from = q->since_ms;
 	sqlite3_bind_int64(s, 1, hs->id);
 	/* an hour row holds minutes after its start */
 	sqlite3_bind_int64(s, 2, q->since_ms - HOUR_MS);
 	sqlite3_bind_int64(s, 3, q->until_ms);
-	while (!clock_past(q->deadline_ms) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct pack_reader r;
-		double v[5];
-		int64_t m;
-		int more;
+	while (!r && !clock_past(q->deadline_ms) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t hour = sqlite3_column_int64(s, 0), n = sqlite3_column_int64(s, 1);
+		const void *data = sqlite3_column_blob(s, 2);
+		size_t len = (size_t)sqlite3_column_bytes(s, 2);
 
-		pack_reader_init(&r, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
-				 5, (unsigned)sqlite3_column_int64(s, 0));
-		while ((more = pack_next(&r, &m, v)) == 1) {
+		r = -EBADMSG;
+		sc->rows.n = 0;
+		if (store_pack_crc_ok(s, 3, store_pack_rollup_crc(hs->id, hour, n, data, len)))
+			r = pack_read_all(data, len, 5, (unsigned)n, hour, hour + HOUR_MS - 1,
+					  &sc->rows);
+		if (r == -EBADMSG)
+			r = scan_warn(sc, hs, "rollup hour", hour, hour + HOUR_MS - 1);
+		for (size_t i = 0; i < sc->rows.n; i++) {
+			const double *v = sc->rows.vals + i * 5;
+			int64_t m = sc->rows.ts[i];
+
 			if (m < q->since_ms || m > q->until_ms)
 				continue;
 			/* samples, min, max, sum, last */
@@ -208,13 +242,39 @@ static int scan_rollups(struct scan *sc, struct history_series *hs, struct scan_
 			if (m + MINUTE_MS > ss->raw_from)
 				ss->raw_from = m + MINUTE_MS;
 		}
-		if (more < 0)
-			break;
 	}
 	(void)sqlite3_reset(s);
+	if (r < 0)
+		return r;
 	if (clock_past(q->deadline_ms))
 		return -ETIMEDOUT;
-	return rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? -EBADMSG : -EIO;
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* Reads the block in s's row whole into sc->rows: its checksum, its rows
+ * from its start to its end. 0, -ENOMEM, or -EBADMSG (skip it). */
+static int read_block(struct scan *sc, sqlite3_stmt *s, const struct history_series *hs)
+{
+	int64_t n = sqlite3_column_int64(s, 0), start = sqlite3_column_int64(s, 3),
+		end = sqlite3_column_int64(s, 4);
+	double rate = sqlite3_column_double(s, 1);
+	const void *data = sqlite3_column_blob(s, 2);
+	size_t len = (size_t)sqlite3_column_bytes(s, 2);
+	int r;
+
+	sc->rows.n = 0;
+	if (!store_pack_crc_ok(
+		    s, 5,
+		    store_pack_block_crc(hs->id, start, end, n,
+					 sqlite3_column_type(s, 1) == SQLITE_NULL ? NULL : &rate,
+					 data, len)))
+		return -EBADMSG;
+	r = pack_read_all(data, len, 1, (unsigned)n, start, end, &sc->rows);
+	if (!r && (!sc->rows.n || sc->rows.ts[0] != start || sc->rows.ts[sc->rows.n - 1] != end))
+		r = -EBADMSG; /* a block begins and ends at its samples */
+	if (r < 0)
+		sc->rows.n = 0;
+	return r;
 }
 
 /* hs's packed samples from ss->raw_from on. */
@@ -237,17 +297,22 @@ static int scan_blocks(struct scan *sc, struct history_series *hs, struct scan_s
 	sqlite3_bind_int64(s, 3, q->until_ms);
 	while (!r && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int has_rate = sqlite3_column_type(s, 1) != SQLITE_NULL;
-		double rate = sqlite3_column_double(s, 1), v, pv = 0;
-		int64_t ts, pts = 0;
-		struct pack_reader rd;
+		double rate = sqlite3_column_double(s, 1);
 
-		pack_reader_init(&rd, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2),
-				 1, (unsigned)sqlite3_column_int64(s, 0));
-		for (unsigned i = 0; (r = pack_next(&rd, &ts, &v)) == 1; i++, pts = ts, pv = v) {
+		r = read_block(sc, s, hs);
+		if (r == -EBADMSG)
+			r = scan_warn(sc, hs, "block", sqlite3_column_int64(s, 3),
+				      sqlite3_column_int64(s, 4));
+		for (size_t i = 0; i < sc->rows.n; i++) {
+			int64_t ts = sc->rows.ts[i];
+			double v = sc->rows.vals[i];
+
 			/* a counter's rate as the registry reckoned it: the
 			 * increase over the time since its last reading */
 			if (hs->counter && i > 0) {
-				rate = ts > pts ? (v - pv) * 1000.0 / (double)(ts - pts) : 0.0;
+				int64_t pts = sc->rows.ts[i - 1];
+
+				rate = (v - sc->rows.vals[i - 1]) * 1000.0 / (double)(ts - pts);
 				has_rate = 1;
 			}
 			if (ts >= ss->raw_from && (!hs->counter || has_rate))
@@ -268,19 +333,21 @@ static int scan_stage(struct scan *sc, struct history_result *res, struct scan_s
 	const struct history_query *q = sc->q;
 	sqlite3_stmt *s = sc->stage;
 	int64_t from = q->until_ms;
-	int rc = SQLITE_DONE;
+	int rc = SQLITE_DONE, r = 0;
 
 	for (int i = 0; i < res->n; i++)
 		if (ss[i].raw_from < from)
 			from = ss[i].raw_from;
 	sqlite3_bind_int64(s, 1, from);
 	sqlite3_bind_int64(s, 2, q->until_ms);
-	while (!clock_past(q->deadline_ms) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while (!r && !clock_past(q->deadline_ms) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(s, 0);
 		const void *blob = sqlite3_column_blob(s, 1);
 		long n = stage_count(blob, (size_t)sqlite3_column_bytes(s, 1));
 		struct stage_rec rec;
 
+		if (n < 0)
+			r = scan_warn(sc, NULL, "staged tick", ts, ts);
 		for (int i = 0; n > 0 && i < res->n; i++) {
 			struct history_series *hs = &res->series[i];
 
@@ -294,6 +361,8 @@ static int scan_stage(struct scan *sc, struct history_result *res, struct scan_s
 		}
 	}
 	(void)sqlite3_reset(s);
+	if (r < 0)
+		return r;
 	if (clock_past(q->deadline_ms))
 		return -ETIMEDOUT;
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -307,22 +376,27 @@ static int scan_stage(struct scan *sc, struct history_result *res, struct scan_s
  */
 static int scan(sqlite3 *db, const struct history_query *q, struct history_result *res)
 {
-	struct scan sc = { .db = db, .q = q };
+	struct scan sc = { .db = db, .q = q, .res = res };
 	struct scan_state *ss = calloc((size_t)res->n + 1, sizeof(*ss));
 	int r = -EIO;
 
-	if (!ss)
+	/* room for the warnings kept and the one that counts the rest */
+	res->warnings = calloc(HISTORY_WARNINGS_MAX + 1, sizeof(*res->warnings));
+	if (!ss || !res->warnings) {
+		free(ss);
 		return -ENOMEM;
+	}
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		goto out;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT n, data FROM rollups WHERE series_id = ?1 AND hour_ms >= ?2 "
-			       "AND hour_ms <= ?3 ORDER BY hour_ms",
+			       "SELECT hour_ms, n, data, crc FROM rollups WHERE series_id = ?1 AND "
+			       "hour_ms >= ?2 AND hour_ms <= ?3 ORDER BY hour_ms",
 			       -1, &sc.rollups, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "SELECT n, first_rate, data FROM blocks WHERE series_id = ?1 AND "
-			       "end_ms >= ?2 AND start_ms <= ?3 ORDER BY end_ms",
-			       -1, &sc.blocks, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		    db,
+		    "SELECT n, first_rate, data, start_ms, end_ms, crc FROM blocks WHERE "
+		    "series_id = ?1 AND end_ms >= ?2 AND start_ms <= ?3 ORDER BY end_ms",
+		    -1, &sc.blocks, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT max(end_ms) FROM blocks WHERE series_id = ?1", -1,
 			       &sc.packed, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT ts_ms, data FROM stage WHERE ts_ms BETWEEN ?1 AND ?2",
@@ -338,7 +412,12 @@ static int scan(sqlite3 *db, const struct history_query *q, struct history_resul
 	}
 	if (!r)
 		r = scan_stage(&sc, res, ss);
+	if (!r && sc.skipped > HISTORY_WARNINGS_MAX &&
+	    asprintf(&res->warnings[res->nwarnings++], "skipped %d more corrupt rows",
+		     sc.skipped - HISTORY_WARNINGS_MAX) < 0)
+		r = -ENOMEM;
 out:
+	pack_rows_release(&sc.rows);
 	sqlite3_finalize(sc.rollups);
 	sqlite3_finalize(sc.blocks);
 	sqlite3_finalize(sc.packed);
@@ -388,6 +467,9 @@ void history_result_free(struct history_result *r)
 		free(r->series[i].labels);
 		free(r->series[i].cells);
 	}
+	for (int i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
 	free(r->series);
 	memset(r, 0, sizeof(*r));
 }

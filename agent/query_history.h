@@ -65,10 +65,18 @@ struct history_series {
 	struct history_cell *cells; /* one a step */
 };
 
+/* Warnings a result keeps: past them, one more says how many there were. */
+#define HISTORY_WARNINGS_MAX 16
+
 struct history_result {
 	struct history_series *series;
 	int n;
 	size_t steps;
+	/* stored rows the query skipped as corrupt (a checksum or a decoding
+	 * that fails), each named: "skipped a corrupt block of
+	 * METRIC{labels} from RFC 3339 to RFC 3339" */
+	char **warnings;
+	int nwarnings;
 };
 
 /*
@@ -82,12 +90,14 @@ size_t history_steps(const struct history_query *q);
 
 /*
  * Runs q: the metric's series matching every label filter, at most
- * max_series of them, each step's samples combined. Returns 0 and fills
- * *ret (free with history_result_free), or -ENOENT (no such metric), -E2BIG
- * (more series than max_series, or more values than q->max_points: found
- * before any sample is read), -ETIMEDOUT (q->deadline_ms passed between two
- * rows), -ENOMEM, -EIO (sqlite3_errmsg(db) says why; also a statement
- * interrupted by the connection's progress handler).
+ * max_series of them, each step's samples combined. A stored row that is
+ * corrupt is skipped and named in ret->warnings; the rest is returned.
+ * Returns 0 and fills *ret (free with history_result_free), or -ENOENT (no
+ * such metric), -E2BIG (more series than max_series, or more values than
+ * q->max_points: found before any sample is read), -ETIMEDOUT
+ * (q->deadline_ms passed between two rows), -ENOMEM, -EIO
+ * (sqlite3_errmsg(db) says why; also a statement interrupted by the
+ * connection's progress handler).
  */
 int history_run(sqlite3 *db, const struct history_query *q, int max_series,
 		struct history_result *ret);

@@ -44,7 +44,13 @@ struct store {
 		dev_t dev;
 		ino_t ino;
 	} file, wal, shm;
+	uint64_t corrupt_stage; /* staged records skipped as corrupt */
+	/* the newest staged tick checked, if any: its corrupt records are counted */
+	int64_t stage_checked;
+	int stage_checked_any;
 };
+
+const char *const store_corrupt_kind_names[STORE_CORRUPT_KINDS] = { "stage", "block", "rollup" };
 
 unsigned store_schema_version(void)
 {
@@ -610,25 +616,70 @@ static void store_finalize(struct store *st)
 		sqlite3_finalize(stmts[i]);
 }
 
+/* An id some series has: a stage record's id sizes pack's table by series. */
+static int stage_id_ok(int64_t id, int64_t max_id)
+{
+	return id >= 1 && id <= max_id;
+}
+
+/*
+ * Record i of a staged tick of n records is as a writer makes them: a
+ * series' id, in order between its neighbours whose ids are (a flipped id
+ * still in range but out of place takes a good neighbour with it: which of
+ * the two is wrong cannot be told), known flags.
+ */
+static int stage_rec_ok(const void *blob, size_t n, size_t i, int64_t max_id,
+			const struct stage_rec *r)
+{
+	struct stage_rec near;
+
+	if (!stage_id_ok(r->id, max_id) || (r->flags & ~(unsigned)(STAGE_COUNTER | STAGE_HAS_RATE)))
+		return 0;
+	if (i > 0) {
+		stage_get(blob, i - 1, &near);
+		if (stage_id_ok(near.id, max_id) && near.id >= r->id)
+			return 0;
+	}
+	if (i + 1 < n) {
+		stage_get(blob, i + 1, &near);
+		if (stage_id_ok(near.id, max_id) && near.id <= r->id)
+			return 0;
+	}
+	return 1;
+}
+
 /* Adds the staged ticks to pack's memory, as after a crash or a rolled-back
- * tick, inside the caller's transaction. */
+ * tick, inside the caller's transaction. A tick that is not a stage blob,
+ * and a record that stage_rec_ok refuses, is skipped, and counted the first
+ * time (after a rolled-back tick the stage is added again). */
 static int store_replay_stage(struct store *st)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(st->db, "SELECT ts_ms, data FROM stage ORDER BY ts_ms", -1, &q,
-				    NULL);
+	int64_t max_id = 0;
+	int rc = query_int(st->db, "SELECT coalesce(max(id), 0) FROM series", &max_id);
 
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st->db, "SELECT ts_ms, data FROM stage ORDER BY ts_ms", -1,
+					&q, NULL);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(q, 0);
 		const void *blob = sqlite3_column_blob(q, 1);
 		long n = stage_count(blob, (size_t)sqlite3_column_bytes(q, 1));
+		int first = !st->stage_checked_any || ts > st->stage_checked;
 		struct stage_rec r;
 
-		/* an unreadable tick is skipped: the others are still good */
+		if (n < 0)
+			st->corrupt_stage += first;
 		for (long i = 0; rc == SQLITE_ROW && i < n; i++) {
 			stage_get(blob, (size_t)i, &r);
-			if (store_pack_add(st->pack, &r, ts) != SQLITE_OK)
+			if (!stage_rec_ok(blob, (size_t)n, (size_t)i, max_id, &r))
+				st->corrupt_stage += first;
+			else if (store_pack_add(st->pack, &r, ts) != SQLITE_OK)
 				rc = SQLITE_NOMEM;
+		}
+		if (first) {
+			st->stage_checked = ts;
+			st->stage_checked_any = 1;
 		}
 		if (rc == SQLITE_ROW && store_pack_tick(st->pack, ts, PACK_BUDGET) != SQLITE_OK)
 			rc = SQLITE_IOERR;
@@ -731,6 +782,13 @@ int store_check_path(struct store *st, char *err, size_t err_len)
 		 linked ? "the file written until now is closed, complete, where it is now"
 			: "the ticks it held are lost with it");
 	return r < 0 ? r : -ESTALE;
+}
+
+uint64_t store_corrupt_records(const struct store *st, enum store_corrupt_kind kind)
+{
+	if (kind == STORE_CORRUPT_STAGE)
+		return st->corrupt_stage;
+	return st->pack ? store_pack_corrupt(st->pack, kind) : 0;
 }
 
 sqlite3 *store_db(struct store *st)

@@ -101,6 +101,26 @@ int store_save_event(struct store *st, struct event *e);
  */
 int store_check_path(struct store *st, char *err, size_t err_len);
 
+/* A record read back from the file: a staged tick's sample, a packed
+ * block, an hour of rollups ("stage", "block", "rollup"). */
+enum store_corrupt_kind {
+	STORE_CORRUPT_STAGE,
+	STORE_CORRUPT_BLOCK,
+	STORE_CORRUPT_ROLLUP,
+	STORE_CORRUPT_KINDS
+};
+
+extern const char *const store_corrupt_kind_names[STORE_CORRUPT_KINDS];
+
+/*
+ * Records of kind the writer read back since it opened that were not what
+ * was written: a series id no series has, ids out of order, unknown flags, a
+ * staged tick of the wrong length; a block or rollup row whose checksum
+ * fails, or whose stream does not decode. Each was skipped, never trusted,
+ * and counted once; the rest of the file is used as it is.
+ */
+uint64_t store_corrupt_records(const struct store *st, enum store_corrupt_kind kind);
+
 /* The sqlite3 handle, for read queries by the CLI and the tests. */
 struct sqlite3 *store_db(struct store *st);
 

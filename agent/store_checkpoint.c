@@ -77,6 +77,13 @@ int store_checkpointer_start(sqlite3 *writer, const char *path, struct store_che
 		goto fail;
 	}
 	(void)sqlite3_busy_timeout(c->db, 1000);
+	/* a connection opens the WAL at its first read: before it, a checkpoint
+	 * finds no WAL and returns SQLITE_OK having copied nothing (pnLog -1) */
+	if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		r = -EIO;
+		goto fail;
+	}
 	r = -pthread_create(&c->thread, NULL, run, c);
 	if (r < 0)
 		goto fail;

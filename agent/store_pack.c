@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+#include <endian.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "pack.h"
 #include "store_pack.h"
 
@@ -55,6 +58,13 @@ struct store_pack {
 	unsigned due, dirty;
 	int64_t frontier;
 	size_t cursor; /* where the budgeted work resumes */
+	/* the rowids of the blocks and rollup rows found corrupt */
+	struct corrupt_rows {
+		int64_t *ids;
+		size_t n, cap;
+		uint64_t count;
+	} corrupt[STORE_CORRUPT_KINDS];
+	struct pack_rows rows; /* a rollup row read back */
 };
 
 static int64_t floor_to(int64_t ts, int64_t unit)
@@ -62,6 +72,39 @@ static int64_t floor_to(int64_t ts, int64_t unit)
 	int64_t q = ts / unit;
 
 	return (ts % unit < 0 ? q - 1 : q) * unit;
+}
+
+/* CRC-32C of keys, each as 64 little-endian bits, then of len bytes of data. */
+static uint32_t row_crc(const int64_t *keys, size_t nkeys, const void *data, size_t len)
+{
+	uint32_t crc = 0;
+
+	for (size_t i = 0; i < nkeys; i++) {
+		uint64_t k = htole64((uint64_t)keys[i]);
+
+		crc = crc32c(crc, &k, sizeof(k));
+	}
+	return crc32c(crc, data, len);
+}
+
+uint32_t store_pack_block_crc(int64_t series_id, int64_t start_ms, int64_t end_ms, int64_t n,
+			      const double *first_rate, const void *data, size_t len)
+{
+	/* the rate as SQLite gives it back: a NaN is stored as NULL, -0.0 as 0 */
+	int has_rate = first_rate && !isnan(*first_rate);
+	double rate = has_rate && *first_rate != 0 ? *first_rate : 0.0;
+	int64_t keys[] = { series_id, start_ms, end_ms, n, has_rate, 0 };
+
+	memcpy(&keys[5], &rate, sizeof(keys[5]));
+	return row_crc(keys, sizeof(keys) / sizeof(keys[0]), data, len);
+}
+
+uint32_t store_pack_rollup_crc(int64_t series_id, int64_t hour_ms, int64_t n, const void *data,
+			       size_t len)
+{
+	const int64_t keys[] = { series_id, hour_ms, n };
+
+	return row_crc(keys, sizeof(keys) / sizeof(keys[0]), data, len);
 }
 
 int store_pack_new(sqlite3 *db, struct store_pack **ret)
@@ -75,24 +118,28 @@ int store_pack_new(sqlite3 *db, struct store_pack **ret)
 	p->frontier = INT64_MIN;
 	rc = sqlite3_prepare_v3(
 		db,
-		"INSERT INTO blocks (series_id, start_ms, end_ms, n, first_rate, data) "
-		"VALUES (?, ?, ?, ?, ?, ?)",
+		"INSERT INTO blocks (series_id, start_ms, end_ms, n, first_rate, data, crc) "
+		"VALUES (?, ?, ?, ?, ?, ?, ?)",
 		-1, SQLITE_PREPARE_PERSISTENT, &p->block_insert, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v3(db, "SELECT max(end_ms) FROM blocks WHERE series_id = ?",
-					-1, SQLITE_PREPARE_PERSISTENT, &p->block_last, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v3(
 			db,
-			"INSERT INTO rollups (series_id, hour_ms, n, data) VALUES (?, ?, ?, ?) "
+			"SELECT start_ms, end_ms, n, first_rate, data, crc, id FROM blocks "
+			"WHERE series_id = ? ORDER BY end_ms DESC",
+			-1, SQLITE_PREPARE_PERSISTENT, &p->block_last, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(
+			db,
+			"INSERT INTO rollups (series_id, hour_ms, n, data, crc) VALUES (?, ?, ?, ?, ?) "
 			"ON CONFLICT (series_id, hour_ms) DO UPDATE SET n = excluded.n, "
-			"data = excluded.data",
+			"data = excluded.data, crc = excluded.crc",
 			-1, SQLITE_PREPARE_PERSISTENT, &p->roll_upsert, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v3(db,
-					"SELECT hour_ms, n, data FROM rollups WHERE series_id = ? "
-					"ORDER BY hour_ms DESC LIMIT 1",
-					-1, SQLITE_PREPARE_PERSISTENT, &p->roll_last, NULL);
+		rc = sqlite3_prepare_v3(
+			db,
+			"SELECT hour_ms, n, data, crc, id FROM rollups WHERE series_id = ? "
+			"ORDER BY hour_ms DESC LIMIT 1",
+			-1, SQLITE_PREPARE_PERSISTENT, &p->roll_last, NULL);
 	if (rc != SQLITE_OK) {
 		store_pack_free(p);
 		return rc;
@@ -148,6 +195,9 @@ void store_pack_free(struct store_pack *p)
 	sqlite3_finalize(p->block_last);
 	sqlite3_finalize(p->roll_upsert);
 	sqlite3_finalize(p->roll_last);
+	pack_rows_release(&p->rows);
+	for (int k = 0; k < STORE_CORRUPT_KINDS; k++)
+		free(p->corrupt[k].ids);
 	free(p);
 }
 
@@ -159,38 +209,88 @@ static int step_reset(sqlite3_stmt *st)
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
 
-/* Loads the newest rollup hour of s into its writer, to go on adding to. */
+int store_pack_crc_ok(sqlite3_stmt *q, int col, uint32_t crc)
+{
+	return sqlite3_column_type(q, col) == SQLITE_NULL || sqlite3_column_int64(q, col) == crc;
+}
+
+/* Counts the corrupt row rowid of kind the first time it is found: series
+ * resume from the file again after every rolled-back tick. */
+static void count_corrupt(struct store_pack *p, enum store_corrupt_kind kind, int64_t rowid)
+{
+	struct corrupt_rows *c = &p->corrupt[kind];
+	int64_t *ids;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ids[i] == rowid)
+			return;
+	c->count++;
+	if (c->n == c->cap) {
+		ids = realloc(c->ids, (c->cap ? c->cap * 2 : 16) * sizeof(*ids));
+		if (!ids)
+			return; /* counted, and perhaps again */
+		c->ids = ids;
+		c->cap = c->cap ? c->cap * 2 : 16;
+	}
+	c->ids[c->n++] = rowid;
+}
+
+/* Loads the newest rollup hour of s into its writer, to go on adding to. A
+ * corrupt row is counted and not loaded: the minutes to come write over it. */
 static int resume_rollup(struct store_pack *p, struct pseries *s)
 {
 	sqlite3_stmt *q = p->roll_last;
-	int rc;
+	int rc, e = -EBADMSG;
 
 	sqlite3_bind_int64(q, 1, s->id);
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		struct pack_reader r;
-		double v[R_COLS];
-		int64_t ts;
-		int more;
+		const void *data = sqlite3_column_blob(q, 2);
+		size_t len = (size_t)sqlite3_column_bytes(q, 2);
+		int64_t n = sqlite3_column_int64(q, 1);
 
 		s->roll_hour = sqlite3_column_int64(q, 0);
-		pack_reader_init(&r, sqlite3_column_blob(q, 2), (size_t)sqlite3_column_bytes(q, 2),
-				 R_COLS, (unsigned)sqlite3_column_int64(q, 1));
-		/* an unreadable row is written over by the minutes to come */
-		while ((more = pack_next(&r, &ts, v)) == 1)
-			if (pack_append(&s->roll, ts, v) < 0) {
-				more = -ENOMEM;
-				break;
-			}
-		if (more == -ENOMEM)
-			rc = SQLITE_NOMEM;
-		else
-			rc = SQLITE_DONE;
+		if (store_pack_crc_ok(q, 3,
+				      store_pack_rollup_crc(s->id, s->roll_hour, n, data, len)))
+			e = pack_read_all(data, len, R_COLS, (unsigned)n, s->roll_hour,
+					  s->roll_hour + HOUR_MS - 1, &p->rows);
+		for (size_t i = 0; !e && i < p->rows.n; i++)
+			e = pack_append(&s->roll, p->rows.ts[i], p->rows.vals + i * R_COLS);
+		if (e == -EBADMSG)
+			count_corrupt(p, STORE_CORRUPT_ROLLUP, sqlite3_column_int64(q, 4));
+		rc = e == -ENOMEM ? SQLITE_NOMEM : SQLITE_DONE;
 		if (s->roll.n)
 			s->rolled_until = s->roll.ts + MINUTE_MS;
 	}
 	(void)sqlite3_reset(q);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Where s's newest block ends: its blocks newest first, skipping (and
+ * counting) corrupt ones, so that a flipped end_ms cannot hide what comes. */
+static int resume_block(struct store_pack *p, struct pseries *s)
+{
+	sqlite3_stmt *q = p->block_last;
+	int rc;
+
+	sqlite3_bind_int64(q, 1, s->id);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		double rate = sqlite3_column_double(q, 3);
+		const void *data = sqlite3_column_blob(q, 4);
+		uint32_t crc = store_pack_block_crc(
+			s->id, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+			sqlite3_column_int64(q, 2),
+			sqlite3_column_type(q, 3) == SQLITE_NULL ? NULL : &rate, data,
+			(size_t)sqlite3_column_bytes(q, 4));
+
+		if (store_pack_crc_ok(q, 5, crc)) {
+			s->packed_until = sqlite3_column_int64(q, 1);
+			break;
+		}
+		count_corrupt(p, STORE_CORRUPT_BLOCK, sqlite3_column_int64(q, 6));
+	}
+	(void)sqlite3_reset(q);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 /* The state of series id, resumed from the database the first time. */
@@ -229,12 +329,9 @@ static int series_get(struct store_pack *p, int64_t id, int counter, struct pser
 	/* the first block ends somewhere in the second half of its rows, by id */
 	s->target =
 		block_rows(p) / 2 + (unsigned)((uint64_t)id * 2654435761u % (block_rows(p) / 2));
-	sqlite3_bind_int64(p->block_last, 1, id);
-	rc = sqlite3_step(p->block_last);
-	if (rc == SQLITE_ROW && sqlite3_column_type(p->block_last, 0) != SQLITE_NULL)
-		s->packed_until = sqlite3_column_int64(p->block_last, 0);
-	(void)sqlite3_reset(p->block_last);
-	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? resume_rollup(p, s) : rc;
+	rc = resume_block(p, s);
+	if (rc == SQLITE_OK)
+		rc = resume_rollup(p, s);
 	if (rc != SQLITE_OK) {
 		series_free(s);
 		return rc;
@@ -259,6 +356,10 @@ static int close_block(struct store_pack *p, struct pseries *s)
 	else
 		sqlite3_bind_null(q, 5);
 	sqlite3_bind_blob(q, 6, s->raw.buf, (int)pack_bytes(&s->raw), SQLITE_STATIC);
+	sqlite3_bind_int64(q, 7,
+			   store_pack_block_crc(s->id, s->raw_start, s->raw_end, s->raw.n,
+						s->first_has_rate ? &s->first_rate : NULL,
+						s->raw.buf, pack_bytes(&s->raw)));
 	rc = step_reset(q);
 	sqlite3_clear_bindings(q);
 	if (rc != SQLITE_OK)
@@ -278,6 +379,9 @@ static int write_hour(struct store_pack *p, struct pseries *s)
 	sqlite3_bind_int64(q, 2, s->roll_hour);
 	sqlite3_bind_int64(q, 3, s->roll.n);
 	sqlite3_bind_blob(q, 4, s->roll.buf, (int)pack_bytes(&s->roll), SQLITE_STATIC);
+	sqlite3_bind_int64(q, 5,
+			   store_pack_rollup_crc(s->id, s->roll_hour, s->roll.n, s->roll.buf,
+						 pack_bytes(&s->roll)));
 	rc = step_reset(q);
 	sqlite3_clear_bindings(q);
 	if (rc != SQLITE_OK)
@@ -445,6 +549,11 @@ int store_pack_tick(struct store_pack *p, int64_t now_ms, unsigned budget)
 			p->cursor = i + 1;
 	}
 	return rc;
+}
+
+uint64_t store_pack_corrupt(const struct store_pack *p, enum store_corrupt_kind kind)
+{
+	return p->corrupt[kind].count;
 }
 
 int64_t store_pack_frontier(const struct store_pack *p)

@@ -18,7 +18,11 @@
  *            one is a queue length 0..20 (busy NICs), one a fraction with
  *            three decimals, six hold still (MTU, speed, link state).
  *
- * Usage: ingest -d DB [-s SERIES] [-t TICKS] [-i MS] [-m noise|typical]
+ * With -r the ticks come in real time, I ms apart as the agent's do, so
+ * that the store's checkpoint thread has the gaps between ticks to work in;
+ * the size of the WAL is then sampled after every tick.
+ *
+ * Usage: ingest -d DB [-s SERIES] [-t TICKS] [-i MS] [-m noise|typical] [-r]
  * Prints its figures; exits 1 only if the store could not be used.
  */
 #include <errno.h>
@@ -48,6 +52,7 @@ struct ingest_opts {
 	unsigned ticks;
 	unsigned interval_ms;
 	int typical;
+	int real_time;
 };
 
 struct ingest_host {
@@ -225,7 +230,7 @@ static int parse_args(int argc, char **argv, struct ingest_opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:s:t:i:m:")) != -1) {
+	while ((c = getopt(argc, argv, "d:s:t:i:m:r")) != -1) {
 		switch (c) {
 		case 'd':
 			o->db = optarg;
@@ -243,6 +248,9 @@ static int parse_args(int argc, char **argv, struct ingest_opts *o)
 			if (strcmp(optarg, "typical") && strcmp(optarg, "noise"))
 				return -EINVAL;
 			o->typical = strcmp(optarg, "typical") == 0;
+			break;
+		case 'r':
+			o->real_time = 1;
 			break;
 		default:
 			return -EINVAL;
@@ -262,13 +270,14 @@ int main(int argc, char **argv)
 	int64_t now_ms;
 	long long wchar0, wbytes0, wchar, wbytes;
 	char err[512], wal[4096];
-	off_t db_bytes, wal_bytes;
+	off_t db_bytes, wal_bytes, wal_max = 0;
+	double wal_sum = 0, next_s;
 	unsigned t, edge;
 	int r, status = 1;
 
 	if (parse_args(argc, argv, &o) < 0) {
 		fprintf(stderr,
-			"usage: ingest -d DB [-s SERIES] [-t TICKS] [-i MS] [-m noise|typical]\n");
+			"usage: ingest -d DB [-s SERIES] [-t TICKS] [-i MS] [-m noise|typical] [-r]\n");
 		return 2;
 	}
 	snprintf(wal, sizeof(wal), "%s-wal", o.db);
@@ -291,7 +300,13 @@ int main(int argc, char **argv)
 	}
 	wchar0 = proc_io("wchar");
 	wbytes0 = proc_io("write_bytes");
+	next_s = clock_mono_s();
 	for (t = 0; t < o.ticks; t++) {
+		if (o.real_time) {
+			next_s += o.interval_ms / 1000.0;
+			if (next_s > clock_mono_s())
+				(void)usleep((useconds_t)((next_s - clock_mono_s()) * 1e6));
+		}
 		/* a few ms of jitter, as the agent's wall clock has, so rates are
 		 * fractional and stored as 8-byte REALs */
 		now_ms += o.interval_ms + (int64_t)(rng_next(&host.rng) % 7) - 3;
@@ -310,6 +325,12 @@ int main(int argc, char **argv)
 		store_s += t2 - t1;
 		tick_ms[t] = (t2 - t1) * 1000.0;
 		samples += registry_count(reg);
+		if (o.real_time) {
+			wal_bytes = file_size(wal);
+			wal_sum += (double)wal_bytes;
+			if (wal_bytes > wal_max)
+				wal_max = wal_bytes;
+		}
 	}
 	/* What a reader of the file pays for: the WAL folded into the main file
 	 * (as the agent's own auto-checkpoints and close do). */
@@ -329,6 +350,9 @@ int main(int argc, char **argv)
 	       "max=%.2f ms\n",
 	       (double)samples / store_s, store_s, percentile(sorted, o.ticks, 50),
 	       percentile(sorted, o.ticks, 99), sorted[o.ticks - 1]);
+	if (o.real_time)
+		printf("wal after each tick: mean %.1f MB, max %.1f MB\n", wal_sum / o.ticks / 1e6,
+		       (double)wal_max / 1e6);
 	printf("tick cost as the file grows: first %u ticks %.2f ms, last %u ticks %.2f ms (mean)\n",
 	       edge, mean(tick_ms, 0, edge), edge, mean(tick_ms, o.ticks - edge, o.ticks));
 	printf("registry + store: %.0f samples/s (registry %.2f s)\n",

@@ -6,7 +6,9 @@
 # taken at all (a binary failed to start, a scrape never succeeded).
 #
 #   1. /metrics latency with ~10k series, fabmon vs node_exporter, one netns
-#   2. SQLite ingest through registry + store_write_tick()
+#   2. SQLite ingest through registry + store_write_tick(): back to back,
+#      then in real time at a 1 s tick, where the WAL's size after each
+#      tick shows whether the checkpoint thread keeps it short
 #   3. agent RSS and CPU at a 1 s tick with 64 interfaces
 #   4. the tc probe's cost per packet, from the kernel's BPF runtime stats,
 #      on a saturating TCP stream over a veth pair
@@ -42,7 +44,7 @@
 # BENCH_IFACES (interfaces for 1, default 526: ~10k fabmon series),
 # BENCH_SCRAPES (fabmon, default 500), BENCH_NE_SCRAPES (node_exporter,
 # which takes far longer per scrape, default 100), BENCH_TICKS (ingest
-# ticks, default 200),
+# ticks, default 200), BENCH_WAL_TICKS (ingest in real time, default 120),
 # BENCH_RSS_SECONDS (default 30), BENCH_STREAM_SECONDS (one stream of 4
 # and 5, default 5), BENCH_STREAM_RUNS (of 5, each way, default 5),
 # BENCH_FLOWS (default 10000), BENCH_FLOW_SECONDS (of 6, default 30),
@@ -68,6 +70,7 @@ IFACES=${BENCH_IFACES:-526}
 SCRAPES=${BENCH_SCRAPES:-500}
 NE_SCRAPES=${BENCH_NE_SCRAPES:-100}
 TICKS=${BENCH_TICKS:-200}
+WAL_TICKS=${BENCH_WAL_TICKS:-120}
 RSS_SECONDS=${BENCH_RSS_SECONDS:-30}
 STREAM_SECONDS=${BENCH_STREAM_SECONDS:-5}
 STREAM_RUNS=${BENCH_STREAM_RUNS:-5}
@@ -364,6 +367,13 @@ bench_ingest() {
 	grep -v '^samples_per_s=' "$WORK/ingest.out" | sed 's/^/  /'
 	sps=$(sed -n 's/^samples_per_s=\([0-9.]*\).*/\1/p' "$WORK/ingest.out")
 	goal "ingest >= 500k samples/s" "$sps" ">=" 500000 "$sps samples/s"
+	echo "  in real time, a tick a second for $WAL_TICKS s:"
+	if "$BENCH_DIR/ingest" -d "$WORK/ingest.db" -s 10000 -t "$WAL_TICKS" -m typical -r \
+		>"$WORK/ingest.out" 2>&1; then
+		grep -E '^(store_write_tick|wal after)' "$WORK/ingest.out" | sed 's/^/    /'
+	else
+		broken "ingest -r failed: $(cat "$WORK/ingest.out")"
+	fi
 	rm -f "$WORK"/ingest*.db*
 }
 

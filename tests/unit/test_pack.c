@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../agent/crc32c.h"
 #include "../../agent/pack.h"
 #include "suites.h"
 
@@ -213,6 +214,55 @@ START_TEST(test_bad_streams)
 }
 END_TEST
 
+/*
+ * pack_read_all takes a stream whole or not at all: every row, in order and
+ * within the bounds given; a stream cut short, times out of the bounds and
+ * times that go back (a flipped bit makes them) give -EBADMSG and no row.
+ */
+START_TEST(test_read_all)
+{
+	static const int64_t back[] = { 1000, 3000, 2000 };
+	struct pack_rows rows = { 0 };
+	struct pack_writer w;
+
+	pack_writer_init(&w, 2);
+	for (unsigned i = 0; i < 300; i++)
+		ck_assert_int_eq(
+			pack_append(&w, 1000 * (int64_t)(i + 1), (double[]){ i, -1.0 * i }), 0);
+	ck_assert_int_eq(pack_read_all(w.buf, pack_bytes(&w), 2, 300, 1000, 300000, &rows), 0);
+	ck_assert_uint_eq(rows.n, 300);
+	ck_assert(rows.ts[299] == 300000 && rows.vals[2 * 299] == 299.0 &&
+		  rows.vals[2 * 299 + 1] == -299.0);
+	ck_assert_int_eq(pack_read_all(w.buf, pack_bytes(&w) - 1, 2, 300, 1000, 300000, &rows),
+			 -EBADMSG);
+	ck_assert_uint_eq(rows.n, 0);
+	ck_assert_int_eq(pack_read_all(w.buf, pack_bytes(&w), 2, 300, 1000, 299999, &rows),
+			 -EBADMSG);
+	ck_assert_int_eq(pack_read_all(w.buf, pack_bytes(&w), 2, 300, 1001, 300000, &rows),
+			 -EBADMSG);
+	pack_writer_reset(&w);
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_int_eq(pack_append(&w, back[i], (double[]){ i, i }), 0);
+	ck_assert_int_eq(pack_read_all(w.buf, pack_bytes(&w), 2, 3, 0, 5000, &rows), -EBADMSG);
+	ck_assert_uint_eq(rows.n, 0);
+	pack_writer_reset(&w);
+	pack_rows_release(&rows);
+}
+END_TEST
+
+/* The blocks' checksum is CRC-32C: its check value ("123456789") and the
+ * 32 zero bytes of RFC 3720, B.4; a sum continued over two parts is the
+ * sum of the whole. */
+START_TEST(test_crc32c)
+{
+	static const uint8_t zeros[32];
+
+	ck_assert_uint_eq(crc32c(0, "123456789", 9), 0xe3069283);
+	ck_assert_uint_eq(crc32c(0, zeros, sizeof(zeros)), 0x8a9136aa);
+	ck_assert_uint_eq(crc32c(crc32c(0, "1234", 4), "56789", 5), 0xe3069283);
+}
+END_TEST
+
 Suite *pack_suite(void)
 {
 	Suite *s = suite_create("pack");
@@ -223,6 +273,8 @@ Suite *pack_suite(void)
 	tcase_add_test(tc, test_counters_and_columns);
 	tcase_add_test(tc, test_sizes);
 	tcase_add_test(tc, test_bad_streams);
+	tcase_add_test(tc, test_read_all);
+	tcase_add_test(tc, test_crc32c);
 	suite_add_tcase(s, tc);
 	return s;
 }

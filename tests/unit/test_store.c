@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -370,19 +371,29 @@ START_TEST(test_day)
 }
 END_TEST
 
-/* A writer killed without closing: its staged ticks are packed by the next
- * one, none lost, none twice. */
-START_TEST(test_crash_replay)
+/* A writer's run: it opens path, writes ticks [from, to) a second apart,
+ * and closes (all packed). */
+static void run_writer(const char *path, struct registry *reg, int from, int to)
 {
-	const char *path = tmp_db();
+	struct store *st;
+	char err[256];
+
+	ck_assert_msg(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) == 0, "%s", err);
+	ticks(st, reg, from, to, 1000);
+	store_close(st);
+	registry_forget_store_ids(reg);
+}
+
+/* A writer killed without closing, after ticks [1, 301) a second apart:
+ * the newest ticks stay staged. */
+static void crashed_writer(const char *path)
+{
 	struct registry *reg;
 	struct store *st;
 	char err[256];
-	unsigned n;
-	pid_t pid;
 	int status;
+	pid_t pid = fork();
 
-	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		reg = registry_new(100, 600000);
@@ -393,18 +404,212 @@ START_TEST(test_crash_replay)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ck_assert_int_gt(q(path, "SELECT count(*) FROM stage"), 0);
-	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
-	reg = registry_new(100, 600000);
+}
+
+/*
+ * The writer after crashed_writer's: it packs the stage, skipping corrupt
+ * staged records, writes ticks [301, 306) with one rolled back among them
+ * (the stage is packed again after it), and closes. Then it has counted
+ * each corrupt record once, the stage is empty, the gauge has gauge_n
+ * samples, the counter counter_n rates, all 10 a second.
+ */
+static void resume_crashed(const char *path, uint64_t corrupt, unsigned gauge_n, unsigned counter_n)
+{
+	struct registry *reg = registry_new(100, 600000);
+	struct store *st;
+	char err[256];
+	unsigned n;
+
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
-	ticks(st, reg, 301, 306, 1000);
+	ticks(st, reg, 301, 303, 1000);
+	ck_assert_int_eq(sqlite3_exec(store_db(st), "PRAGMA query_only = 1", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_lt(store_write_tick(st, reg, 0.001, err, sizeof(err)), 0);
+	ck_assert_int_eq(sqlite3_exec(store_db(st), "PRAGMA query_only = 0", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ticks(st, reg, 303, 306, 1000);
+	ck_assert_int_eq(store_corrupt_records(st, STORE_CORRUPT_STAGE), corrupt);
 	store_close(st);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM stage"), 0);
-	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 305);
-	/* every reading but the two firsts (one a process) has its rate */
-	ck_assert_int_eq(count(path, "fabmon_t_total", 0, 400000), 303);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), gauge_n);
+	ck_assert_int_eq(count(path, "fabmon_t_total", 0, 400000), counter_n);
 	ck_assert(hist(path, "fabmon_t_total", 0, 400000, HISTORY_MAX, &n) == 10.0);
 	ck_assert(hist(path, "fabmon_t_total", 0, 400000, HISTORY_MIN, &n) == 10.0);
+	registry_free(reg);
+}
+
+/* A writer killed without closing: its staged ticks are packed by the next
+ * one, none lost, none twice. */
+START_TEST(test_crash_replay)
+{
+	const char *path = tmp_db();
+
+	crashed_writer(path);
+	ck_assert_int_gt(q(path, "SELECT count(*) FROM stage"), 0);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
+	/* every reading but the two firsts (one a process) has its rate */
+	resume_crashed(path, 0, 305, 303);
+	rm_db(path);
+}
+END_TEST
+
+/*
+ * Staged records whose series id is no series' (flipped bits: 0x08000001
+ * made the agent allocate 1 GiB, 0xfffffff0 failed every tick after) and a
+ * staged tick of the wrong length: each skipped when the next writer packs
+ * the stage, the rest of the ticks kept, and that writer goes on writing.
+ */
+START_TEST(test_stage_corrupt)
+{
+	const char *path = tmp_db();
+
+	crashed_writer(path);
+	/* records sorted by id, 21 bytes each after a version byte: record 0
+	 * is the counter (id 1), record 1 the gauge (id 2) */
+	exec(path, "UPDATE stage SET data = substr(data, 1, 1) || x'01000008' || substr(data, 6) "
+		   "WHERE ts_ms = 300000;"
+		   "UPDATE stage SET data = substr(data, 1, 22) || x'f0ffffff' || substr(data, 27) "
+		   "WHERE ts_ms = 299000;"
+		   "UPDATE stage SET data = substr(data, 1, 30) WHERE ts_ms = 298000;");
+	/* the gauge lost 299 s and 298 s, the counter 300 s and 298 s */
+	resume_crashed(path, 3, 303, 301);
+	rm_db(path);
+}
+END_TEST
+
+/* Flips bit `bit` of the data of the row id of table. */
+static void flip_bit(const char *path, const char *table, int64_t id, unsigned bit)
+{
+	char sql[128];
+	sqlite3_stmt *s;
+	sqlite3 *db;
+	uint8_t *buf;
+	int len;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "SELECT data FROM %s WHERE id = %lld", table, (long long)id);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	len = sqlite3_column_bytes(s, 0);
+	ck_assert_int_gt(len * 8, (int)bit);
+	buf = malloc((size_t)len);
+	memcpy(buf, sqlite3_column_blob(s, 0), (size_t)len);
+	sqlite3_finalize(s);
+	buf[bit / 8] ^= (uint8_t)(0x80 >> (bit % 8));
+	snprintf(sql, sizeof(sql), "UPDATE %s SET data = ? WHERE id = %lld", table, (long long)id);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	sqlite3_bind_blob(s, 1, buf, len, SQLITE_STATIC);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	free(buf);
+}
+
+/*
+ * Three clean runs of 100 ticks: three blocks of the gauge. Its first block
+ * loses bit 100 (inside a value: it decodes, into other values), the second
+ * is cut short (it does not decode). A reader skips both and gets the third
+ * and the rollups; a writer resuming after the newest block, whose end is
+ * flipped years ahead, does not take it for packed and drop what comes.
+ */
+START_TEST(test_block_corrupt)
+{
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(100, 600000);
+	const char *gauge = "(SELECT id FROM series WHERE name = 'fabmon_g')";
+	char sql[256];
+	unsigned n, rolled;
+	int64_t first;
+
+	for (int run = 0; run < 3; run++)
+		run_writer(path, reg, run * 100 + 1, run * 100 + 101);
+	snprintf(sql, sizeof(sql), "SELECT min(id) FROM blocks WHERE series_id = %s", gauge);
+	first = q(path, sql);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
+	(void)hist(path, "fabmon_g", 0, 360000, HISTORY_COUNT, &rolled);
+	flip_bit(path, "blocks", first, 100);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE blocks SET data = substr(data, 1, 12) WHERE id = (SELECT id FROM blocks "
+		 "WHERE series_id = %s ORDER BY id LIMIT 1 OFFSET 1)",
+		 gauge);
+	exec(path, sql);
+	/* raw samples: the third block's 100; whole minutes: the rollups */
+	ck_assert_int_eq(count(path, "fabmon_g", 1000, 300000), 100);
+	(void)hist(path, "fabmon_g", 0, 360000, HISTORY_COUNT, &n);
+	ck_assert_int_eq(n, rolled);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE blocks SET end_ms = end_ms + 100000000000 WHERE id = (SELECT max(id) "
+		 "FROM blocks WHERE series_id = %s)",
+		 gauge);
+	exec(path, sql);
+	run_writer(path, reg, 301, 311);
+	ck_assert_int_eq(count(path, "fabmon_g", 300500, 400000), 10);
+	registry_free(reg);
+	rm_db(path);
+}
+END_TEST
+
+/*
+ * A version-4 file, whose blocks and rollup rows have no checksum: the
+ * agent upgrades it without rewriting them, they read as before, and only
+ * what it writes from then on carries one.
+ */
+START_TEST(test_checksum_upgrade)
+{
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(100, 600000);
+
+	run_writer(path, reg, 1, 101);
+	/* as version 4 wrote it: the same blocks, no crc column */
+	exec(path, "ALTER TABLE blocks DROP COLUMN crc; ALTER TABLE rollups DROP COLUMN crc;"
+		   "PRAGMA user_version = 4;");
+	run_writer(path, reg, 101, 201);
+	ck_assert_int_eq(q(path, "PRAGMA user_version"), store_schema_version());
+	ck_assert_int_eq(
+		q(path, "SELECT count(*) FROM blocks WHERE crc IS NULL AND end_ms <= 100000"), 2);
+	ck_assert_int_eq(
+		q(path, "SELECT count(*) FROM blocks WHERE crc IS NULL AND end_ms > 100000"), 0);
+	/* the rollup hour was written again, with its checksum */
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM rollups WHERE crc IS NULL"), 0);
+	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 200);
+	registry_free(reg);
+	rm_db(path);
+}
+END_TEST
+
+/*
+ * The checkpoint thread copies the WAL back once it passes 1000 pages, so a
+ * writer that leaves gaps between its ticks (as the agent does) starts the
+ * WAL over at about that size; without it the WAL grows to 8000 pages
+ * (32 MiB), where the writer checkpoints in its own tick.
+ */
+START_TEST(test_wal_checkpointed)
+{
+	enum { SERIES = 4000, TICKS = 200 };
+	const struct metric_desc d = { .name = "fabmon_w", .help = "h", .type = METRIC_GAUGE };
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(SERIES + 10, 600000);
+	char err[256], wal[80], name[16];
+	struct store *st;
+	struct stat sb;
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	for (int t = 1; t <= TICKS; t++) {
+		registry_begin_tick(reg, t * 1000);
+		for (int i = 0; i < SERIES; i++) {
+			struct label l = { "i", name };
+
+			snprintf(name, sizeof(name), "%d", i);
+			(void)sample_gauge(registry_sink(reg, "t"), &d, &l, 1, i + t);
+		}
+		registry_end_tick(reg);
+		ck_assert_msg(store_write_tick(st, reg, 0.001, err, sizeof(err)) == 0, "%s", err);
+		(void)usleep(5000);
+	}
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_msg(sb.st_size < 3000 * 4096, "WAL of %lld bytes", (long long)sb.st_size);
+	store_close(st);
 	registry_free(reg);
 	rm_db(path);
 }
@@ -590,6 +795,10 @@ Suite *store_suite(void)
 		{ "clock steps back", test_clock_back, 0 },
 		{ "prune events", test_prune_events, 0 },
 		{ "a WAL beside a file not its own", test_wal_not_its_own, 0 },
+		{ "corrupt staged records", test_stage_corrupt, 0 },
+		{ "corrupt blocks", test_block_corrupt, 0 },
+		{ "blocks without checksum", test_checksum_upgrade, 0 },
+		{ "WAL checkpointed off the tick", test_wal_checkpointed, 30 },
 	};
 
 	return TESTUTIL_SUITE("store", cases);
