@@ -57,6 +57,9 @@ struct agent {
 	double store_duration_s;
 	double tick_duration_s;
 	uint64_t corrupt_logged[STORE_CORRUPT_KINDS]; /* said in the log so far */
+	/* corrupt records of the database files closed since start (a file
+	 * replaced under the agent): the counter goes on from them */
+	uint64_t corrupt_closed[STORE_CORRUPT_KINDS];
 };
 
 #define GAUGE(n, h)                                                                                \
@@ -110,6 +113,13 @@ static void agent_self_metrics(struct agent *a)
 	(void)sample_counter(out, &desc_dropped, NULL, 0, registry_dropped(a->reg));
 }
 
+/* Corrupt records of kind k skipped since start, in every file held. */
+static uint64_t agent_corrupt_total(const struct agent *a, int k)
+{
+	return a->corrupt_closed[k] +
+	       (a->store ? store_corrupt_records(a->store, (enum store_corrupt_kind)k) : 0);
+}
+
 /* After the commit, so that a scrape shows what the database holds. */
 static void agent_store_metrics(struct agent *a)
 {
@@ -122,8 +132,7 @@ static void agent_store_metrics(struct agent *a)
 	for (int k = 0; k < STORE_CORRUPT_KINDS; k++) {
 		struct label l = { "kind", store_corrupt_kind_names[k] };
 
-		(void)sample_counter(out, &desc_store_corrupt, &l, 1,
-				     store_corrupt_records(a->store, (enum store_corrupt_kind)k));
+		(void)sample_counter(out, &desc_store_corrupt, &l, 1, agent_corrupt_total(a, k));
 	}
 }
 
@@ -132,7 +141,7 @@ static void agent_store_metrics(struct agent *a)
 static void agent_log_corrupt(struct agent *a)
 {
 	for (int k = 0; k < STORE_CORRUPT_KINDS; k++) {
-		uint64_t n = store_corrupt_records(a->store, (enum store_corrupt_kind)k);
+		uint64_t n = agent_corrupt_total(a, k);
 
 		if (n > a->corrupt_logged[k])
 			log_warnx(
@@ -200,6 +209,9 @@ static int agent_store_follow(struct agent *a)
 		return 0;
 	if (a->store) {
 		log_error(0, "store: %s; opening '%s' again as at start", err, a->cfg.db_path);
+		for (int k = 0; k < STORE_CORRUPT_KINDS; k++)
+			a->corrupt_closed[k] +=
+				store_corrupt_records(a->store, (enum store_corrupt_kind)k);
 		store_close(a->store);
 		a->store = NULL;
 		/* ids of rows in the file closed */
