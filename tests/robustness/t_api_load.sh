@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Scrapes beside API queries, on loopback. A database of 1000 series (50 a
-# metric) over API_LOAD_TICKS seconds (default 1200) written by the ingest
-# bench tool; an agent reading it with the default api_concurrency and
+# metric) over API_LOAD_TICKS seconds (default 3600: an hour of raw samples,
+# the most a query reads before rollups, so that its scan outlasts a 100 ms
+# budget several times on a quiet host too) written by the ingest bench tool; an agent reading it with the default api_concurrency and
 # api_timeout:
 #  - with api_timeout 100ms, a query_range of one metric's 50 series at 1 s
 #    is a 503 whose JSON names api_timeout;
@@ -21,7 +22,7 @@ for t in curl jq; do
 done
 BENCH_DIR=${BENCH_DIR:-$PWD/build/bench}
 [ -x "$BENCH_DIR/ingest" ] || fail "no ingest in $BENCH_DIR (make $BENCH_DIR/ingest)"
-TICKS=${API_LOAD_TICKS:-1200}
+TICKS=${API_LOAD_TICKS:-3600}
 CLIENTS=${API_LOAD_CLIENTS:-8}
 SECS=${API_LOAD_SECS:-10}
 db=$WORK/load.db
