@@ -3,8 +3,8 @@
 # Scrapes beside API queries, on loopback. A database of 1000 series (50 a
 # metric) over API_LOAD_TICKS seconds (default 3600: an hour of raw samples,
 # the most a query reads before rollups, so that its scan outlasts a 100 ms
-# budget several times on a quiet host too) written by the ingest bench tool; an agent reading it with the default api_concurrency and
-# api_timeout:
+# budget several times on a quiet host too) written by the ingest bench
+# tool; an agent reading it with the default api_concurrency and api_timeout:
 #  - with api_timeout 100ms, a query_range of one metric's 50 series at 1 s
 #    is a 503 whose JSON names api_timeout;
 #  - a query_range over api_max_points is a 400 naming label (refused before
