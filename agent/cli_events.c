@@ -126,7 +126,7 @@ static int row_out(const struct event_row *r, void *arg)
 		time_format_rfc3339(r->start_ms, t0, sizeof(t0));
 		time_format_rfc3339(r->end_ms, t1, sizeof(t1));
 		time_format_rfc3339(r->open_ms, topen, sizeof(topen));
-		strbuf_addf(sb, "%lld,%s,", (long long)r->id, r->kind);
+		strbuf_addf(sb, "%lld,%s,%s,", (long long)r->id, r->kind, r->cause);
 		cli_csv_field(sb, r->subject);
 		strbuf_addf(sb, ",%s,%s,%s,%.3f,", t0, r->open_ms ? topen : "", r->end_ms ? t1 : "",
 			    r->peak);
@@ -142,8 +142,8 @@ static int row_out(const struct event_row *r, void *arg)
 			snprintf(t1, sizeof(t1), "(open)");
 			snprintf(dur, sizeof(dur), "-");
 		}
-		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-30s %7.2f  %s\n", (long long)r->id,
-			    t0, t1, dur, r->kind, r->subject, r->peak,
+		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-7s %-30s %7.2f  %s\n",
+			    (long long)r->id, t0, t1, dur, r->kind, r->cause, r->subject, r->peak,
 			    r->evidence ? r->evidence : "{}");
 	}
 	if (sb->len > 65536) {
@@ -162,10 +162,12 @@ static int list(const struct events_args *a, sqlite3 *db)
 
 	strbuf_init(&ctx.sb);
 	if (a->cm.format == CLI_CSV)
-		strbuf_addstr(&ctx.sb, "id,kind,subject,start,opened,end,peak_score,evidence\n");
+		strbuf_addstr(&ctx.sb,
+			      "id,kind,cause,subject,start,opened,end,peak_score,evidence\n");
 	else if (a->cm.format == CLI_TABLE)
-		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
-			    "END", "DURATION", "KIND", "SUBJECT", "PEAK", "EVIDENCE");
+		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-7s %-30s %7s  %s\n", "ID",
+			    "START", "END", "DURATION", "KIND", "CAUSE", "SUBJECT", "PEAK",
+			    "EVIDENCE");
 	r = query_events(db, &q, row_out, &ctx);
 	if (r == -EIO)
 		fprintf(stderr, "fabmon events: %s\n", sqlite3_errmsg(db));

@@ -25,8 +25,21 @@ enum event_kind {
 	EVENT_KINDS,
 };
 
+/* Where the fault is: in the fabric (links, ports, queues), or in a host
+ * whose application stopped while its path kept working. */
+enum event_cause {
+	EVENT_CAUSE_NETWORK,
+	EVENT_CAUSE_HOST,
+};
+
 /* "stall", "pfc_storm", ... as in DESIGN.md and the events table. */
 const char *event_kind_name(enum event_kind kind);
+
+/* A kind's cause: each kind names one (DESIGN.md, Events). */
+enum event_cause event_kind_cause(enum event_kind kind);
+
+/* "network" or "host": the cause label and column. */
+const char *event_cause_name(enum event_cause cause);
 
 /* The kind named name ("stall"), or -1. */
 int event_kind_parse(const char *name);
@@ -91,8 +104,8 @@ void events_tick(struct events *ev, const struct event_verdict *v, size_t n, int
 void events_foreach_changed(struct events *ev, void (*fn)(struct event *e, void *arg), void *arg);
 
 /*
- * Emits fabmon_event_active{kind,subject} for open events,
- * fabmon_events_total{kind} and fabmon_stall_seconds_total.
+ * Emits fabmon_event_active{kind,cause,subject} for open events,
+ * fabmon_events_total{kind,cause} and fabmon_stall_seconds_total.
  */
 void events_emit(const struct events *ev, struct sample_sink *out);
 

@@ -107,10 +107,15 @@ START_TEST(test_blip_and_totals)
 	/* the event families as exported while one is open (the catalogue
 	 * tests/e2e/t_dashboards.sh reads) */
 	testutil_check_golden(text, "events_open.prom");
-	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"hotspot\"}"), 1);
-	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"pfc_storm\"}"), 0);
 	ck_assert_double_eq(
-		testutil_value(text, "fabmon_event_active{kind=\"hotspot\",subject=\"peer=b\"}"),
+		testutil_value(text, "fabmon_events_total{kind=\"hotspot\",cause=\"network\"}"), 1);
+	ck_assert_double_eq(
+		testutil_value(text, "fabmon_events_total{kind=\"pfc_storm\",cause=\"network\"}"),
+		0);
+	ck_assert_double_eq(
+		testutil_value(
+			text,
+			"fabmon_event_active{kind=\"hotspot\",cause=\"network\",subject=\"peer=b\"}"),
 		1);
 	free(text);
 	tick(ev, "peer=b", 0, 1600); /* closes */
@@ -119,7 +124,8 @@ START_TEST(test_blip_and_totals)
 	registry_begin_tick(reg, 1800);
 	events_emit(ev, registry_sink(reg, "agent"));
 	text = testutil_render(reg);
-	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"hotspot\"}"), 2);
+	ck_assert_double_eq(
+		testutil_value(text, "fabmon_events_total{kind=\"hotspot\",cause=\"network\"}"), 2);
 	ck_assert_double_eq(testutil_value(text, "fabmon_stall_seconds_total"), 0);
 	free(text);
 	registry_free(reg);
@@ -193,7 +199,8 @@ START_TEST(test_stall_opens_at_once)
 	registry_begin_tick(reg, 1400);
 	events_emit(ev, registry_sink(reg, "agent"));
 	text = testutil_render(reg);
-	ck_assert_double_eq(testutil_value(text, "fabmon_events_total{kind=\"stall\"}"), 1);
+	ck_assert_double_eq(
+		testutil_value(text, "fabmon_events_total{kind=\"stall\",cause=\"network\"}"), 1);
 	/* open from 1000 through the tick at 1300 that closed it */
 	ck_assert_double_eq_tol(testutil_value(text, "fabmon_stall_seconds_total"), 0.3, 1e-9);
 	free(text);

@@ -15,7 +15,7 @@ chmod -R u+w "$root"
 cnt=$root/class/infiniband/mlx5_0/ports/1/counters
 port=$(free_port)
 start_agent "$port" --db "$WORK/p.db" --interval 100ms --collectors rdma --sysfs-root "$root"
-active='fabmon_event_active{kind="pfc_storm",subject="device=mlx5_0,port=1"}'
+active='fabmon_event_active{kind="pfc_storm",cause="network",subject="device=mlx5_0,port=1"}'
 
 # advance: SECONDS WAIT_STEP DATA_STEP [ONSET], every 50 ms (bounded); the
 # time of its first step into the file ONSET: the storm starts when the
@@ -35,7 +35,7 @@ advance() {
 # busy, not frozen: 5M words (20 MB) per 50 ms is 400 MB/s, far over 1 % of 25 Gb/s
 advance 2 1000000 5000000
 [ -z "$(metric "$port" "$active")" ] || fail "a busy port was called a storm"
-[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm"}')" = 0 ] || fail "storm on a busy port"
+[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm",cause="network"}')" = 0 ] || fail "storm on a busy port"
 
 # frozen: waiting every tick, nothing sent
 advance 2 1000000 0 "$WORK/onset" &
@@ -56,7 +56,7 @@ for _ in $(seq 20); do
 done
 [ -z "$(metric "$port" "$active")" ] || fail "event did not close when the waiting stopped"
 grep -q "event pfc_storm closed: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no close message"
-[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm"}')" = 1 ] || fail "want exactly one storm"
+[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm",cause="network"}')" = 1 ] || fail "want exactly one storm"
 kill "$AGENT_PID"; wait "$AGENT_PID"
 row=$(sqlite3 "$WORK/p.db" "SELECT kind, subject, end_ms IS NOT NULL FROM events")
 [ "$row" = "pfc_storm|device=mlx5_0,port=1|1" ] || fail "events table: $row"

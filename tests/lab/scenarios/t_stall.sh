@@ -30,7 +30,7 @@ sleep 2.5
 s1=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
 r1=$(lab_metric "fabmon_tcp_read_stall_seconds$peer")
 z1=$(lab_metric "fabmon_tcp_zero_window_connections$peer")
-active=$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.1"}')
+active=$(lab_metric "$(lab_active stall peer=198.18.0.1)")
 kill -CONT "$receiver"
 s2=""
 for _ in $(seq 30); do
@@ -61,9 +61,10 @@ for _ in $(seq 20); do
 	sleep 0.1
 done
 grep -q "event stall closed: peer=198.18.0.1" "$WORK/agent.log" || fail "no close message"
-[ "$(lab_metric 'fabmon_events_total{kind="stall"}')" = 1 ] || fail "stall events not 1"
+[ "$(lab_metric 'fabmon_events_total{kind="stall",cause="network"}')" = 1 ] || fail "stall events not 1"
 for k in hotspot incast pfc_storm straggler slow_handoff; do
-	[ "$(lab_metric "fabmon_events_total{kind=\"$k\"}")" = 0 ] || fail "a $k event was raised"
+	[ "$(lab_metric "fabmon_events_total{kind=\"$k\",cause=\"$(lab_cause $k)\"}")" = 0 ] ||
+		fail "a $k event was raised"
 done
 row=$(sqlite3 "$WORK/s.db" "SELECT kind, subject, start_ms, end_ms IS NOT NULL FROM events")
 echo "events table: $row"
