@@ -76,8 +76,8 @@ static const struct key_def config_keys[] = {
 	UINT("event_open_ticks", event_open_ticks, 1, 1000, "an integer from 1 to 1000"),
 	UINT("event_close_ticks", event_close_ticks, 1, 1000, "an integer from 1 to 1000"),
 	DUR("stall_after", stall_after_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 500ms"),
-	DUR("stall_read_after", stall_read_after_ms, 100, 3600000,
-	    "a duration from 100ms to 1h, e.g. 300ms"),
+	DUR("host_stall_after", host_stall_after_ms, 100, 3600000,
+	    "a duration from 100ms to 1h, e.g. 1500ms"),
 	UINT("pfc_paused_percent", pfc_paused_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("hotspot_util_percent", hotspot_util_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("incast_percent", incast_percent, 1, 100, "a percentage from 1 to 100"),
@@ -127,7 +127,10 @@ void config_defaults(struct config *cfg)
 	/* a missed ACK costs at least one RTO (200 ms minimum on Linux): half a
 	 * second without progress is a rank that has stopped, not a slow one */
 	cfg->stall_after_ms = 500;
-	cfg->stall_read_after_ms = 300;
+	/* a busy host leaves a reader unscheduled for hundreds of ms (up to
+	 * about 1 s on two saturated cores): a pause half as long again is an
+	 * application that stopped, and still within a 2 s detection goal */
+	cfg->host_stall_after_ms = 1500;
 	/* paused half the time is a storm, not a burst: PFC's own watchdogs
 	 * (mlx5 pause-storm prevention) act on sustained pause like this */
 	cfg->pfc_paused_percent = 50;

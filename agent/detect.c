@@ -452,7 +452,7 @@ void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
 	*d = (struct detect_config){
 		.stall = { (double)cfg->stall_after_ms / 1000.0,
-			   (double)cfg->stall_read_after_ms / 1000.0 },
+			   (double)cfg->host_stall_after_ms / 1000.0 },
 		.pfc_paused_fraction = cfg->pfc_paused_percent / 100.0,
 		.hotspot_util = cfg->hotspot_util_percent / 100.0,
 		.path_window_ms = cfg->path_window_ms,
@@ -491,9 +491,11 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	for (size_t i = 0; i < sg.n; i++) {
 		int stalled = sg.in[i].ack_stall_s >= cfg->stall.after_s;
 
-		sg.path[i].stalled = stalled || sg.in[i].read_stall_s >= cfg->stall.read_after_s;
+		/* a reader idle for as long as the network's stall bound leaves
+		 * its path nothing to measure, then a burst */
+		sg.path[i].stalled = stalled || sg.in[i].read_stall_s >= cfg->stall.after_s;
 		/* a transfer slows the moment its receiver stops reading, and is
-		 * judged at once: any read stall is the stall's, not the path's.
+		 * judged at once: any read stall is the host's, not the path's.
 		 * Paths are compared over several ticks, and an all-to-all
 		 * receiver that reads its senders in turn leaves one unread for
 		 * a moment: from the bound (with any, t_incast's first tick over

@@ -5,8 +5,8 @@
 #include "events.h"
 
 /* Each kind's name and cause. slow_handoff is the network's: its rule reads
- * transfer times on the wire, and a receiver that stops reading is a
- * stall's or host_stall's to name (the hand-off detector skips those). */
+ * transfer times on the wire, and a receiver that stops reading is
+ * host_stall's to name (the hand-off detector skips those). */
 static const struct {
 	const char *name;
 	enum event_cause cause;
@@ -17,6 +17,7 @@ static const struct {
 	[EVENT_PFC_STORM] = { "pfc_storm", EVENT_CAUSE_NETWORK },
 	[EVENT_STRAGGLER] = { "straggler", EVENT_CAUSE_NETWORK },
 	[EVENT_SLOW_HANDOFF] = { "slow_handoff", EVENT_CAUSE_NETWORK },
+	[EVENT_HOST_STALL] = { "host_stall", EVENT_CAUSE_HOST },
 };
 
 int event_kind_parse(const char *name)

@@ -47,10 +47,10 @@ static const char agent_usage[] =
 	"                         back a tc filter someone removed this long after (default 30s)\n"
 	"  --event-open-ticks N, --event-close-ticks N  ticks over a threshold before an\n"
 	"                         event opens, under before it closes (defaults 2, 3)\n"
-	"  --stall-after DURATION  data pending without ack progress this long is a stall\n"
+	"  --stall-after DURATION  data in flight without ack progress this long is a stall\n"
 	"                         (default 500ms)\n"
-	"  --stall-read-after DURATION  data a peer acked and its application has not read\n"
-	"                         for this long is a stall (default 300ms)\n"
+	"  --host-stall-after DURATION  data a peer acked and its application has not read\n"
+	"                         for this long is a host_stall (default 1500ms)\n"
 	"  --pfc-paused-percent N  a port paused this share of the time is in a PFC storm\n"
 	"                         (default 50)\n"
 	"  --hotspot-util-percent N  a congested link this full of its capacity is a hotspot\n"
@@ -131,7 +131,7 @@ static const struct option config_options[] = {
 	{ "event-open-ticks", required_argument, NULL, 0 },
 	{ "event-close-ticks", required_argument, NULL, 0 },
 	{ "stall-after", required_argument, NULL, 0 },
-	{ "stall-read-after", required_argument, NULL, 0 },
+	{ "host-stall-after", required_argument, NULL, 0 },
 	{ "pfc-paused-percent", required_argument, NULL, 0 },
 	{ "hotspot-util-percent", required_argument, NULL, 0 },
 	{ "incast-percent", required_argument, NULL, 0 },
