@@ -18,6 +18,7 @@ static const struct {
 	[EVENT_STRAGGLER] = { "straggler", EVENT_CAUSE_NETWORK },
 	[EVENT_SLOW_HANDOFF] = { "slow_handoff", EVENT_CAUSE_NETWORK },
 	[EVENT_HOST_STALL] = { "host_stall", EVENT_CAUSE_HOST },
+	[EVENT_LOSSY_LINK] = { "lossy_link", EVENT_CAUSE_NETWORK },
 };
 
 int event_kind_parse(const char *name)

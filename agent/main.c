@@ -55,6 +55,9 @@ static const char agent_usage[] =
 	"                         (default 50)\n"
 	"  --hotspot-util-percent N  a congested link this full of its capacity is a hotspot\n"
 	"                         (default 80)\n"
+	"  --lossy-link-ppm N     a port under hotspot-util-percent with errors on this many\n"
+	"                         packets in a million over lossy-link-for is a lossy link\n"
+	"                         (defaults 10, 2s)\n"
 	"  --incast-percent N     an all-to-all peer whose path delivers under this share of\n"
 	"                         the other peers' median is an incast (default 25)\n"
 	"  --straggler-percent N  a ring peer whose path delivers under this share is a\n"
@@ -134,6 +137,8 @@ static const struct option config_options[] = {
 	{ "host-stall-after", required_argument, NULL, 0 },
 	{ "pfc-paused-percent", required_argument, NULL, 0 },
 	{ "hotspot-util-percent", required_argument, NULL, 0 },
+	{ "lossy-link-ppm", required_argument, NULL, 0 },
+	{ "lossy-link-for", required_argument, NULL, 0 },
 	{ "incast-percent", required_argument, NULL, 0 },
 	{ "straggler-percent", required_argument, NULL, 0 },
 	{ "path-window", required_argument, NULL, 0 },
