@@ -72,6 +72,17 @@ metric() {
 	curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s { print $2; exit }'
 }
 
+# await_metric PORT SERIES VALUE SECONDS: polls /metrics every 50 ms until
+# SERIES is VALUE ("": absent); SEEN is then when (ms since the epoch).
+# Returns 1 if it is not after SECONDS.
+await_metric() {
+	for _ in $(seq $(($4 * 20))); do
+		[ "$(metric "$1" "$2")" = "$3" ] && { SEEN=$(date +%s%3N); return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
 # netdev_tree ROOT IFNAME VALUE: a minimal sysfs class/net entry under ROOT
 # (every statistics counter VALUE, up, MTU 1500) for tests that point the
 # agent's --sysfs-root at a tree of their own.

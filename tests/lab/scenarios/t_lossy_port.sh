@@ -48,20 +48,11 @@ advance 2 0 10000 1000000
 advance 2 20 10000 1000000 "$WORK/onset" &
 writer=$!
 on_exit "kill $writer"
-seen=""
-for _ in $(seq 40); do
-	[ "$(metric "$port" "$active")" = 1 ] && { seen=$(date +%s%3N); break; }
-	sleep 0.05
-done
-[ -n "$seen" ] || { cat "$WORK/agent.log"; fail "no lossy_link event on mlx5_0 port 1"; }
-t0=$(cat "$WORK/onset")
+await_metric "$port" "$active" 1 2 || { cat "$WORK/agent.log"; fail "no lossy_link event on mlx5_0 port 1"; }
+seen=$SEEN t0=$(cat "$WORK/onset")
 wait $writer
 advance 1 0 10000 1000000
-for _ in $(seq 20); do
-	[ -z "$(metric "$port" "$active")" ] && break
-	sleep 0.1
-done
-[ -z "$(metric "$port" "$active")" ] || fail "event did not close when the errors stopped"
+await_metric "$port" "$active" "" 2 || fail "event did not close when the errors stopped"
 [ "$(metric "$port" "$total")" = 1 ] || fail "want exactly one lossy_link"
 kill "$AGENT_PID"
 wait "$AGENT_PID"

@@ -41,20 +41,11 @@ advance 2 1000000 5000000
 advance 2 1000000 0 "$WORK/onset" &
 writer=$!
 on_exit "kill $writer"
-seen=""
-for _ in $(seq 40); do
-	[ "$(metric "$port" "$active")" = 1 ] && { seen=$(date +%s%3N); break; }
-	sleep 0.05
-done
-[ -n "$seen" ] || { cat "$WORK/agent.log"; fail "no pfc_storm event on mlx5_0 port 1"; }
-t0=$(cat "$WORK/onset")
+await_metric "$port" "$active" 1 2 || { cat "$WORK/agent.log"; fail "no pfc_storm event on mlx5_0 port 1"; }
+seen=$SEEN t0=$(cat "$WORK/onset")
 wait $writer
 grep -q "event pfc_storm opened: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no open message"
-for _ in $(seq 20); do
-	[ -z "$(metric "$port" "$active")" ] && break
-	sleep 0.1
-done
-[ -z "$(metric "$port" "$active")" ] || fail "event did not close when the waiting stopped"
+await_metric "$port" "$active" "" 2 || fail "event did not close when the waiting stopped"
 grep -q "event pfc_storm closed: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no close message"
 [ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm",cause="network"}')" = 1 ] || fail "want exactly one storm"
 kill "$AGENT_PID"; wait "$AGENT_PID"
