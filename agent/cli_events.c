@@ -25,8 +25,9 @@
 static const char events_usage[] =
 	"usage: fabmon events [OPTION]...\n"
 	"Lists the events the detectors raised (hotspot, incast, stall, pfc_storm,\n"
-	"straggler, slow_handoff) that overlap a window, oldest first, from the\n"
-	"agent's database, read-only: safe while the agent runs, and on a copy.\n"
+	"straggler, slow_handoff, lossy_link: cause network; host_stall: cause\n"
+	"host) that overlap a window, oldest first, from the agent's database,\n"
+	"read-only: safe while the agent runs, and on a copy.\n"
 	"\n"
 	"  --since TIME           window start (default 24h: a day ago)\n"
 	"  --until TIME           window end (default now)\n"
@@ -75,7 +76,8 @@ static int parse_args(int argc, char **argv, struct events_args *a)
 				return cli_usage_error(
 					"events",
 					"--kind: '%s' is not one of hotspot, incast, "
-					"stall, pfc_storm, straggler, slow_handoff",
+					"stall, pfc_storm, straggler, slow_handoff, "
+					"host_stall, lossy_link",
 					optarg);
 			a->kind = optarg;
 			break;
@@ -126,7 +128,7 @@ static int row_out(const struct event_row *r, void *arg)
 		time_format_rfc3339(r->start_ms, t0, sizeof(t0));
 		time_format_rfc3339(r->end_ms, t1, sizeof(t1));
 		time_format_rfc3339(r->open_ms, topen, sizeof(topen));
-		strbuf_addf(sb, "%lld,%s,", (long long)r->id, r->kind);
+		strbuf_addf(sb, "%lld,%s,%s,", (long long)r->id, r->kind, r->cause);
 		cli_csv_field(sb, r->subject);
 		strbuf_addf(sb, ",%s,%s,%s,%.3f,", t0, r->open_ms ? topen : "", r->end_ms ? t1 : "",
 			    r->peak);
@@ -142,8 +144,8 @@ static int row_out(const struct event_row *r, void *arg)
 			snprintf(t1, sizeof(t1), "(open)");
 			snprintf(dur, sizeof(dur), "-");
 		}
-		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-30s %7.2f  %s\n", (long long)r->id,
-			    t0, t1, dur, r->kind, r->subject, r->peak,
+		strbuf_addf(sb, "%-6lld %-27s %-27s %9s  %-12s %-7s %-30s %7.2f  %s\n",
+			    (long long)r->id, t0, t1, dur, r->kind, r->cause, r->subject, r->peak,
 			    r->evidence ? r->evidence : "{}");
 	}
 	if (sb->len > 65536) {
@@ -165,10 +167,12 @@ static int list(const struct events_args *a, sqlite3 *db)
 
 	strbuf_init(&ctx.sb);
 	if (a->cm.format == CLI_CSV)
-		strbuf_addstr(&ctx.sb, "id,kind,subject,start,opened,end,peak_score,evidence\n");
+		strbuf_addstr(&ctx.sb,
+			      "id,kind,cause,subject,start,opened,end,peak_score,evidence\n");
 	else if (a->cm.format == CLI_TABLE)
-		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-30s %7s  %s\n", "ID", "START",
-			    "END", "DURATION", "KIND", "SUBJECT", "PEAK", "EVIDENCE");
+		strbuf_addf(&ctx.sb, "%-6s %-27s %-27s %9s  %-12s %-7s %-30s %7s  %s\n", "ID",
+			    "START", "END", "DURATION", "KIND", "CAUSE", "SUBJECT", "PEAK",
+			    "EVIDENCE");
 	r = query_events(db, &q, row_out, &ctx);
 	if (r < 0)
 		(void)cli_read_error("events", a->cm.db, db, r);

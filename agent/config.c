@@ -77,10 +77,13 @@ static const struct key_def config_keys[] = {
 	UINT("event_open_ticks", event_open_ticks, 1, 1000, "an integer from 1 to 1000"),
 	UINT("event_close_ticks", event_close_ticks, 1, 1000, "an integer from 1 to 1000"),
 	DUR("stall_after", stall_after_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 500ms"),
-	DUR("stall_read_after", stall_read_after_ms, 100, 3600000,
-	    "a duration from 100ms to 1h, e.g. 300ms"),
+	DUR("host_stall_after", host_stall_after_ms, 100, 3600000,
+	    "a duration from 100ms to 1h, e.g. 1500ms"),
 	UINT("pfc_paused_percent", pfc_paused_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("hotspot_util_percent", hotspot_util_percent, 1, 100, "a percentage from 1 to 100"),
+	UINT("lossy_link_ppm", lossy_link_ppm, 1, 1000000, "parts per million from 1 to 1000000"),
+	DUR("lossy_link_for", lossy_link_for_ms, 200, 3600000,
+	    "a duration from 200ms to 1h, e.g. 2s"),
 	UINT("incast_percent", incast_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("straggler_percent", straggler_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("handoff_slow_percent", handoff_slow_percent, 110, 100000,
@@ -131,13 +134,23 @@ void config_defaults(struct config *cfg)
 	/* a missed ACK costs at least one RTO (200 ms minimum on Linux): half a
 	 * second without progress is a rank that has stopped, not a slow one */
 	cfg->stall_after_ms = 500;
-	cfg->stall_read_after_ms = 300;
+	/* a busy host leaves a reader unscheduled for hundreds of ms (up to
+	 * about 1 s on two saturated cores): a pause half as long again is an
+	 * application that stopped, and still within a 2 s detection goal */
+	cfg->host_stall_after_ms = 1500;
 	/* paused half the time is a storm, not a burst: PFC's own watchdogs
 	 * (mlx5 pause-storm prevention) act on sustained pause like this */
 	cfg->pfc_paused_percent = 50;
 	/* a link past 80 % of its capacity has little headroom left for a
 	 * collective's bursts; queueing there is the link's, not the sender's */
 	cfg->hotspot_util_percent = 80;
+	/* a healthy link loses about one packet in 10^8 to bit errors (a BER
+	 * of 1e-12); ten in a million is a cable or optic going bad, and still
+	 * under what a dying one loses (1e-4 and up) */
+	cfg->lossy_link_ppm = 10;
+	/* long enough that one burst (a link retraining) is not a lossy link,
+	 * short enough to name one within the 3 s the issue asks */
+	cfg->lossy_link_for_ms = 2000;
 	/* a receiver that many senders share gets 1/N of its port each, and a
 	 * collective waits for it: a quarter of what the other peers' paths
 	 * deliver is a hot receiver, not noise (medians of three samples in the

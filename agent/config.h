@@ -52,9 +52,11 @@ struct config {
 	unsigned event_open_ticks; /* ticks over a threshold before an event opens */
 	unsigned event_close_ticks; /* ticks under before it closes */
 	int64_t stall_after_ms; /* no ack progress with data pending this long: a stall */
-	int64_t stall_read_after_ms; /* acked and not read by the peer this long: a stall */
+	int64_t host_stall_after_ms; /* acked and not read by the peer this long: a host_stall */
 	unsigned pfc_paused_percent; /* a port paused this share of the time is in a PFC storm */
 	unsigned hotspot_util_percent; /* a congested link this full is a hotspot */
+	unsigned lossy_link_ppm; /* a port under that with errors on this share of packets */
+	int64_t lossy_link_for_ms; /* over this long, on two ticks or more: a lossy_link */
 	unsigned incast_percent; /* an all-to-all peer delivered this share of the others' rate */
 	unsigned straggler_percent; /* a ring peer delivered this share of the others' rate */
 	int64_t path_window_ms; /* peers compared if they delivered this recently */

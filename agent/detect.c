@@ -7,6 +7,7 @@
 #include "detect.h"
 #include "detect_handoff.h"
 #include "detect_hotspot.h"
+#include "detect_lossy.h"
 #include "detect_path.h"
 #include "detect_pfc.h"
 #include "detect_roce.h"
@@ -374,6 +375,82 @@ static void gather_hotspot(struct hotspot_gather *g, const struct series *s, siz
 }
 
 /*
+ * Ports' error counters and the packets beside them: an interface's
+ * (ethtool's FCS and symbol errors, netdev's packets) or an RDMA port's
+ * (sysfs counters and hw_counters). Errors add up over the families.
+ */
+struct lossy_gather {
+	struct lossy_input in[DETECT_PORTS];
+	size_t n;
+};
+
+#define LOSSY_FIELD(f) offsetof(struct lossy_input, f)
+static const struct {
+	const char *name;
+	size_t field; /* a double in struct lossy_input */
+} lossy_series[] = {
+	{ "fabmon_ethtool_rx_phy_errors_total", LOSSY_FIELD(errors) },
+	{ "fabmon_netdev_receive_packets_total", LOSSY_FIELD(packets) },
+	{ "fabmon_netdev_transmit_packets_total", LOSSY_FIELD(packets) },
+	{ "fabmon_rdma_port_symbol_errors_total", LOSSY_FIELD(errors) },
+	{ "fabmon_rdma_port_receive_errors_total", LOSSY_FIELD(errors) },
+	{ "fabmon_rdma_port_link_error_recoveries_total", LOSSY_FIELD(errors) },
+	/* the transport's: loss it had to recover from */
+	{ "fabmon_rdma_out_of_sequence_packets_total", LOSSY_FIELD(errors) },
+	{ "fabmon_rdma_packet_sequence_errors_total", LOSSY_FIELD(errors) },
+	{ "fabmon_rdma_local_ack_timeouts_total", LOSSY_FIELD(errors) },
+	{ "fabmon_rdma_port_receive_packets_total", LOSSY_FIELD(packets) },
+	{ "fabmon_rdma_port_transmit_packets_total", LOSSY_FIELD(packets) },
+};
+#define LOSSY_SERIES (sizeof(lossy_series) / sizeof(lossy_series[0]))
+
+/* i: the series' index in lossy_series */
+static void gather_lossy(struct lossy_gather *g, const struct series *s, size_t i)
+{
+	char ifname[32], dev[48], port[8], subject[EVENT_SUBJECT_MAX];
+	struct lossy_input *p = NULL;
+
+	if (!s->has_rate)
+		return;
+	if (label_value(s->labels, "interface", ifname, sizeof(ifname)) == 0)
+		snprintf(subject, sizeof(subject), "interface=%s", ifname);
+	else if (label_value(s->labels, "device", dev, sizeof(dev)) == 0 &&
+		 label_value(s->labels, "port", port, sizeof(port)) == 0)
+		snprintf(subject, sizeof(subject), "device=%s,port=%s", dev, port);
+	else
+		return;
+	for (size_t j = 0; j < g->n && !p; j++)
+		if (strcmp(g->in[j].subject, subject) == 0)
+			p = &g->in[j];
+	if (!p) {
+		if (g->n == DETECT_PORTS)
+			return;
+		p = &g->in[g->n++];
+		memset(p, 0, sizeof(*p));
+		memcpy(p->subject, subject, sizeof(subject));
+		p->util = -1;
+	}
+	*reading_at(p, lossy_series[i].field) += s->rate;
+}
+
+/* Each port's utilisation from the links' (interfaces) and the PFC
+ * gatherer's RDMA ports, where their capacity is known. */
+static void lossy_util(struct lossy_gather *g, const struct hotspot_input *links, size_t nlinks,
+		       const struct pfc_gather *pg)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		struct lossy_input *p = &g->in[i];
+
+		for (size_t j = 0; j < nlinks; j++)
+			if (strcmp(links[j].subject, p->subject) == 0)
+				p->util = hotspot_util(&links[j]);
+		for (size_t j = 0; j < pg->n; j++)
+			if (strcmp(pg->in[j].subject, p->subject) == 0 && pg->in[j].link_bytes > 0)
+				p->util = pg->in[j].tx_bytes_rate / pg->in[j].link_bytes;
+	}
+}
+
+/*
  * What a family's series are to each gatherer. The registry walks series
  * by family, every series of one under the same name pointer (struct
  * series), so this is worked out once a family: compared for every series,
@@ -386,6 +463,7 @@ struct series_kind {
 	int stall; /* gather_stall()'s kind; -1 for none */
 	int pfc; /* enum pfc_kind */
 	int hotspot; /* index in hotspot_series; -1 for none */
+	int lossy; /* index in lossy_series; -1 for none */
 };
 
 static void series_kind_of(struct series_kind *k, const char *name)
@@ -417,6 +495,9 @@ static void series_kind_of(struct series_kind *k, const char *name)
 	for (i = 0; (size_t)i < HOTSPOT_SERIES && strcmp(name, hotspot_series[i].name) != 0; i++)
 		;
 	k->hotspot = (size_t)i < HOTSPOT_SERIES ? i : -1;
+	for (i = 0; (size_t)i < LOSSY_SERIES && strcmp(name, lossy_series[i].name) != 0; i++)
+		;
+	k->lossy = (size_t)i < LOSSY_SERIES ? i : -1;
 }
 
 /* Every gatherer of a tick, in one pass over the registry. */
@@ -425,6 +506,7 @@ struct tick_gather {
 	struct stall_gather *stall;
 	struct pfc_gather *pfc;
 	struct hotspot_gather *hotspot;
+	struct lossy_gather *lossy;
 	struct series_kind kind; /* of the last series' family */
 };
 
@@ -445,6 +527,8 @@ static int gather_series(struct series *s, void *arg)
 		gather_pfc(t->pfc, s, t->kind.pfc);
 	if (t->kind.hotspot >= 0)
 		gather_hotspot(t->hotspot, s, (size_t)t->kind.hotspot);
+	if (t->kind.lossy >= 0)
+		gather_lossy(t->lossy, s, (size_t)t->kind.lossy);
 	return 0;
 }
 
@@ -452,9 +536,11 @@ void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
 	*d = (struct detect_config){
 		.stall = { (double)cfg->stall_after_ms / 1000.0,
-			   (double)cfg->stall_read_after_ms / 1000.0 },
+			   (double)cfg->host_stall_after_ms / 1000.0 },
 		.pfc_paused_fraction = cfg->pfc_paused_percent / 100.0,
 		.hotspot_util = cfg->hotspot_util_percent / 100.0,
+		.lossy_error_share = cfg->lossy_link_ppm / 1e6,
+		.lossy_window_ms = cfg->lossy_link_for_ms,
 		.path_window_ms = cfg->path_window_ms,
 		.incast_fraction = cfg->incast_percent / 100.0,
 		.straggler_fraction = cfg->straggler_percent / 100.0,
@@ -473,27 +559,37 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	static struct handoff_history hh;
 	static struct roce_gather rg;
 	static struct stall_history sh;
+	static struct lossy_gather lg;
+	static struct lossy_history lh;
+	const struct lossy_bounds lb = { cfg->lossy_error_share, cfg->hotspot_util,
+					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
-	struct tick_gather tg = { &rg, &sg, &pg, &hg, { NULL, ROCE_NONE, -1, PFC_NONE, -1 } };
+	struct tick_gather tg = {
+		&rg, &sg, &pg, &hg, &lg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1 }
+	};
 	size_t n;
 	int paced = 0; /* an incast verdict this tick */
 
 	sg.n = 0;
 	sg.next = 0;
 	pg.n = 0;
+	lg.n = 0;
 	roce_gather_begin(&rg);
 	hg.cur ^= 1;
 	hg.n[hg.cur] = 0;
 	hg.ms[hg.cur] = registry_now(reg);
 	(void)registry_foreach(reg, gather_series, &tg);
 	roce_gather_end(&rg);
+	lossy_util(&lg, hg.in[hg.cur], hg.n[hg.cur], &pg);
 	for (size_t i = 0; i < sg.n; i++) {
 		int stalled = sg.in[i].ack_stall_s >= cfg->stall.after_s;
 
-		sg.path[i].stalled = stalled || sg.in[i].read_stall_s >= cfg->stall.read_after_s;
+		/* a reader idle for as long as the network's stall bound leaves
+		 * its path nothing to measure, then a burst */
+		sg.path[i].stalled = stalled || sg.in[i].read_stall_s >= cfg->stall.after_s;
 		/* a transfer slows the moment its receiver stops reading, and is
-		 * judged at once: any read stall is the stall's, not the path's.
+		 * judged at once: any read stall is the host's, not the path's.
 		 * Paths are compared over several ticks, and an all-to-all
 		 * receiver that reads its senders in turn leaves one unread for
 		 * a moment: from the bound (with any, t_incast's first tick over
@@ -527,5 +623,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 			    pcfg.window_ms, registry_now(reg), out + n, max - n);
 	n += detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
 	n += detect_roce(rg.in, rg.n, cfg->incast_fraction, out + n, max - n);
+	lossy_history_update(&lh, lg.in, lg.n, lb.window_ms, registry_now(reg));
+	n += detect_lossy(&lh, &lb, registry_now(reg), out + n, max - n);
 	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
 }

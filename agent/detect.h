@@ -19,7 +19,9 @@
 struct detect_config {
 	struct stall_bounds stall; /* detect_stall's bounds */
 	double pfc_paused_fraction; /* detect_pfc's: share of time paused */
-	double hotspot_util; /* detect_hotspot's: share of capacity in use */
+	double hotspot_util; /* detect_hotspot's: share of capacity in use; detect_lossy's bound */
+	double lossy_error_share; /* detect_lossy's: errors per packet */
+	int64_t lossy_window_ms; /* over this long */
 	int64_t path_window_ms; /* detect_path's: peers compared if active this recently */
 	double incast_fraction; /* detect_path's: share of the others' delivery rate */
 	double straggler_fraction;

@@ -16,6 +16,17 @@ static double hotspot_tx_capacity(const struct hotspot_input *p)
 	return p->link_bytes > 0 ? p->link_bytes : p->shaped_bytes;
 }
 
+double hotspot_util(const struct hotspot_input *p)
+{
+	double tx_capacity = hotspot_tx_capacity(p), util = -1;
+
+	if (tx_capacity > 0)
+		util = p->tx_bytes_rate / tx_capacity;
+	if (p->link_bytes > 0 && p->rx_bytes_rate / p->link_bytes > util)
+		util = p->rx_bytes_rate / p->link_bytes;
+	return util;
+}
+
 static int hotspot_congested(const struct hotspot_input *p, double tx_capacity)
 {
 	return p->qdisc_drops_rate > 0 || p->overlimits_rate > 0 || p->if_drops_rate > 0 ||
@@ -83,12 +94,8 @@ size_t detect_hotspot(const struct hotspot_input *in, size_t n, double util_boun
 		return 0;
 	for (size_t i = 0; i < n && k < max; i++) {
 		const struct hotspot_input *p = &in[i];
-		double tx_capacity = hotspot_tx_capacity(p), util = 0;
+		double tx_capacity = hotspot_tx_capacity(p), util = hotspot_util(p);
 
-		if (tx_capacity > 0)
-			util = p->tx_bytes_rate / tx_capacity;
-		if (p->link_bytes > 0 && p->rx_bytes_rate / p->link_bytes > util)
-			util = p->rx_bytes_rate / p->link_bytes;
 		if (util < HOTSPOT_HOLD_SHARE * util_bound || !hotspot_congested(p, tx_capacity))
 			continue;
 		out[k].kind = EVENT_HOTSPOT;

@@ -53,6 +53,10 @@ struct hotspot_input {
 /* The share of util_bound that keeps an open hotspot open. */
 #define HOTSPOT_HOLD_SHARE 0.5
 
+/* The link's utilisation as detect_hotspot() reads it (a share of its
+ * capacity); < 0 when neither its speed nor its shaping rate is known. */
+double hotspot_util(const struct hotspot_input *p);
+
 size_t detect_hotspot(const struct hotspot_input *in, size_t n, double util_bound,
 		      struct event_verdict *out, size_t max);
 

@@ -4,21 +4,44 @@
 
 #include "events.h"
 
-static const char *const kind_names[EVENT_KINDS] = {
-	"hotspot", "incast", "stall", "pfc_storm", "straggler", "slow_handoff",
+/* Each kind's name and cause. slow_handoff is the network's: its rule reads
+ * transfer times on the wire, and a receiver that stops reading is
+ * host_stall's to name (the hand-off detector skips those). */
+static const struct {
+	const char *name;
+	enum event_cause cause;
+} kinds[EVENT_KINDS] = {
+	[EVENT_HOTSPOT] = { "hotspot", EVENT_CAUSE_NETWORK },
+	[EVENT_INCAST] = { "incast", EVENT_CAUSE_NETWORK },
+	[EVENT_STALL] = { "stall", EVENT_CAUSE_NETWORK },
+	[EVENT_PFC_STORM] = { "pfc_storm", EVENT_CAUSE_NETWORK },
+	[EVENT_STRAGGLER] = { "straggler", EVENT_CAUSE_NETWORK },
+	[EVENT_SLOW_HANDOFF] = { "slow_handoff", EVENT_CAUSE_NETWORK },
+	[EVENT_HOST_STALL] = { "host_stall", EVENT_CAUSE_HOST },
+	[EVENT_LOSSY_LINK] = { "lossy_link", EVENT_CAUSE_NETWORK },
 };
 
 int event_kind_parse(const char *name)
 {
 	for (int k = 0; k < EVENT_KINDS; k++)
-		if (strcmp(name, kind_names[k]) == 0)
+		if (strcmp(name, kinds[k].name) == 0)
 			return k;
 	return -1;
 }
 
 const char *event_kind_name(enum event_kind kind)
 {
-	return kind < EVENT_KINDS ? kind_names[kind] : "unknown";
+	return kind < EVENT_KINDS ? kinds[kind].name : "unknown";
+}
+
+enum event_cause event_kind_cause(enum event_kind kind)
+{
+	return kind < EVENT_KINDS ? kinds[kind].cause : EVENT_CAUSE_NETWORK;
+}
+
+const char *event_cause_name(enum event_cause cause)
+{
+	return cause == EVENT_CAUSE_HOST ? "host" : "network";
 }
 
 struct events {
@@ -163,11 +186,11 @@ void events_emit(const struct events *ev, struct sample_sink *out)
 {
 	static const struct metric_desc active = {
 		.name = "fabmon_event_active",
-		.help = "1 while an event is open (kind and subject as in the events table).",
+		.help = "1 while an event is open (kind, cause and subject as in the events table).",
 		.type = METRIC_GAUGE
 	};
 	static const struct metric_desc total = { .name = "fabmon_events_total",
-						  .help = "Events opened, by kind.",
+						  .help = "Events opened, by kind (and its cause).",
 						  .type = METRIC_COUNTER };
 	static const struct metric_desc stall = {
 		.name = "fabmon_stall_seconds_total",
@@ -179,16 +202,18 @@ void events_emit(const struct events *ev, struct sample_sink *out)
 
 	for (unsigned i = 0; i < ev->n; i++) {
 		const struct event *e = &ev->tracked[i];
-		struct label l[2] = { { "kind", event_kind_name(e->kind) },
+		struct label l[3] = { { "kind", event_kind_name(e->kind) },
+				      { "cause", event_cause_name(event_kind_cause(e->kind)) },
 				      { "subject", e->subject } };
 
 		if (e->open)
-			(void)sample_gauge(out, &active, l, 2, 1);
+			(void)sample_gauge(out, &active, l, 3, 1);
 	}
 	for (int k = 0; k < EVENT_KINDS; k++) {
-		struct label l = { "kind", event_kind_name(k) };
+		struct label l[2] = { { "kind", event_kind_name(k) },
+				      { "cause", event_cause_name(event_kind_cause(k)) } };
 
-		(void)sample_counter(out, &total, &l, 1, ev->opened[k]);
+		(void)sample_counter(out, &total, l, 2, ev->opened[k]);
 	}
 	/* counted in ms so the raw value is an integer the registry can track */
 	(void)sample_counter(out, &stall, NULL, 0, (uint64_t)(ev->stall_seconds * 1000.0 + 0.5));

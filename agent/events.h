@@ -22,11 +22,26 @@ enum event_kind {
 	EVENT_PFC_STORM,
 	EVENT_STRAGGLER,
 	EVENT_SLOW_HANDOFF,
+	EVENT_HOST_STALL,
+	EVENT_LOSSY_LINK,
 	EVENT_KINDS,
+};
+
+/* Where the fault is: in the fabric (links, ports, queues), or in a host
+ * whose application stopped while its path kept working. */
+enum event_cause {
+	EVENT_CAUSE_NETWORK,
+	EVENT_CAUSE_HOST,
 };
 
 /* "stall", "pfc_storm", ... as in DESIGN.md and the events table. */
 const char *event_kind_name(enum event_kind kind);
+
+/* A kind's cause: each kind names one (DESIGN.md, Events). */
+enum event_cause event_kind_cause(enum event_kind kind);
+
+/* "network" or "host": the cause label and column. */
+const char *event_cause_name(enum event_cause cause);
 
 /* The kind named name ("stall"), or -1. */
 int event_kind_parse(const char *name);
@@ -95,8 +110,8 @@ void events_foreach_changed(struct events *ev, void (*fn)(struct event *e, void 
 void events_forget_store_ids(struct events *ev);
 
 /*
- * Emits fabmon_event_active{kind,subject} for open events,
- * fabmon_events_total{kind} and fabmon_stall_seconds_total.
+ * Emits fabmon_event_active{kind,cause,subject} for open events,
+ * fabmon_events_total{kind,cause} and fabmon_stall_seconds_total.
  */
 void events_emit(const struct events *ev, struct sample_sink *out);
 

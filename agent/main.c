@@ -52,14 +52,17 @@ static const char agent_usage[] =
 	"                         back a tc filter someone removed this long after (default 30s)\n"
 	"  --event-open-ticks N, --event-close-ticks N  ticks over a threshold before an\n"
 	"                         event opens, under before it closes (defaults 2, 3)\n"
-	"  --stall-after DURATION  data pending without ack progress this long is a stall\n"
+	"  --stall-after DURATION  data in flight without ack progress this long is a stall\n"
 	"                         (default 500ms)\n"
-	"  --stall-read-after DURATION  data a peer acked and its application has not read\n"
-	"                         for this long is a stall (default 300ms)\n"
+	"  --host-stall-after DURATION  data a peer acked and its application has not read\n"
+	"                         for this long is a host_stall (default 1500ms)\n"
 	"  --pfc-paused-percent N  a port paused this share of the time is in a PFC storm\n"
 	"                         (default 50)\n"
 	"  --hotspot-util-percent N  a congested link this full of its capacity is a hotspot\n"
 	"                         (default 80)\n"
+	"  --lossy-link-ppm N     a port under hotspot-util-percent with errors on this many\n"
+	"                         packets in a million over lossy-link-for is a lossy link\n"
+	"                         (defaults 10, 2s)\n"
 	"  --incast-percent N     an all-to-all peer whose path delivers under this share of\n"
 	"                         the other peers' median is an incast (default 25)\n"
 	"  --straggler-percent N  a ring peer whose path delivers under this share is a\n"
@@ -144,9 +147,11 @@ static const struct option config_options[] = {
 	{ "event-open-ticks", required_argument, NULL, 0 },
 	{ "event-close-ticks", required_argument, NULL, 0 },
 	{ "stall-after", required_argument, NULL, 0 },
-	{ "stall-read-after", required_argument, NULL, 0 },
+	{ "host-stall-after", required_argument, NULL, 0 },
 	{ "pfc-paused-percent", required_argument, NULL, 0 },
 	{ "hotspot-util-percent", required_argument, NULL, 0 },
+	{ "lossy-link-ppm", required_argument, NULL, 0 },
+	{ "lossy-link-for", required_argument, NULL, 0 },
 	{ "incast-percent", required_argument, NULL, 0 },
 	{ "straggler-percent", required_argument, NULL, 0 },
 	{ "path-window", required_argument, NULL, 0 },

@@ -9,7 +9,7 @@ int query_events(sqlite3 *db, const struct events_query *q,
 		 int (*fn)(const struct event_row *r, void *arg), void *arg)
 {
 	static const char sql[] =
-		"SELECT id, kind, subject, start_ms, end_ms, peak_score, evidence, open_ms "
+		"SELECT id, kind, subject, start_ms, end_ms, peak_score, evidence, open_ms, cause "
 		"FROM events "
 		"WHERE (?5 > 0 AND id = ?5) OR (?5 <= 0 AND start_ms <= ?1 AND "
 		"(end_ms IS NULL OR end_ms >= ?2) AND (?3 IS NULL OR kind = ?3) AND "
@@ -40,6 +40,7 @@ int query_events(sqlite3 *db, const struct events_query *q,
 			.open_ms = sqlite3_column_type(s, 7) == SQLITE_NULL
 					   ? 0
 					   : sqlite3_column_int64(s, 7),
+			.cause = (const char *)sqlite3_column_text(s, 8),
 		};
 
 		r = fn(&row, arg);
@@ -64,9 +65,10 @@ json_t *event_row_json(const struct event_row *r, int64_t now_ms)
 	evidence = r->evidence ? json_loads(r->evidence, 0, NULL) : NULL;
 	if (!evidence)
 		evidence = json_string(r->evidence ? r->evidence : "");
-	o = json_pack("{s:I,s:s,s:s,s:s,s:o,s:o,s:f,s:f,s:o}", "id", (json_int_t)r->id, "kind",
-		      r->kind ? r->kind : "", "subject", r->subject ? r->subject : "", "start", t0,
-		      "opened", r->open_ms ? json_string(topen) : json_null(), "end",
+	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:o,s:o,s:f,s:f,s:o}", "id", (json_int_t)r->id, "kind",
+		      r->kind ? r->kind : "", "cause", r->cause ? r->cause : "", "subject",
+		      r->subject ? r->subject : "", "start", t0, "opened",
+		      r->open_ms ? json_string(topen) : json_null(), "end",
 		      r->end_ms ? json_string(t1) : json_null(), "duration_seconds",
 		      (double)((r->end_ms ? r->end_ms : now_ms) - r->start_ms) / 1000.0,
 		      "peak_score", r->peak, "evidence", evidence);

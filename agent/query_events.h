@@ -23,7 +23,7 @@ struct events_query {
 /* One row; strings valid during the callback only. */
 struct event_row {
 	int64_t id;
-	const char *kind, *subject, *evidence;
+	const char *kind, *cause, *subject, *evidence; /* cause: "network" or "host" */
 	int64_t start_ms, end_ms; /* end_ms 0: still open */
 	int64_t open_ms; /* 0: stored before the agent recorded it (schema 4) */
 	double peak;
@@ -38,7 +38,7 @@ int query_events(sqlite3 *db, const struct events_query *q,
 		 int (*fn)(const struct event_row *r, void *arg), void *arg);
 
 /*
- * The row as a JSON object: id, kind, subject, start, opened and end (RFC
+ * The row as a JSON object: id, kind, cause, subject, start, opened and end (RFC
  * 3339 UTC; opened null if not recorded, end null while open), duration_seconds (to now_ms while open), peak_score,
  * evidence (the detector's JSON object). NULL on allocation failure.
  */

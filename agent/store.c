@@ -250,7 +250,7 @@ static int store_prepare(struct store *st)
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->event_insert,
 			     "INSERT INTO events (kind, subject, start_ms, end_ms, peak_score, "
-			     "evidence, open_ms) VALUES (?, ?, ?, ?, ?, ?, ?)");
+			     "evidence, open_ms, cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 	if (rc == SQLITE_OK)
 		rc = prepare(st->db, &st->event_update,
 			     "UPDATE events SET end_ms = ?, peak_score = ? WHERE id = ?");
@@ -1019,6 +1019,8 @@ int store_save_event(struct store *st, struct event *e)
 		sqlite3_bind_double(s, 5, e->peak);
 		sqlite3_bind_text(s, 6, e->evidence[0] ? e->evidence : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 7, e->open_ms);
+		sqlite3_bind_text(s, 8, event_cause_name(event_kind_cause(e->kind)), -1,
+				  SQLITE_STATIC);
 	}
 	rc = step_done(s);
 	if (rc != SQLITE_OK)

@@ -72,12 +72,13 @@ metric() {
 	curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s { print $2; exit }'
 }
 
-# await_metric PORT SERIES VALUE: polls /metrics (5 s at most) until SERIES
-# is VALUE; fails (returns 1) if it never is
+# await_metric PORT SERIES VALUE [SECONDS]: polls /metrics every 50 ms until
+# SERIES is VALUE ("": absent); SEEN is then when (ms since the epoch).
+# Returns 1 if it is not after SECONDS (default 5).
 await_metric() {
-	for _ in $(seq 50); do
-		[ "$(metric "$1" "$2")" = "$3" ] && return 0
-		sleep 0.1
+	for _ in $(seq $((${4:-5} * 20))); do
+		[ "$(metric "$1" "$2")" = "$3" ] && { SEEN=$(date +%s%3N); return 0; }
+		sleep 0.05
 	done
 	return 1
 }

@@ -38,20 +38,21 @@ echo "window, kind and subject filters: as stored"
 
 # 2. the formats
 json=$(ev --since 1700000000 --json)
-[ "$(echo "$json" | jq -r '[.kind, .subject, .start, .end, .duration_seconds] | @tsv')" = \
-	"$(printf 'incast\tpeer=198.18.0.6\t2023-11-14T22:13:22.000Z\t2023-11-14T22:13:28.000Z\t6')" ] ||
+[ "$(echo "$json" | jq -r '[.kind, .cause, .subject, .start, .end, .duration_seconds] | @tsv')" = \
+	"$(printf 'incast\tnetwork\tpeer=198.18.0.6\t2023-11-14T22:13:22.000Z\t2023-11-14T22:13:28.000Z\t6')" ] ||
 	fail "JSON: $json"
 [ "$(echo "$json" | jq -r .evidence.ecn_ce_share)" != null ] || fail "JSON evidence: $json"
 # replay ticks 1 s; event_open_ticks 2: opened a tick after its start
 [ "$(echo "$json" | jq -r .opened)" = 2023-11-14T22:13:23.000Z ] || fail "JSON opened: $json"
 csv=$(ev --since 1700000000 --csv)
-[ "$(echo "$csv" | head -n 1)" = "id,kind,subject,start,opened,end,peak_score,evidence" ] ||
+[ "$(echo "$csv" | head -n 1)" = "id,kind,cause,subject,start,opened,end,peak_score,evidence" ] ||
 	fail "CSV header"
-echo "$csv" | sed -n 2p | grep -q '^1,incast,"peer=198.18.0.6",2023-11-14T22:13:22.000Z,2023-11-14T22:13:23.000Z,2023-11-14T22:13:28.000Z,' ||
+echo "$csv" | sed -n 2p | grep -q '^1,incast,network,"peer=198.18.0.6",2023-11-14T22:13:22.000Z,2023-11-14T22:13:23.000Z,2023-11-14T22:13:28.000Z,' ||
 	fail "CSV row: $csv"
 TZ=Asia/Tokyo ev --since 1700000000 | grep -q '2023-11-15 07:13:22.000 JST' ||
 	fail "table in local time: $(TZ=Asia/Tokyo ev --since 1700000000)"
 TZ=Asia/Tokyo ev --since 1700000000 --utc | grep -q '2023-11-14 22:13:22.000 UTC' || fail "--utc"
+ev --since 1700000000 | grep -q ' incast  *network  *peer=198.18.0.6 ' || fail "table: no cause column"
 echo "table (local time, --utc), JSON, CSV:"
 TZ=Asia/Tokyo ev --since 1700000000 | sed 's/^/  /'
 

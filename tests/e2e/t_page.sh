@@ -35,7 +35,7 @@ grep -q 'data-loaded="yes"' "$WORK/dom.html" ||
 	fail "the page did not load its events: $(grep -o '<div id="status"[^<]*' "$WORK/dom.html")"
 grep -q '<rect[^>]*data-kind="incast"[^>]*data-subject="peer=198.18.0.6"' "$WORK/dom.html" ||
 	fail "no incast bar for 198.18.0.6 on the timeline"
-grep -q '<tr data-kind="incast" data-subject="peer=198.18.0.6">' "$WORK/dom.html" ||
+grep -q '<tr data-kind="incast" data-cause="network" data-subject="peer=198.18.0.6">' "$WORK/dom.html" ||
 	fail "no incast row for 198.18.0.6 in the list"
 grep -o '<div id="status"[^<]*' "$WORK/dom.html" | grep -q '1 event in the last 1h' ||
 	fail "status: $(grep -o '<div id="status"[^<]*' "$WORK/dom.html")"

@@ -191,10 +191,25 @@ lab_filters() {
 	lab_exec "$1" tc filter show dev "$2" "$3" 2>/dev/null | grep -c 'fabmon_' || true
 }
 
-# lab_events DB: the events table of DB summed up, " N kind subject;" a row
-# (empty when there is none), for a scenario's "this and nothing else".
+# lab_events DB: the events table of DB summed up, " N kind cause subject;"
+# a row (empty when there is none), for a scenario's "this and nothing else".
 lab_events() {
-	sqlite3 "$1" "SELECT kind || ' ' || subject FROM events" | sort | uniq -c | tr -s ' \n' ' ;'
+	sqlite3 "$1" "SELECT kind || ' ' || cause || ' ' || subject FROM events" | sort | uniq -c |
+		tr -s ' \n' ' ;'
+}
+
+# lab_cause KIND: the cause an event of KIND must carry (DESIGN.md, Events).
+lab_cause() {
+	case "$1" in
+	host_stall) echo host ;;
+	*) echo network ;;
+	esac
+}
+
+# lab_active KIND SUBJECT: the fabmon_event_active series of that event, with
+# the cause its kind must carry.
+lab_active() {
+	echo "fabmon_event_active{kind=\"$1\",cause=\"$(lab_cause "$1")\",subject=\"$2\"}"
 }
 
 # lab_await_open KIND SUBJECT SECONDS: polls the lab agent's /metrics every
@@ -202,7 +217,7 @@ lab_events() {
 # Fails, showing the agent's event lines, after SECONDS.
 lab_await_open() {
 	for _ in $(seq $(($3 * 10))); do
-		if [ "$(lab_metric "fabmon_event_active{kind=\"$1\",subject=\"$2\"}")" = 1 ]; then
+		if [ "$(lab_metric "$(lab_active "$1" "$2")")" = 1 ]; then
 			LAB_SEEN=$(date +%s%3N)
 			return 0
 		fi
@@ -254,15 +269,15 @@ lab_fault() {
 }
 
 # lab_expect DB [KIND SUBJECT [MAX]]: fails unless DB's events are exactly
-# one KIND event on SUBJECT (up to MAX of them, if given; none at all
+# one KIND event on SUBJECT, with the cause its kind must carry (up to MAX of them, if given; none at all
 # without KIND); prints the onset -> first tick over latency from the first
 # row's start_ms and LAB_T0, and lab_open's.
 lab_expect() {
 	ev=$(lab_events "$1")
 	want=""
-	[ $# -lt 3 ] || want=" 1 $2 $3;"
+	[ $# -lt 3 ] || want=" 1 $2 $(lab_cause "$2") $3;"
 	for n in $(seq 2 "${4:-1}"); do
-		[ "$ev" = " $n $2 $3;" ] && want=$ev
+		[ "$ev" = " $n $2 $(lab_cause "$2") $3;" ] && want=$ev
 	done
 	[ "$ev" = "$want" ] || { grep event "$WORK/agent.log"; fail "want events '$want', got '$ev'"; }
 	[ $# -lt 3 ] && return 0

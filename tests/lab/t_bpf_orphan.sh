@@ -28,8 +28,8 @@ awk -v v="${a:-0}" 'BEGIN { exit !(v >= 5) }' || fail "live entry's ack stall: $
 sleep 0.5
 g=$(metric "$port" "fabmon_tcp_ack_stall_seconds$gone")
 [ "${g:-0}" = 0 ] || fail "gone entry's ack stall: $g, want 0"
-[ "$(metric "$port" 'fabmon_event_active{kind="stall",subject="peer=198.18.7.2"}')" = 1 ] ||
+[ "$(metric "$port" 'fabmon_event_active{kind="stall",cause="network",subject="peer=198.18.7.2"}')" = 1 ] ||
 	fail "no stall event on the live entry's peer: $(grep event "$WORK/agent.log")"
-[ -z "$(metric "$port" 'fabmon_event_active{kind="stall",subject="peer=198.18.7.1"}')" ] ||
+[ -z "$(metric "$port" 'fabmon_event_active{kind="stall",cause="network",subject="peer=198.18.7.1"}')" ] ||
 	fail "a stall event on the gone entry's peer"
 echo "live entry: ack stall $a s and a stall event; gone entry: ack stall ${g:-0}, no event"

@@ -206,6 +206,28 @@ START_TEST(test_migrate_older)
 }
 END_TEST
 
+/* A version-4 file's events take the cause their kind implies. */
+START_TEST(test_migrate_event_cause)
+{
+	const char *path = tmp_db();
+	struct store *st;
+	char err[256], sql[64];
+
+	for (unsigned i = 0; i < schema_migration_count && schema_migrations[i].version <= 4; i++)
+		exec(path, schema_migrations[i].sql);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = 4; PRAGMA application_id = %d;",
+		 STORE_APPLICATION_ID);
+	exec(path, sql);
+	exec(path,
+	     "INSERT INTO events (kind, subject, start_ms, peak_score) VALUES "
+	     "('stall', 'peer=198.18.0.3', 1000, 1), ('hotspot', 'interface=eth0', 2000, 2);");
+	ck_assert_msg(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM events WHERE cause = 'network'"), 2);
+	rm_db(path);
+}
+END_TEST
+
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -560,9 +582,10 @@ START_TEST(test_checksum_upgrade)
 	struct registry *reg = registry_new(100, 600000);
 
 	run_writer(path, reg, 1, 101);
-	/* as version 4 wrote it: the same blocks, no crc column */
+	/* as version 4 wrote it: the same blocks, no crc column (nor the
+	 * events' cause of version 6) */
 	exec(path, "ALTER TABLE blocks DROP COLUMN crc; ALTER TABLE rollups DROP COLUMN crc;"
-		   "PRAGMA user_version = 4;");
+		   "ALTER TABLE events DROP COLUMN cause; PRAGMA user_version = 4;");
 	run_writer(path, reg, 101, 201);
 	ck_assert_int_eq(q(path, "PRAGMA user_version"), store_schema_version());
 	ck_assert_int_eq(
@@ -786,6 +809,7 @@ Suite *store_suite(void)
 	const struct testutil_case cases[] = {
 		{ "create_and_reopen", test_create_and_reopen, 0 },
 		{ "migrate_older", test_migrate_older, 0 },
+		{ "migrate_event_cause", test_migrate_event_cause, 0 },
 		{ "newer_refused", test_newer_refused, 0 },
 		{ "foreign_refused", test_foreign_refused, 0 },
 		{ "unwritable", test_unwritable, 0 },

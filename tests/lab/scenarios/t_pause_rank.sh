@@ -4,10 +4,12 @@
 # sends to rank 3), switch ports at 400 Mbit/s, receive buffers of 1 MiB at
 # most (a ring step's chunk, so a rank that stops reading closes its
 # window rather than soaking up the ring's data). Clean: no event. Then rank
-# 3's loadgen is stopped (SIGSTOP) for 3 s mid-ring, as a rank that hangs in
-# a kernel or a debugger would: it stops reading, rank 2's data to it backs
-# up behind a closed window, and a stall naming 198.18.0.3 opens; it closes
-# after SIGCONT, and the ring finishes. No other event.
+# 3's loadgen is stopped (SIGSTOP) mid-ring, as a rank that hangs in a
+# kernel or a debugger would: it stops reading while its kernel goes on
+# acknowledging, rank 2's data to it backs up behind a closed window, and a
+# host_stall (cause host: the host, not the fabric) naming 198.18.0.3 opens
+# once it has lasted host_stall_after; it closes after SIGCONT, and the
+# ring finishes. No other event: no network stall, no straggler.
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
@@ -31,7 +33,7 @@ sleep 3
 # stopped process is timeout's child
 rank3=$(pgrep -P "$(echo $LAB_LOADGEN | cut -d' ' -f3)")
 [ -n "$rank3" ] || fail "no loadgen process for rank 3"
-lab_fault stall $culprit 3 "kill -STOP $rank3" "kill -CONT $rank3"
+lab_fault host_stall $culprit 4 "kill -STOP $rank3" "kill -CONT $rank3"
 lab_loadgen_wait
-lab_expect "$WORK/r.db" stall $culprit
+lab_expect "$WORK/r.db" host_stall $culprit
 exit 0

@@ -15,7 +15,7 @@ chmod -R u+w "$root"
 cnt=$root/class/infiniband/mlx5_0/ports/1/counters
 port=$(free_port)
 start_agent "$port" --db "$WORK/p.db" --interval 100ms --collectors rdma --sysfs-root "$root"
-active='fabmon_event_active{kind="pfc_storm",subject="device=mlx5_0,port=1"}'
+active='fabmon_event_active{kind="pfc_storm",cause="network",subject="device=mlx5_0,port=1"}'
 
 # advance: SECONDS WAIT_STEP DATA_STEP [ONSET], every 50 ms (bounded); the
 # time of its first step into the file ONSET: the storm starts when the
@@ -35,28 +35,19 @@ advance() {
 # busy, not frozen: 5M words (20 MB) per 50 ms is 400 MB/s, far over 1 % of 25 Gb/s
 advance 2 1000000 5000000
 [ -z "$(metric "$port" "$active")" ] || fail "a busy port was called a storm"
-[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm"}')" = 0 ] || fail "storm on a busy port"
+[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm",cause="network"}')" = 0 ] || fail "storm on a busy port"
 
 # frozen: waiting every tick, nothing sent
 advance 2 1000000 0 "$WORK/onset" &
 writer=$!
 on_exit "kill $writer"
-seen=""
-for _ in $(seq 40); do
-	[ "$(metric "$port" "$active")" = 1 ] && { seen=$(date +%s%3N); break; }
-	sleep 0.05
-done
-[ -n "$seen" ] || { cat "$WORK/agent.log"; fail "no pfc_storm event on mlx5_0 port 1"; }
-t0=$(cat "$WORK/onset")
+await_metric "$port" "$active" 1 2 || { cat "$WORK/agent.log"; fail "no pfc_storm event on mlx5_0 port 1"; }
+seen=$SEEN t0=$(cat "$WORK/onset")
 wait $writer
 grep -q "event pfc_storm opened: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no open message"
-for _ in $(seq 20); do
-	[ -z "$(metric "$port" "$active")" ] && break
-	sleep 0.1
-done
-[ -z "$(metric "$port" "$active")" ] || fail "event did not close when the waiting stopped"
+await_metric "$port" "$active" "" 2 || fail "event did not close when the waiting stopped"
 grep -q "event pfc_storm closed: device=mlx5_0,port=1" "$WORK/agent.log" || fail "no close message"
-[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm"}')" = 1 ] || fail "want exactly one storm"
+[ "$(metric "$port" 'fabmon_events_total{kind="pfc_storm",cause="network"}')" = 1 ] || fail "want exactly one storm"
 kill "$AGENT_PID"; wait "$AGENT_PID"
 row=$(sqlite3 "$WORK/p.db" "SELECT kind, subject, end_ms IS NOT NULL FROM events")
 [ "$row" = "pfc_storm|device=mlx5_0,port=1|1" ] || fail "events table: $row"

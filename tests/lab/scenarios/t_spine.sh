@@ -17,8 +17,8 @@ lab_up_spine 4
 up1=$LAB-u1
 lab_agent sw --db "$WORK/s.db" --interval 100ms --collectors netdev,qdisc \
 	--interfaces "$LAB-u1|$LAB-u2"
-active='fabmon_event_active{kind="hotspot",subject="interface='$up1'"}'
-total() { lab_metric 'fabmon_events_total{kind="'"$1"'"}'; }
+active='fabmon_event_active{kind="hotspot",cause="network",subject="interface='$up1'"}'
+total() { lab_metric 'fabmon_events_total{kind="'"$1"'",cause="'"$(lab_cause "$1")"'"}'; }
 # mean and least bus bandwidth of a rank's iterations, GB/s: in a ring every
 # link carries busbw, so this is what each uplink direction carried (printed
 # beside the link's speed, so a clean run shows how close to the bound it came)

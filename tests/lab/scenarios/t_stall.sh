@@ -4,9 +4,10 @@
 # a TCP stream: its kernel goes on acking what it cannot read until its
 # window closes with data queued. The sender's agent shows the read stall
 # growing for that peer from the pause, then the ack stall and a zero-window
-# connection,
-# opens a stall event naming the peer (log, /metrics, SQLite), and after
-# SIGCONT the stall clears and the event closes. Nothing else is raised.
+# connection, and opens a host_stall event (cause host: the path kept
+# acknowledging) naming the peer (log, /metrics, SQLite) once the read stall
+# reaches host_stall_after; after SIGCONT the stall clears and the event
+# closes. Nothing else is raised: no network stall.
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
@@ -30,7 +31,7 @@ sleep 2.5
 s1=$(lab_metric "fabmon_tcp_ack_stall_seconds$peer")
 r1=$(lab_metric "fabmon_tcp_read_stall_seconds$peer")
 z1=$(lab_metric "fabmon_tcp_zero_window_connections$peer")
-active=$(lab_metric 'fabmon_event_active{kind="stall",subject="peer=198.18.0.1"}')
+active=$(lab_metric "$(lab_active host_stall peer=198.18.0.1)")
 kill -CONT "$receiver"
 s2=""
 for _ in $(seq 30); do
@@ -54,23 +55,25 @@ awk -v s="$s1" 'BEGIN { exit !(s >= 0.5) }' || fail "stall only $s1 s after 2.5 
 awk -v s="$s2" 'BEGIN { exit !(s < 0.3) }' || fail "stall did not clear after SIGCONT ($s2 s)"
 
 # the event: open while paused, closed after, the only one, in SQLite
-[ "$active" = 1 ] || fail "no open stall event for the peer while paused"
-grep -q "event stall opened: peer=198.18.0.1" "$WORK/agent.log" || fail "no open message"
+[ "$active" = 1 ] || fail "no open host_stall event for the peer while paused"
+grep -q "event host_stall opened: peer=198.18.0.1" "$WORK/agent.log" || fail "no open message"
 for _ in $(seq 20); do
-	grep -q "event stall closed: peer=198.18.0.1" "$WORK/agent.log" && break
+	grep -q "event host_stall closed: peer=198.18.0.1" "$WORK/agent.log" && break
 	sleep 0.1
 done
-grep -q "event stall closed: peer=198.18.0.1" "$WORK/agent.log" || fail "no close message"
-[ "$(lab_metric 'fabmon_events_total{kind="stall"}')" = 1 ] || fail "stall events not 1"
-for k in hotspot incast pfc_storm straggler slow_handoff; do
-	[ "$(lab_metric "fabmon_events_total{kind=\"$k\"}")" = 0 ] || fail "a $k event was raised"
+grep -q "event host_stall closed: peer=198.18.0.1" "$WORK/agent.log" || fail "no close message"
+[ "$(lab_metric 'fabmon_events_total{kind="host_stall",cause="host"}')" = 1 ] ||
+	fail "host_stall events not 1"
+for k in stall hotspot incast pfc_storm straggler slow_handoff; do
+	[ "$(lab_metric "fabmon_events_total{kind=\"$k\",cause=\"$(lab_cause $k)\"}")" = 0 ] ||
+		fail "a $k event was raised"
 done
-row=$(sqlite3 "$WORK/s.db" "SELECT kind, subject, start_ms, end_ms IS NOT NULL FROM events")
+row=$(sqlite3 "$WORK/s.db" "SELECT kind, cause, subject, start_ms, end_ms IS NOT NULL FROM events")
 echo "events table: $row"
 [ "$(echo "$row" | wc -l)" = 1 ] || fail "want exactly one event row"
-case "$row" in "stall|peer=198.18.0.1|"*"|1") ;; *) fail "event row: $row" ;; esac
-start=$(echo "$row" | cut -d'|' -f3)
+case "$row" in "host_stall|host|peer=198.18.0.1|"*"|1") ;; *) fail "event row: $row" ;; esac
+start=$(echo "$row" | cut -d'|' -f4)
 echo "onset (SIGSTOP) -> event start: $((start - stop_ms)) ms (acked, not read:" \
-	"stall_read_after 300 ms, 100 ms ticks)"
-lab_open "$WORK/s.db" stall "$stop_ms"
+	"host_stall_after 1500 ms, 100 ms ticks)"
+lab_open "$WORK/s.db" host_stall "$stop_ms"
 exit 0
