@@ -39,10 +39,10 @@ set -u
 # only from the culprit rank's own agent (what that host sees of itself),
 # "*" any subject. A throttled port is a
 # slow link: straggler in a ring, incast in an all-to-all, slow_handoff in a
-# hand-off (the kinds tests/lab/scenarios raise for it). No kind says "RDMA
-# retransmissions" yet: issue 32 names those counters as lossy_link's
-# evidence. lossy_link and host_stall, and every cause, arrive with the
-# detectors' rework: until then they score as misses.
+# hand-off (the kinds tests/lab/scenarios raise for it). RDMA
+# retransmissions are lossy_link's evidence, as issue 32 names them.
+# lossy_link reads a port's own error counters only: random loss on a TCP
+# path (the loss fault) is not detected yet and scores as a miss.
 EXPECT="# fault   kinds                                  subjects                      cause
 throttle  straggler|incast|hotspot|slow_handoff  peer=@IP|own:interface=eth0   network
 loss      lossy_link                             peer=@IP|own:interface=eth0   network
