@@ -252,7 +252,7 @@ START_TEST(test_api_busy)
 		free(arg[i].resp);
 	}
 	http_stop(h);
-	unlink(path);
+	testutil_remove_db(path);
 }
 END_TEST
 

@@ -31,18 +31,6 @@ static const char *tmp_db(void)
 	return path;
 }
 
-/* Removes the database and SQLite's side files. */
-static void rm_db(const char *path)
-{
-	char side[80];
-
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
-}
-
 static int64_t q(const char *path, const char *sql)
 {
 	sqlite3 *db;
@@ -162,7 +150,7 @@ START_TEST(test_create_and_reopen)
 				 "integrity_check = 'ok'"),
 			 1);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -202,7 +190,7 @@ START_TEST(test_migrate_older)
 	ck_assert(hist(path, "fabmon_x", 2000, 1000, HISTORY_LAST, &n) == 43.0 && n == 1);
 	ck_assert(hist(path, "fabmon_y_total", 2000, 1000, HISTORY_LAST, &n) == 2.0 && n == 1);
 	ck_assert(hist(path, "fabmon_y_total", 1000, 1000, HISTORY_LAST, &n) == 0.0 && n == 0);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -224,7 +212,7 @@ START_TEST(test_migrate_event_cause)
 	ck_assert_msg(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)) == 0, "%s", err);
 	store_close(st);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM events WHERE cause = 'network'"), 2);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -259,7 +247,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_ne(access(err, F_OK), 0); /* not even a WAL file was made */
 	free(before);
 	free(after);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -273,13 +261,13 @@ START_TEST(test_foreign_refused)
 	exec(path, "CREATE TABLE users (name TEXT);");
 	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), -EMEDIUMTYPE);
 	ck_assert_msg(strstr(err, "is not a fabmon database"), "%s", err);
-	rm_db(path);
+	testutil_remove_db(path);
 	f = fopen(path, "w");
 	fputs("this is not sqlite at all, just text that is long enough to be a header....", f);
 	fclose(f);
 	ck_assert_int_lt(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
 	ck_assert_msg(strlen(err) > 0, "no message");
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -332,7 +320,7 @@ START_TEST(test_prune)
 	/* the rollups of the deleted minutes stay */
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM rollups"), 2);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -389,7 +377,7 @@ START_TEST(test_day)
 	ck_assert_int_eq(n, 0);
 	ck_assert(hist(path, "fabmon_g", 20 * hour, hour, HISTORY_COUNT, &n) == 360.0);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -471,7 +459,7 @@ START_TEST(test_crash_replay)
 	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 300);
 	/* every reading but the two firsts (one a process) has its rate */
 	resume_crashed(path, 0, 305, 303);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -495,7 +483,7 @@ START_TEST(test_stage_corrupt)
 		   "UPDATE stage SET data = substr(data, 1, 30) WHERE ts_ms = 298000;");
 	/* the gauge lost 299 s and 298 s, the counter 300 s and 298 s */
 	resume_crashed(path, 3, 303, 301);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -567,7 +555,7 @@ START_TEST(test_block_corrupt)
 	run_writer(path, reg, 301, 311);
 	ck_assert_int_eq(count(path, "fabmon_g", 300500, 400000), 10);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -596,7 +584,7 @@ START_TEST(test_checksum_upgrade)
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM rollups WHERE crc IS NULL"), 0);
 	ck_assert_int_eq(count(path, "fabmon_g", 0, 400000), 200);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -634,7 +622,7 @@ START_TEST(test_wal_checkpointed)
 	ck_assert_msg(sb.st_size < 3000 * 4096, "WAL of %lld bytes", (long long)sb.st_size);
 	store_close(st);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -660,7 +648,7 @@ START_TEST(test_clock_back)
 				 "(SELECT id FROM series WHERE name = 'fabmon_g')"),
 			 2);
 	registry_free(reg);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -695,7 +683,7 @@ START_TEST(test_prune_events)
 			 4000);
 	ck_assert_int_eq(q(path, "SELECT count(*) FROM events WHERE end_ms IS NULL"), 1);
 	ck_assert_int_eq(q(path, "SELECT open_ms FROM events WHERE end_ms IS NULL"), 600);
-	rm_db(path);
+	testutil_remove_db(path);
 }
 END_TEST
 
@@ -799,8 +787,8 @@ START_TEST(test_wal_not_its_own)
 	snprintf(saved, sizeof(saved), "%s-wal", other);
 	ck_assert_int_eq(rename(saved, wal), 0);
 	refused(path, "is not the WAL of a fabmon database");
-	rm_db(other);
-	rm_db(path);
+	testutil_remove_db(other);
+	testutil_remove_db(path);
 }
 END_TEST
 

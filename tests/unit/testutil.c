@@ -276,6 +276,17 @@ void testutil_remove_tree(const char *path)
 		      "unable to remove '%s': %s", path, strerror(errno));
 }
 
+void testutil_remove_db(const char *path)
+{
+	char side[PATH_MAX];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
 void testutil_write(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];

@@ -107,6 +107,9 @@ const char *testutil_copy_tree(const char *src);
  */
 void testutil_remove_tree(const char *path);
 
+/* Removes the SQLite database path and its -wal and -shm side files, if there. */
+void testutil_remove_db(const char *path);
+
 /* Writes text to root/rel, creating parent directories. */
 void testutil_write(const char *root, const char *rel, const char *text);
 
