@@ -257,6 +257,15 @@ int config_parse_listen(const char *text, char *host, size_t host_len, unsigned 
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
+/* Keys an earlier fabmon took, and what stands in their place: still
+ * refused (a bound that no longer means what its file says), but by name. */
+static const struct {
+	const char *key, *instead;
+} config_removed[] = {
+	{ "stall_read_after",
+	  "a reader that stops is a host_stall (cause host) after 'host_stall_after'" },
+};
+
 /* The key's entry in config_keys, or NULL. */
 static const struct key_def *key_find(const char *key)
 {
@@ -274,6 +283,10 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 
 	if (!k) {
 		snprintf(err, err_len, "unknown key '%s'", key);
+		for (size_t i = 0; i < sizeof(config_removed) / sizeof(config_removed[0]); i++)
+			if (strcmp(config_removed[i].key, key) == 0)
+				snprintf(err, err_len, "key '%s' was removed: %s", key,
+					 config_removed[i].instead);
 		return -EINVAL;
 	}
 	field = (char *)cfg + k->offset;

@@ -106,6 +106,8 @@ START_TEST(test_file_errors)
 		{ "[agent]\ninterfaces = eth(\n",
 		  ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
 		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
+		{ "[agent]\nstall_read_after = 300ms\n",
+		  ":2: key 'stall_read_after' was removed: a reader that stops is a host_stall" },
 		/* IBTA path MTUs are powers of two from 256 to 4096 */
 		{ "[agent]\nroce_pmtu = 1500\n",
 		  ":2: bad value '1500' for 'roce_pmtu': expected a power of two from 256 to 4096" },
