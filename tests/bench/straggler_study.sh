@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Records a ring's per-tick TCP counters around repeated straggler faults,
 # for tests/bench/straggler_replay.py to replay the straggler's open rule
-# over (README, Status: the rules tried for its latency).
+# over (docs/testing.md: the straggler replay).
 #
 # A 4-rank lab whose switch ports run at 200 Mbit/s, as t_straggler; the
 # agent on rank 1 at 100 ms ticks with the bpf collector; a 4 MiB ring

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# What the store reads back is checked, never trusted (README, Storage):
+# What the store reads back is checked, never trusted (docs/storage.md):
 # 1. the staged records of a killed agent whose series id no series has
 #    (0x08000001 and 0xfffffff0, as flipped bits make them: the first had the
 #    next agent allocate 1 GiB, the second failed its every tick) are
