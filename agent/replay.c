@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../collector/capture.h"
-#include "capfile.h"
+#include "../collector/capfile.h"
 #include "clock.h"
 #include "config.h"
 #include "replay.h"

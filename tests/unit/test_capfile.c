@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../agent/capfile.h"
+#include "../../collector/capfile.h"
 #include "suites.h"
 
 /* Records of 0 to 1500 bytes, one cut short of its length, one empty. */

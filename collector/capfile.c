@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../collector/packet.h"
+#include "packet.h"
 #include "capfile.h"
 
 /* pcap-savefile(5): the file header and each record's header. */
