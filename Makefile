@@ -22,7 +22,7 @@ PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-CPPFLAGS += -D_GNU_SOURCE -DFABMON_VERSION='"$(VERSION)"' -I$(BUILD)/bpf
+CPPFLAGS += -D_GNU_SOURCE -DFABMON_VERSION='"$(VERSION)"' -I. -I$(BUILD)/bpf
 CLANG   ?= clang
 BPFTOOL ?= bpftool
 # The probes' target arch for CO-RE's PT_REGS and syscall wrappers.
@@ -44,8 +44,9 @@ endif
 .SUFFIXES:
 .PHONY: all help deps run test unit-test san-runner bench fuzz install deb format format-check clean
 
-LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o $(BUILD)/web/page.o
+# A folder per layer (docs/layout.md); every C file under agent/ and collector/.
+LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c collector/*.c collector/*/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o $(BUILD)/gen/page.o
 MAIN_OBJ := $(BUILD)/agent/main.o
 SCHEMA_SQL := $(sort $(wildcard schema/[0-9]*.sql))
 
@@ -59,7 +60,7 @@ LAB_BINS := $(LAB_SRCS:tests/lab/%.c=$(BUILD)/lab/%)
 # libFuzzer harnesses over the packet path, built with clang's sanitizers.
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_LIB  := collector/packet.c collector/capture.c collector/kmap.c collector/lldp.c
+FUZZ_LIB  := collector/pcap/packet.c collector/pcap/capture.c collector/kmap.c collector/pcap/lldp.c
 # The agent's parsers' harnesses (config file, sysfs values, API query
 # parameters, packed samples) link the whole library, built the same way.
 FUZZ_AGENT := $(addprefix $(BUILD)/fuzz/,fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack \
@@ -133,17 +134,17 @@ $(BUILD)/schema/schema.c: $(SCHEMA_SQL) schema/embed.sh
 
 $(BUILD)/schema/schema.o: $(BUILD)/schema/schema.c
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Iagent -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 # The timeline page GET / serves, built into the binary.
-$(BUILD)/web/page.c: web/index.html web/embed.sh
+$(BUILD)/gen/page.c: agent/http/page.html agent/http/embed.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
-	$(Q)sh web/embed.sh web/index.html > $@
+	$(Q)sh agent/http/embed.sh agent/http/page.html > $@
 
-$(BUILD)/web/page.o: $(BUILD)/web/page.c
+$(BUILD)/gen/page.o: $(BUILD)/gen/page.c
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Iagent -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(BUILD)/fabmon: $(MAIN_OBJ) $(LIB_OBJS)
 	$(call msg,LD,$@)
@@ -159,11 +160,11 @@ $(BUILD)/lab/%: tests/lab/%.c bpf/roce.h $(wildcard tests/lab/*.h)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard collector/*.h bpf/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard collector/*.h collector/pcap/*.h bpf/*.h)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $(WARN) -o $@ $< $(FUZZ_LIB) -lpcap
+		-fno-sanitize-recover=all $(WARN) -I. -o $@ $< $(FUZZ_LIB) -lpcap
 
 $(BUILD)/fuzz/obj/%.o: %.c | $(BPF_SKELS)
 	$(call msg,CC,$@)
@@ -171,7 +172,7 @@ $(BUILD)/fuzz/obj/%.o: %.c | $(BPF_SKELS)
 	$(Q)$(CLANG) $(CPPFLAGS) $(PKG_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link,address,undefined \
 		$(WARN) -Wno-gnu-variable-sized-type-not-at-end -MMD -MP -c $< -o $@
 
-$(BUILD)/fuzz/libfabmon.a: $(FUZZ_OBJS) $(BUILD)/schema/schema.o $(BUILD)/web/page.o
+$(BUILD)/fuzz/libfabmon.a: $(FUZZ_OBJS) $(BUILD)/schema/schema.o $(BUILD)/gen/page.o
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collector/collector.h"
-#include "config.h"
-#include "file_read.h"
-#include "regex_bounded.h"
+#include "collector/collector.h"
+#include "agent/config.h"
+#include "agent/lib/timefmt.h"
+#include "agent/lib/file_read.h"
+#include "agent/lib/regex_bounded.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 
@@ -191,37 +192,6 @@ void config_defaults(struct config *cfg)
 	cfg->roce_pmtu = 4096;
 }
 
-int config_parse_duration(const char *text, int64_t *ret_ms)
-{
-	static const struct {
-		const char *suffix;
-		int64_t ms;
-	} units[] = { { "ms", 1 },	{ "s", 1000 },	   { "m", 60000 },
-		      { "h", 3600000 }, { "d", 86400000 }, { "", 1000 } };
-	double v;
-	char *end;
-
-	while (isspace((unsigned char)*text))
-		text++;
-	if (!isdigit((unsigned char)*text))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(text, &end);
-	/* decimal only: strtod would also take "0x10" and "1e3" */
-	if (errno || strspn(text, "0123456789.") != (size_t)(end - text))
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(end, units[i].suffix) == 0) {
-			double ms = v * (double)units[i].ms;
-
-			if (ms > 1e15)
-				return -EINVAL;
-			*ret_ms = (int64_t)(ms + 0.5);
-			return 0;
-		}
-	return -EINVAL;
-}
-
 int config_parse_listen(const char *text, char *host, size_t host_len, unsigned *ret_port)
 {
 	const char *colon;
@@ -301,7 +271,7 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	case KEY_DURATION: {
 		int64_t ms;
 
-		if (config_parse_duration(value, &ms) < 0 || ms < k->min || ms > k->max)
+		if (duration_parse(value, &ms) < 0 || ms < k->min || ms > k->max)
 			goto bad;
 		*(int64_t *)(void *)field = ms;
 		return 0;

@@ -64,7 +64,7 @@ struct config {
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;
-	char web_config_file[PATH_MAX]; /* TLS and basic auth (web_config.h); "" = none */
+	char web_config_file[PATH_MAX]; /* TLS and basic auth (http/web_config.h); "" = none */
 	unsigned api_max_points; /* values one /api/v1/query_range answer may hold */
 	int64_t api_timeout_ms; /* an API query answers in this long, or a 503 */
 	unsigned api_concurrency; /* API queries run at once; as many more wait */
@@ -81,7 +81,7 @@ void config_defaults(struct config *cfg);
 /*
  * Reads an INI file over cfg. Returns 0; -ENOENT if the file is absent; or
  * -errno with a message in err: "unable to open 'FILE': ..." if it cannot
- * be read or is not a regular file (file_read.h), else -EINVAL with
+ * be read or is not a regular file (agent/lib/file_read.h), else -EINVAL with
  * "FILE:LINE: ..." naming the key and the expected form. cfg may be partly
  * updated on error: parse into a copy.
  */
@@ -96,12 +96,6 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 /* Checks what no single key can (each key's form is checked by config_set).
  * Returns 0 or -EINVAL with a message in err. */
 int config_validate(const struct config *cfg, char *err, size_t err_len);
-
-/*
- * Parses "1s", "100ms", "5m", "48h", "2d" (a bare number is seconds) into
- * milliseconds. Returns 0 or -EINVAL.
- */
-int config_parse_duration(const char *text, int64_t *ret_ms);
 
 /* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" (all addresses); port 0 asks
  * for any free port. Returns 0 or -EINVAL. host is "" for all addresses. */

@@ -4,7 +4,7 @@
 
 /*
  * How one packet changes its flow's and its queue pair's counts, shared by
- * the tc probe (bpf/flow.bpf.c) and the libpcap path (collector/capture.c)
+ * the tc probe (bpf/flow.bpf.c) and the libpcap path (collector/pcap/capture.c)
  * so that a capture file and the kernel count the same traffic the same way.
  *
  * In the probe a flow or QP value lives in an LRU map that every CPU updates,

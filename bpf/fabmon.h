@@ -4,7 +4,7 @@
 
 /*
  * Map layouts shared by the probes (bpf/NAME.bpf.c) and their reader
- * (collector/bpf.c). Only types both sides need live here. All fields are
+ * (collector/bpf/bpf.c). Only types both sides need live here. All fields are
  * host byte order except addresses, which stay as on the wire.
  */
 
@@ -205,7 +205,7 @@ struct fm_tcp_val {
 	 * it, data in flight: a retransmission timeout's, or a path's back up.
 	 * The ACK that ends such a wait carries the window edge of before the
 	 * receiver could read what it fills in, so it is no sign of a reader
-	 * that stopped (collector/tcp_waits.h). 0: none.
+	 * that stopped (collector/bpf/tcp_waits.h). 0: none.
 	 */
 	__u64 resumed_ns;
 	__u64 bytes_acked; /* sum of snd_una's advances: data the peer took */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (MIT OR GPL-2.0-only) */
 /*
  * The tc probe: attached to clsact ingress and egress of the interfaces the
- * collector selects (collector/bpf_tc.c), it counts every packet per
+ * collector selects (collector/bpf/tc.c), it counts every packet per
  * interface and direction, per flow (5-tuple, direction, ECN marks, TCP
  * SYN/FIN/RST) and, for RoCEv2, per queue pair (opcode class, ACK/NAK,
  * CNP, PSN order). Nothing goes to user space per packet: the collector reads
@@ -487,7 +487,7 @@ static __always_inline int fm_tc(struct __sk_buff *skb, enum fm_dir dir)
 /*
  * Both return TC_ACT_OK whatever the packet: a monitoring probe never drops
  * or alters traffic. TC_ACT_OK also ends the filter chain, which is why
- * collector/bpf_tc.c attaches behind the priorities other tools use.
+ * collector/bpf/tc.c attaches behind the priorities other tools use.
  */
 SEC("tc")
 int fabmon_tc_ingress(struct __sk_buff *skb)

@@ -84,7 +84,7 @@ struct collector_env {
 	/* comma-separated network namespace files the TCP probes are limited
 	 * to (/run/netns/NAME, /proc/PID/ns/net); "" for every namespace */
 	const char *bpf_netns;
-	/* the lock on this network namespace's tc filters (bpf_tc_lock.h) that
+	/* the lock on this network namespace's tc filters (collector/bpf/tc_lock.h) that
 	 * the tc probe takes before it touches them; NULL: the probe is loaded
 	 * but attached nowhere, as `fabmon doctor` wants */
 	struct bpf_tc_lock *tc_lock;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "collector.h"
+#include "collector/collector.h"
 
 const struct collector_ops *const collector_all[] = {
 	&netdev_collector,

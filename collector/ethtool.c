@@ -19,8 +19,8 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
-#include "ethtool.h"
-#include "sysfs.h"
+#include "collector/ethtool.h"
+#include "collector/sysfs.h"
 
 enum ethtool_family {
 	FAM_PAUSE_FRAMES,

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "collector.h"
+#include "collector/collector.h"
 
 /* The most labels a known ethtool counter carries besides "interface". */
 #define ETHTOOL_CLASS_LABELS 3

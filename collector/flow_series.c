@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bpf/fabmon.h"
-#include "bpf_peers.h"
-#include "flow_series.h"
-#include "kmap.h"
+#include "bpf/fabmon.h"
+#include "collector/peer_totals.h"
+#include "collector/flow_series.h"
+#include "collector/kmap.h"
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };

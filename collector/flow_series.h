@@ -4,15 +4,15 @@
 
 #include <stdint.h>
 
-#include "collector.h"
+#include "collector/collector.h"
 
 /*
  * Per-peer series of flows and RoCEv2 queue pairs (struct fm_flow_*, fm_qp_*
- * of bpf/fabmon.h), whoever counted them: the tc probe's maps (collector/bpf.c)
- * or libpcap (collector/pcap.c, through collector/capture.h). Each tick every
+ * of bpf/fabmon.h), whoever counted them: the tc probe's maps (collector/bpf/bpf.c)
+ * or libpcap (collector/pcap/pcap.c, through collector/pcap/capture.h). Each tick every
  * live entry is added with its counters as read (totals since the entry was
  * made); the deltas go to its peer, the top peers by bytes get series of
- * their own and the rest share peer="other" (bpf_peers.h). Both sources emit
+ * their own and the rest share peer="other" (collector/peer_totals.h). Both sources emit
  * the same families, fabmon_flow_* and fabmon_roce_*, told apart by their
  * source label.
  */

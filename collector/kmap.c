@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmap.h"
+#include "collector/kmap.h"
 
 struct kmap {
 	size_t key_size, val_off, slot_size;

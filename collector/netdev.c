@@ -19,8 +19,8 @@
 #include <string.h>
 #include <sys/vfs.h>
 
-#include "collector.h"
-#include "sysfs.h"
+#include "collector/collector.h"
+#include "collector/sysfs.h"
 
 #define NETDEV_DIR "class/net"
 

@@ -16,7 +16,7 @@
 #include <netlink/route/qdisc/tbf.h>
 #include <netlink/route/tc.h>
 
-#include "collector.h"
+#include "collector/collector.h"
 
 struct qdisc_state {
 	struct nl_sock *sock;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
-#include "sysfs.h"
+#include "collector/collector.h"
+#include "collector/sysfs.h"
 
 #define RDMA_CLASS "class/infiniband"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sysfs.h"
+#include "collector/sysfs.h"
 
 int sysfs_read(const char *root, const char *path, char *buf, size_t len)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 /* The agent's clocks (clock_mono_s() and friends): one definition for all. */
-#include "../../agent/clock.h"
+#include "agent/lib/clock.h"
 
 /* Parses a decimal from 1 to max. Returns 0 and sets *ret, or -EINVAL. */
 static inline int parse_uint(const char *s, unsigned max, unsigned *ret)

@@ -22,17 +22,17 @@
 
 #include "benchutil.h"
 
-#include "../../agent/config.h"
-#include "../../agent/detect.h"
-#include "../../agent/registry.h"
-#include "../../collector/collector.h"
+#include "agent/config.h"
+#include "agent/detect/detect.h"
+#include "agent/registry/registry.h"
+#include "collector/collector.h"
 
 /* A fixed seed: every run judges the same samples. */
 #define DETECTCOST_SEED 1
 #define DETECTCOST_PEERS 1000
 #define DETECTCOST_TICK_MS 100
 
-/* The TCP probe's per-peer series the detectors read (collector/bpf.c). */
+/* The TCP probe's per-peer series the detectors read (collector/bpf/bpf.c). */
 enum { ACKED, BUSY, RETRANS, XFER_BYTES, XFER_COUNT, XFER_SUM, RATE, FANOUT, STALL, FAMILIES };
 static const struct metric_desc descs[FAMILIES] = {
 	[ACKED] = { "fabmon_tcp_acked_bytes_total", "bench", METRIC_COUNTER, 0, 0 },

@@ -37,8 +37,8 @@
 
 #include "benchutil.h"
 
-#include "../../agent/registry.h"
-#include "../../agent/store.h"
+#include "agent/registry/registry.h"
+#include "agent/store/store.h"
 
 /* Per "interface": 12 counters and 8 gauges, like netdev plus qdisc. */
 #define INGEST_COUNTERS 12

@@ -26,8 +26,8 @@
 
 #include "benchutil.h"
 #include "nullprog.h"
-#include "../../bpf/fabmon.h"
-#include "../../bpf/roce.h"
+#include "bpf/fabmon.h"
+#include "bpf/roce.h"
 #include "flow.skel.h"
 
 #define PR_ROUNDS_MAX 101

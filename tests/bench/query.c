@@ -15,8 +15,8 @@
 
 #include "benchutil.h"
 
-#include "../../agent/query_history.h"
-#include "../../agent/store.h"
+#include "agent/store/query_history.h"
+#include "agent/store/store.h"
 
 static int cmp_double(const void *a, const void *b)
 {

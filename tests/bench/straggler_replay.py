@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Replays the straggler's open rule over counters a straggler_study.sh run
 recorded, to weigh a rule's latency against its false opens offline
-(docs/testing.md). A model of agent/detect_path.c's open, not the detector:
+(docs/testing.md). A model of agent/detect/path.c's open, not the detector:
 no holds, and peers are told apart by address only.
 
 Each tick, per peer: its busy rate (bytes acknowledged over busy seconds;

@@ -134,7 +134,7 @@ grep -v '^#' "$WORK/catalogue.prom" | perl -ne '
 	my ($n, $l) = ($1, $2 // ""); $l =~ s/"(?:[^"\\]|\\.)*"//g;
 	print join(" ", $n, $l =~ /(\w+)=/g), "\n";' | sort -u >"$WORK/catalogue.labels"
 cut -d' ' -f1 "$WORK/catalogue.labels" | sort -u >"$WORK/catalogue.names"
-grep -oh '"fabmon_[a-z0-9_]*[a-z0-9]"' agent/*.c collector/*.c | tr -d '"' | sort -u >"$WORK/source.names"
+grep -rhoI --include='*.[ch]' '"fabmon_[a-z0-9_]*[a-z0-9]"' agent collector | tr -d '"' | sort -u >"$WORK/source.names"
 
 # names a selector uses (outside strings, ranges, matchers and grouping
 # clauses; not functions or keywords), and "name label" for each matcher

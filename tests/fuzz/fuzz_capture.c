@@ -2,7 +2,7 @@
 /*
  * libFuzzer harness for reading a whole capture file the way `fabmon replay`
  * does: libpcap reads the bytes as a pcap or pcapng file from memory, and
- * every record it hands out is counted (collector/capture.c). A damaged
+ * every record it hands out is counted (collector/pcap/capture.c). A damaged
  * file must end the read with an error, never a crash or an over-read.
  */
 #include <pcap/pcap.h>
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../../collector/capture.h"
+#include "collector/pcap/capture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../agent/config.h"
+#include "agent/config.h"
+#include "agent/lib/timefmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,7 +40,7 @@ static void parse_line(const char *line)
 	unsigned port;
 	int64_t ms;
 
-	(void)config_parse_duration(line, &ms);
+	(void)duration_parse(line, &ms);
 	(void)config_parse_listen(line, host, sizeof(host), &port);
 	if (!eq || (size_t)(eq - line) >= sizeof(key))
 		return;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the JSON API's query parameters (agent/http_api.c):
+ * libFuzzer harness for the JSON API's query parameters (agent/http/api.c):
  * the bytes are a query string, split at '&' and '=' and %-decoded by
  * libmicrohttpd's own MHD_http_unescape as it decodes a request's, then
  * parsed for /api/v1/events (and /events/ID, the ID from the first
@@ -14,7 +14,7 @@
 
 #include <microhttpd.h>
 
-#include "../../agent/http_api.h"
+#include "agent/http/api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the packed-sample codec (agent/pack.c). First the
+ * libFuzzer harness for the packed-sample codec (agent/store/pack.c). First the
  * bytes as a stored block: the first byte picks the columns (1..5), the next
  * two the rows; pack_next must read it without going outside it and end in
  * rows, 0 or -EBADMSG. Then a round trip: the bytes read as rows (a time and
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/pack.h"
+#include "agent/store/pack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../collector/lldp.h"
-#include "../../collector/packet.h"
+#include "collector/pcap/lldp.h"
+#include "collector/pcap/packet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the stage's replay (agent/store.c): the bytes are
+ * libFuzzer harness for the stage's replay (agent/store/store.c): the bytes are
  * a staged tick's blob, found in the file by the next writer as after a
  * crash. A database of SERIES series (ids 1..SERIES) is made once; each
  * input is staged after its newest tick, and the writer opens and closes
@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../agent/query_history.h"
-#include "../../agent/registry.h"
-#include "../../agent/store.h"
+#include "agent/store/query_history.h"
+#include "agent/registry/registry.h"
+#include "agent/store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

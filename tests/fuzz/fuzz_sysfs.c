@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../collector/sysfs.h"
+#include "collector/sysfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

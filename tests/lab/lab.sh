@@ -297,7 +297,7 @@ lab_open() {
 
 # lab_ns_del NAME: removes namespace NAME after killing what still runs in
 # it, and the tc lock file a killed agent left for it (named by the
-# namespace's inode: collector/bpf_tc_lock.h).
+# namespace's inode: collector/bpf/tc_lock.h).
 lab_ns_del() {
 	ip netns pids "$1" 2>/dev/null | xargs -r kill -9 2>/dev/null
 	ino=$(stat -c %i "/run/netns/$1" 2>/dev/null) && rm -f "/run/fabmon/tc-$ino.lock"

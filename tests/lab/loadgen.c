@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "labtool.h"
-#include "../../bpf/roce.h"
+#include "bpf/roce.h"
 
 #define LG_MAX_RANKS 64
 #define LG_MAX_SIZE (1ull << 30)

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../bpf/roce.h"
+#include "bpf/roce.h"
 
 #define PAYLOAD 256
 

@@ -50,7 +50,7 @@ rtt1=$peak
 sleep 1.2
 re1=$(m "fabmon_tcp_retransmits_total$peer")
 # nothing is sent towards rank 2, so none of its retransmissions is its own
-# port's (collector/tcp_loss.h): every one is the path's
+# port's (collector/bpf/tcp_loss.h): every one is the path's
 path1=$(m "fabmon_tcp_path_retransmits_total$peer")
 drops=$(lab_scrape | awk '/^fabmon_kernel_drops_total/ { s += $2 } END { print s + 0 }')
 echo "srtt ${rtt0}s unthrottled, ${rtt1}s peak through the bottleneck; retransmits ${re0:-0} -> $re1 (the path's: $path1); kernel drops $drops"

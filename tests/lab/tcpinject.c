@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../bpf/fabmon.h"
+#include "bpf/fabmon.h"
 
 #define TOOL "tcpinject"
 

@@ -18,15 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../bpf/fabmon.h"
-#include "../../collector/bpf_tc.h"
+#include "bpf/fabmon.h"
+#include "collector/bpf/tc.h"
 #include "flow.skel.h"
 #include "suites.h"
 #include "testutil.h"
 
 /*
  * The tc probe (bpf/flow.bpf.c) on hand-built frames run with
- * bpf_prog_test_run_opts(), and its attachment manager (collector/bpf_tc.c)
+ * bpf_prog_test_run_opts(), and its attachment manager (collector/bpf/tc.c)
  * on veth pairs. Every test makes a private network namespace (Check forks
  * each test: the namespace and all it holds vanish with the test process)
  * and loads its own copy of the probe, so map contents are this test's
@@ -1132,7 +1132,7 @@ START_TEST(test_roce_read_pmtu_config)
 }
 END_TEST
 
-/* fabmon's filters as tc(8) prints them: bpf_tc.c's handle 0xfab0, priority 0xfab0. */
+/* fabmon's filters as tc(8) prints them: collector/bpf/tc.c's handle 0xfab0, priority 0xfab0. */
 #define OUR_HANDLE 0xfab0
 #define OUR_PRIORITY 0xfab0
 #define OUR_FILTER "pref 64176 bpf chain 0 handle 0xfab0"

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../collector/bpf_tc_lock.h"
+#include "collector/bpf/tc_lock.h"
 #include "suites.h"
 #include "testutil.h"
 

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../bpf/fabmon.h"
-#include "../../collector/bpf_drop_reasons.h"
+#include "bpf/fabmon.h"
+#include "collector/bpf/drop_reasons.h"
 #include "suites.h"
 #include "tcp.skel.h"
 #include "testutil.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../collector/capfile.h"
+#include "collector/pcap/capfile.h"
 #include "suites.h"
 
 /* Records of 0 to 1500 bytes, one cut short of its length, one empty. */

@@ -8,9 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/config.h"
-#include "../../agent/file_read.h"
-#include "../../agent/reload.h"
+#include "agent/config.h"
+#include "agent/lib/timefmt.h"
+#include "agent/lib/file_read.h"
+#include "agent/daemon/reload.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -33,19 +34,19 @@ START_TEST(test_durations)
 {
 	int64_t ms;
 
-	ck_assert_int_eq(config_parse_duration("1s", &ms), 0);
+	ck_assert_int_eq(duration_parse("1s", &ms), 0);
 	ck_assert_int_eq(ms, 1000);
-	ck_assert_int_eq(config_parse_duration("100ms", &ms), 0);
+	ck_assert_int_eq(duration_parse("100ms", &ms), 0);
 	ck_assert_int_eq(ms, 100);
-	ck_assert_int_eq(config_parse_duration("48h", &ms), 0);
+	ck_assert_int_eq(duration_parse("48h", &ms), 0);
 	ck_assert_int_eq(ms, 48LL * 3600000);
-	ck_assert_int_eq(config_parse_duration("1.5m", &ms), 0);
+	ck_assert_int_eq(duration_parse("1.5m", &ms), 0);
 	ck_assert_int_eq(ms, 90000);
-	ck_assert_int_eq(config_parse_duration("2", &ms), 0);
+	ck_assert_int_eq(duration_parse("2", &ms), 0);
 	ck_assert_int_eq(ms, 2000);
-	ck_assert_int_eq(config_parse_duration("fast", &ms), -EINVAL);
-	ck_assert_int_eq(config_parse_duration("-1s", &ms), -EINVAL);
-	ck_assert_int_eq(config_parse_duration("1 parsec", &ms), -EINVAL);
+	ck_assert_int_eq(duration_parse("fast", &ms), -EINVAL);
+	ck_assert_int_eq(duration_parse("-1s", &ms), -EINVAL);
+	ck_assert_int_eq(duration_parse("1 parsec", &ms), -EINVAL);
 }
 END_TEST
 

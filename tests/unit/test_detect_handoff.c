@@ -2,7 +2,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "../../agent/detect_handoff.h"
+#include "agent/detect/handoff.h"
 #include "suites.h"
 
 #define WINDOW_MS 10000

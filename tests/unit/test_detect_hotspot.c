@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../agent/detect_hotspot.h"
+#include "agent/detect/hotspot.h"
 #include "suites.h"
 #include "testutil.h"
 

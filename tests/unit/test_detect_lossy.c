@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/detect_lossy.h"
+#include "agent/detect/lossy.h"
 #include "suites.h"
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "../../agent/detect_path.h"
+#include "agent/detect/path.h"
 #include "suites.h"
 
 static const struct path_config cfg = { .window_ms = 10000,

@@ -2,10 +2,10 @@
 #include <check.h>
 #include <string.h>
 
-#include "../../agent/config.h"
-#include "../../agent/detect.h"
-#include "../../agent/detect_roce.h"
-#include "../../agent/registry.h"
+#include "agent/config.h"
+#include "agent/detect/detect.h"
+#include "agent/detect/roce.h"
+#include "agent/registry/registry.h"
 #include "suites.h"
 #include "testutil.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collector/ethtool.h"
+#include "collector/ethtool.h"
 #include "suites.h"
 #include "testutil.h"
 

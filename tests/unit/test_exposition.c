@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/exposition.h"
+#include "agent/http/exposition.h"
 #include "suites.h"
 #include "testutil.h"
 

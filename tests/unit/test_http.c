@@ -11,8 +11,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "../../agent/http.h"
-#include "../../agent/store.h"
+#include "agent/http/server.h"
+#include "agent/store/store.h"
 #include "suites.h"
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdint.h>
 
-#include "../../collector/kmap.h"
+#include "collector/kmap.h"
 #include "suites.h"
 
 struct key {

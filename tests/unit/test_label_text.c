@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../agent/label_text.h"
+#include "agent/registry/label_text.h"
 #include "suites.h"
 #include "testutil.h"
 

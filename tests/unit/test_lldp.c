@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../collector/lldp.h"
+#include "collector/pcap/lldp.h"
 #include "suites.h"
 #include "testutil.h"
 

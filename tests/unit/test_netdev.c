@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../collector/sysfs.h"
+#include "collector/sysfs.h"
 #include "suites.h"
 #include "testutil.h"
 

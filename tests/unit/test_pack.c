@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/crc32c.h"
-#include "../../agent/pack.h"
+#include "agent/lib/crc32c.h"
+#include "agent/store/pack.h"
 #include "suites.h"
 
 /* A double with the given bits (a NaN's payload, say). */

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../agent/config.h"
-#include "../../agent/privilege.h"
+#include "agent/config.h"
+#include "agent/daemon/privilege.h"
 #include "suites.h"
 #include "testutil.h"
 

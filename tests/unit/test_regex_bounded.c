@@ -6,8 +6,8 @@
 #include "suites.h"
 #include "testutil.h"
 
-#include "../../agent/config.h"
-#include "../../agent/regex_bounded.h"
+#include "agent/config.h"
+#include "agent/lib/regex_bounded.h"
 
 static unsigned long atoms(const char *re)
 {

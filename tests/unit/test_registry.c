@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/registry.h"
+#include "agent/registry/registry.h"
 #include "suites.h"
 #include "testutil.h"
 

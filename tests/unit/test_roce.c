@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdint.h>
 
-#include "../../bpf/roce.h"
+#include "bpf/roce.h"
 #include "suites.h"
 #include "testutil.h"
 

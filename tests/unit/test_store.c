@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../agent/events.h"
-#include "../../agent/query_history.h"
-#include "../../agent/schema.h"
-#include "../../agent/store.h"
-#include "../../agent/store_pack.h"
+#include "agent/detect/events.h"
+#include "agent/store/query_history.h"
+#include "agent/store/schema.h"
+#include "agent/store/store.h"
+#include "agent/store/store_pack.h"
 #include "suites.h"
 #include "testutil.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../collector/sysfs.h"
+#include "collector/sysfs.h"
 #include "suites.h"
 #include "testutil.h"
 

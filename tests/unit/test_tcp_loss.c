@@ -4,8 +4,8 @@
 #include "suites.h"
 #include "testutil.h"
 
-#include "../../bpf/fabmon.h"
-#include "../../collector/tcp_loss.h"
+#include "bpf/fabmon.h"
+#include "collector/bpf/tcp_loss.h"
 
 /* A pair from 198.18.0.s to 198.18.0.d (the lab's ranks) with r retransmits. */
 static struct tcp_loss_pair pair(unsigned s, unsigned d, uint64_t r)

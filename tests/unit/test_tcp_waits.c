@@ -2,7 +2,7 @@
 #include "suites.h"
 #include "testutil.h"
 
-#include "../../collector/tcp_waits.h"
+#include "collector/bpf/tcp_waits.h"
 
 #define MS 1000000LL
 #define NOW (10000 * MS) /* the probes' clock: 10 s after boot */

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../agent/timefmt.h"
+#include "agent/lib/timefmt.h"
 #include "suites.h"
 
 /* 2026-12-02T02:10:00Z */

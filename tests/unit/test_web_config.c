@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/http_auth.h"
-#include "../../agent/web_config.h"
+#include "agent/http/auth.h"
+#include "agent/http/web_config.h"
 #include "suites.h"
 #include "testutil.h"
 

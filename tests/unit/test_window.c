@@ -5,7 +5,7 @@
 #include "suites.h"
 #include "testutil.h"
 
-#include "../../agent/window.h"
+#include "agent/detect/window.h"
 
 /* Readings with repeats: a leave-one-out over equal values is the same. */
 #define WINDOW_TEST_N 9

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/exposition.h"
+#include "agent/http/exposition.h"
 #include "testutil.h"
 
 const char *testutil_shared_fixtures(void)

@@ -6,8 +6,8 @@
 #include <regex.h>
 #include <stdint.h>
 
-#include "../../agent/registry.h"
-#include "../../collector/collector.h"
+#include "agent/registry/registry.h"
+#include "collector/collector.h"
 
 /*
  * Helpers shared by the unit tests. Tests run with the repository root as the

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_HANDOFF_H
+#define FABMON_DETECT_HANDOFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/detect/stall.h"
+#include "agent/detect/events.h"
+#include "agent/detect/window.h"
+
+/*
+ * Slow hand-offs: point-to-point bulk transfers (a prefill host pushing a KV
+ * cache to a decode host) that take much longer than they used to. Each tick
+ * a peer to which bulk transfers completed brings their mean duration; the
+ * newest three such ticks are compared with the ones before them.
+ */
+
+/* What one peer brought this tick. */
+struct handoff_input {
+	const char *peer; /* the remote address */
+	double transfers; /* bulk transfers completed, per second (0: none this tick) */
+	double seconds; /* their durations summed, per second */
+	int stalled; /* over the stall detector's bound this tick, or not reading */
+	double goodput; /* their bytes over their durations (0: none this tick) */
+	double open_s; /* how long its longest transfer still in progress has run (0: none) */
+	double open_bytes; /* and how many bytes of it were acknowledged */
+	double window_limited; /* connections the peer's receive window holds back */
+};
+
+#define HANDOFF_PEERS 1024
+/* Newest samples judged, and the fewest older ones that make a baseline. */
+#define HANDOFF_RECENT 3
+#define HANDOFF_BASELINE_MIN 5
+/*
+ * Transfers whose baseline is shorter are judged when they complete only: a
+ * stream that drains between writes makes sub-millisecond "transfers", and
+ * one under way there is the stream going on, not a hand-off (a slow short
+ * one completes within a tick or two anyway).
+ */
+#define HANDOFF_OPEN_MIN_S 0.01
+
+struct handoff_peer {
+	char peer[48];
+	struct window seconds; /* mean transfer duration of each tick with transfers */
+	struct window goodput; /* and their bytes per second */
+	/* the samples that left the newest HANDOFF_RECENT without being slow */
+	struct window baseline;
+	struct window baseline_goodput; /* the goodput of each */
+	double open_s, open_bytes; /* the transfer under way at open_ms */
+	int64_t open_ms;
+	int64_t last_ms; /* last sample */
+	int64_t stalled_ms; /* last tick stalled */
+};
+
+struct handoff_history {
+	struct handoff_peer peers[HANDOFF_PEERS];
+	size_t n;
+	size_t hint; /* name_find()'s */
+};
+
+/*
+ * Adds this tick's samples to h (zeroed before first use). A sample joins the
+ * baseline once HANDOFF_RECENT newer ones have come, unless it was slow
+ * (below): a lasting slowdown stays one until the peer
+ * has been idle for window_ms and is forgotten. A transfer that
+ * completes within STALL_AFTERMATH_MS of a stall on its peer is the
+ * stall's, already reported: it is not a sample. Peers without a sample for
+ * window_ms are forgotten.
+ */
+void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
+			    double ratio, int64_t window_ms, int64_t now_ms);
+
+/*
+ * A slow hand-off: the median of a peer's newest HANDOFF_RECENT samples is at
+ * least ratio times the median of its baseline, which holds at least
+ * HANDOFF_BASELINE_MIN samples, and the median of their goodput at most
+ * 1 / ratio times the baseline's. Duration alone reads a change of
+ * workload as a slowdown: a lab clean run whose all-gather transfers to a
+ * peer (about 1 MiB, 24 ms at the baseline's median) gave way to 4 MiB
+ * hand-offs (88 ms; 46-48 MB/s in both) raised a 20 s slow_handoff. Or,
+ * before it completes, a transfer under
+ * way this tick (baseline HANDOFF_OPEN_MIN_S or more) has run at least the
+ * baseline's median duration and moved
+ * at most 1 / ratio of what the baseline's median goodput moves in that
+ * time (it cannot end within ratio times its baseline then, unless it was
+ * shorter than those; a new connection's slow start is within its
+ * baseline's duration), unless it has been under way since before the
+ * peer's last stall (the stall's) or the peer's receive window holds it
+ * back (the receiver is slow, not the path: a stall if it stops). Peers are
+ * judged until window_ms after their last sample (a slow transfer completes
+ * ticks apart, and the verdict holds between), and only while fewer than three peers
+ * are being compared by detect_path (active_paths): with siblings to compare,
+ * a slow path is an incast or a straggler. Score: the observed ratio over
+ * ratio. Writes at most max verdicts; returns how many. Pure: no I/O.
+ */
+size_t detect_handoff(const struct handoff_history *h, double ratio, size_t active_paths,
+		      int64_t window_ms, int64_t now_ms, struct event_verdict *out, size_t max);
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_STALL_H
+#define FABMON_DETECT_STALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/detect/events.h"
+
+/*
+ * What a path gives right after a stall on it — retransmissions, a slow
+ * start, the transfer the stall held up — belongs to the stall, which is
+ * reported as one: the path and hand-off detectors take no samples from a
+ * peer for this long after it was stalled.
+ */
+#define STALL_AFTERMATH_MS 1000
+
+/* What the stall detector looks at, per peer, this tick. */
+struct stall_input {
+	const char *peer; /* the remote address */
+	double ack_stall_s; /* longest wait without ack progress with data pending */
+	double in_flight_bytes; /* sent, not acknowledged */
+	double zero_window; /* connections with data queued behind a closed window */
+	/* when the peer's address is a local sender too (another namespace on
+	 * this host), the longest its own connections have waited; else 0 */
+	double sender_stall_s;
+	/* longest time the peer acknowledged data without its application
+	 * reading any (its window's edge stood still, or it closed); and, as
+	 * sender_stall_s, the same for its own connections' receivers */
+	double read_stall_s;
+	double sender_read_stall_s;
+	/* as sender_stall_s: how long its longest send under way has run */
+	double sender_busy_s;
+	/* an incast paces this host's collective this tick (detect_path()) */
+	int paced;
+	/* how long ago any connection to it, or from it as sender_stall_s,
+	 * last had data acknowledged */
+	double progress_age_s;
+};
+
+/*
+ * A wait for acks of this share of stall_after, under it, holds an open stall
+ * (VERDICT_HOLD): a connection back from a retransmission timeout can move
+ * once and then wait again on its next, backed-off timer, and a path that
+ * moves is acked within a round trip.
+ */
+#define STALL_HOLD_SHARE 0.25
+
+struct stall_bounds {
+	double after_s; /* the network's: data in flight and no ack progress this long */
+	double host_after_s; /* the host's: acked and not read this long */
+};
+
+/*
+ * Two kinds, told apart by whose evidence it is.
+ *
+ * stall (network): a peer with data in flight, its window open, and no ack
+ * progress for b->after_s or more (a downed link, a black hole, a path cut
+ * both ways); or with data to it and from it (sender_stall_s, where this
+ * host sees its senders) both unacked for b->after_s and nothing to or from
+ * it acknowledged for as long (progress_age_s: cut off). Score: the wait
+ * over after_s; VERDICT_AT_ONCE when cut off (two connections in opposite
+ * directions wait on no one timer: the wait was the persistence), else
+ * VERDICT_OVER. Not while an incast paces the collective (paced) for data
+ * that waits both ways: the hot receiver's port queues both directions.
+ *
+ * host_stall (host): a peer whose kernel went on acknowledging data its
+ * application has not read for b->host_after_s or more (read_stall_s: the
+ * path works, the application stopped), unless the application waits on a
+ * send of its own that still moves (sender_busy_s at least its read stall,
+ * sender_stall_s under it): then the slow path is the network's to name.
+ * Score: the read stall over host_after_s; VERDICT_AT_ONCE (the wait was
+ * the persistence).
+ *
+ * A stalled collective stalls its other ranks within a tick; where this host
+ * sees the peers' own senders (sender_*), the victims are left out:
+ *  - a peer that stopped reading is a victim if its own sending has been
+ *    blocked at least as long: it waits on someone else;
+ *  - with a peer cut off, the other network-stalled peers are its victims.
+ * If that would leave no one of a kind (a cycle), every one is reported.
+ * The culprit's evidence counts the victims left out.
+ *
+ * After those, a VERDICT_HOLD stall for each peer under the bounds that has
+ * waited for acks of data in flight STALL_HOLD_SHARE of after_s or more: it keeps the peer's
+ * open stall open and does nothing else. Writes at most max verdicts into
+ * out; returns how many. Pure: no I/O, no state.
+ */
+size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
+		    struct event_verdict *out, size_t max);
+
+/* Peers cut off (detect_stall()) lately: up to STALL_CUT_PEERS of them. */
+#define STALL_CUT_PEERS 64
+
+struct stall_history {
+	struct {
+		char peer[48];
+		int64_t start_ms, last_ms; /* first and last tick cut off */
+	} cut[STALL_CUT_PEERS];
+	size_t n;
+};
+
+/*
+ * The aftermath of a cut-off: once a peer's link is back, its own
+ * connections wait on retransmission timers backed off while it was down,
+ * for up to as long again as it was cut off, which began after_s
+ * before it was seen (the timeout doubles with each
+ * retransmission, RFC 6298 5.5); the peers it sends to then show waits that
+ * are its. Notes in h (zeroed by the caller before first use) which peers of
+ * in[0..n) are cut off at now_ms, and clears the ack stall of each peer that
+ * is not cut off and does not stop reading where a peer cut off within its
+ * aftermath waits on its own sending at least as long (sender_stall_s): a
+ * victim of that cut-off, not a stall of its own. The culprit itself may
+ * stall again in its aftermath, and is left as it is.
+ */
+void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
+		     const struct stall_bounds *b, int64_t now_ms);
+
+#endif

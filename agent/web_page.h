@@ -1,9 +1,0 @@
-/* SPDX-License-Identifier: MIT */
-#ifndef FABMON_WEB_PAGE_H
-#define FABMON_WEB_PAGE_H
-
-/* web/index.html, built in by web/embed.sh: the page GET / serves. */
-extern const char web_page[];
-extern const unsigned long web_page_len;
-
-#endif
