@@ -21,7 +21,7 @@ struct replay_ticks {
 	struct flow_series *series;
 	struct events *events;
 	struct store *store;
-	struct detect_config dcfg;
+	struct detect *detect;
 	struct event_verdict verdicts[EVENTS_TRACKED];
 	int64_t interval_ns, next_ns; /* next_ns 0: no packet yet */
 	uint64_t last_ts_ns; /* the timestamp of the packet before */
@@ -45,11 +45,10 @@ int replay_ticks_new(const struct config *cfg, int db, struct replay_ticks **ret
 		goto fail;
 	t->interval_ns = cfg->interval_ms * 1000000;
 	t->idle_ms = cfg->bpf_flow_idle_ms;
-	detect_config_init(&t->dcfg, cfg);
 	t->reg = registry_new(cfg->max_series, cfg->series_expiry_ms);
 	t->series = flow_series_new(cfg->bpf_max_flows, cfg->bpf_top_peers);
 	t->events = events_new(cfg->event_open_ticks, cfg->event_close_ticks);
-	if (!t->reg || !t->series || !t->events) {
+	if (!t->reg || !t->series || !t->events || detect_new(cfg, &t->detect) < 0) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
@@ -71,6 +70,7 @@ void replay_ticks_free(struct replay_ticks *t)
 		return;
 	store_close(t->store);
 	events_free(t->events);
+	detect_free(t->detect);
 	flow_series_free(t->series);
 	registry_free(t->reg);
 	free(t);
@@ -133,7 +133,7 @@ static void tick(struct replay_ticks *t, struct capture *cap, int64_t end_ns)
 	kmap_sweep(capture_qps(cap), feed_qp, &f);
 	flow_series_end_tick(t->series, f.now_ms, t->idle_ms);
 	flow_series_emit(t->series, out, "capture", "pcap", 0);
-	n = detect_run(&t->dcfg, t->reg, t->verdicts, EVENTS_TRACKED);
+	n = detect_run(t->detect, t->reg, t->verdicts, EVENTS_TRACKED);
 	events_tick(t->events, t->verdicts, n, f.now_ms);
 	events_emit(t->events, out);
 	registry_end_tick(t->reg);

@@ -44,6 +44,7 @@ struct agent {
 	struct http *http;
 	struct web_config *web; /* NULL: none; held as long as http */
 	struct events *events;
+	struct detect *detect;
 	struct event_verdict verdicts[EVENTS_TRACKED];
 	struct strbuf text;
 	char host[256];
@@ -270,11 +271,7 @@ static void agent_store(struct agent *a, double collect_s)
 /* registry -> detectors -> events, on this tick's series */
 static void agent_detect(struct agent *a)
 {
-	struct detect_config dcfg;
-	size_t n;
-
-	detect_config_init(&dcfg, &a->cfg);
-	n = detect_run(&dcfg, a->reg, a->verdicts, EVENTS_TRACKED);
+	size_t n = detect_run(a->detect, a->reg, a->verdicts, EVENTS_TRACKED);
 
 	events_tick(a->events, a->verdicts, n, registry_now(a->reg));
 	events_emit(a->events, registry_sink(a->reg, "agent"));
@@ -394,6 +391,7 @@ static void agent_reload(struct agent *a)
 	snprintf(cfg.web_config_file, sizeof(cfg.web_config_file), "%s", a->cfg.web_config_file);
 	collector_set_release(&a->set);
 	a->cfg = cfg;
+	detect_configure(a->detect, &a->cfg);
 	(void)collector_set_init(&a->set, &a->cfg, 0, a->tc_lock);
 	agent_log_collectors(a);
 	log_info("configuration reloaded from '%s'", a->cfg.config_path);
@@ -490,6 +488,7 @@ static void agent_release(struct agent *a)
 	store_close(a->store);
 	registry_free(a->reg);
 	events_free(a->events);
+	detect_free(a->detect);
 	strbuf_release(&a->text);
 	/* last: a config read that blocks holds up the exit, never the
 	 * commit */
@@ -532,7 +531,7 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 						       : a.cfg.interval_ms);
 	a.events = events_new(a.cfg.event_open_ticks, a.cfg.event_close_ticks);
 	a.tc_lock = bpf_tc_lock_new(BPF_TC_LOCK_DIR);
-	if (!a.reg || !a.events || !a.tc_lock) {
+	if (!a.reg || !a.events || !a.tc_lock || detect_new(&a.cfg, &a.detect) < 0) {
 		log_error(-ENOMEM, "unable to allocate the registry");
 		goto out;
 	}

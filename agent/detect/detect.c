@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stddef.h>
-#include <string.h>
-
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "agent/detect/detect.h"
 #include "agent/detect/handoff.h"
@@ -14,6 +15,18 @@
 #include "agent/detect/stall.h"
 #include "agent/registry/label_text.h"
 #include "agent/lib/name_find.h"
+
+struct detect_config {
+	struct stall_bounds stall; /* detect_stall's bounds */
+	double pfc_paused_fraction; /* detect_pfc's: share of time paused */
+	double hotspot_util; /* detect_hotspot's: share of capacity in use; detect_lossy's bound */
+	double lossy_error_share; /* detect_lossy's: errors per packet */
+	int64_t lossy_window_ms; /* over this long */
+	int64_t path_window_ms; /* detect_path's: peers compared if active this recently */
+	double incast_fraction; /* detect_path's: share of the others' delivery rate */
+	double straggler_fraction;
+	double handoff_ratio; /* detect_handoff's: transfer time over its baseline */
+};
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
 #define DETECT_PEERS 1024
@@ -532,7 +545,8 @@ static int gather_series(struct series *s, void *arg)
 	return 0;
 }
 
-void detect_config_init(struct detect_config *d, const struct config *cfg)
+/* The detectors' settings from the agent's configuration. */
+static void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
 	*d = (struct detect_config){
 		.stall = { (double)cfg->stall_after_ms / 1000.0,
@@ -548,82 +562,113 @@ void detect_config_init(struct detect_config *d, const struct config *cfg)
 	};
 }
 
-size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct event_verdict *out,
-		  size_t max)
+/* Every detector's state from tick to tick, and each tick's gathered input
+ * (large: on the heap, not a stack). */
+struct detect {
+	struct detect_config cfg;
+	struct stall_gather sg;
+	struct pfc_gather pg;
+	struct hotspot_gather hg;
+	struct path_history ph;
+	struct handoff_history hh;
+	struct roce_gather rg;
+	struct stall_history sh;
+	struct lossy_gather lg;
+	struct lossy_history lh;
+};
+
+int detect_new(const struct config *cfg, struct detect **ret)
 {
-	/* large; the tick thread is the only caller */
-	static struct stall_gather sg;
-	static struct pfc_gather pg;
-	static struct hotspot_gather hg;
-	static struct path_history ph;
-	static struct handoff_history hh;
-	static struct roce_gather rg;
-	static struct stall_history sh;
-	static struct lossy_gather lg;
-	static struct lossy_history lh;
+	struct detect *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	detect_config_init(&d->cfg, cfg);
+	*ret = d;
+	return 0;
+}
+
+void detect_configure(struct detect *d, const struct config *cfg)
+{
+	detect_config_init(&d->cfg, cfg);
+}
+
+void detect_free(struct detect *d)
+{
+	free(d);
+}
+
+size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *out, size_t max)
+{
+	const struct detect_config *cfg = &d->cfg;
+	struct stall_gather *sg = &d->sg;
+	struct pfc_gather *pg = &d->pg;
+	struct hotspot_gather *hg = &d->hg;
+	struct roce_gather *rg = &d->rg;
+	struct lossy_gather *lg = &d->lg;
 	const struct lossy_bounds lb = { cfg->lossy_error_share, cfg->hotspot_util,
 					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
-	struct tick_gather tg = {
-		&rg, &sg, &pg, &hg, &lg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1 }
-	};
+	struct tick_gather tg = { rg, sg, pg, hg, lg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1 } };
 	size_t n;
 	int paced = 0; /* an incast verdict this tick */
 
-	sg.n = 0;
-	sg.next = 0;
-	pg.n = 0;
-	lg.n = 0;
-	roce_gather_begin(&rg);
-	hg.cur ^= 1;
-	hg.n[hg.cur] = 0;
-	hg.ms[hg.cur] = registry_now(reg);
+	sg->n = 0;
+	sg->next = 0;
+	pg->n = 0;
+	lg->n = 0;
+	roce_gather_begin(rg);
+	hg->cur ^= 1;
+	hg->n[hg->cur] = 0;
+	hg->ms[hg->cur] = registry_now(reg);
 	(void)registry_foreach(reg, gather_series, &tg);
-	roce_gather_end(&rg);
-	lossy_util(&lg, hg.in[hg.cur], hg.n[hg.cur], &pg);
-	for (size_t i = 0; i < sg.n; i++) {
-		int stalled = sg.in[i].ack_stall_s >= cfg->stall.after_s;
+	roce_gather_end(rg);
+	lossy_util(lg, hg->in[hg->cur], hg->n[hg->cur], pg);
+	for (size_t i = 0; i < sg->n; i++) {
+		int stalled = sg->in[i].ack_stall_s >= cfg->stall.after_s;
 
 		/* a reader idle for as long as the network's stall bound leaves
 		 * its path nothing to measure, then a burst */
-		sg.path[i].stalled = stalled || sg.in[i].read_stall_s >= cfg->stall.after_s;
+		sg->path[i].stalled = stalled || sg->in[i].read_stall_s >= cfg->stall.after_s;
 		/* a transfer slows the moment its receiver stops reading, and is
 		 * judged at once: any read stall is the host's, not the path's.
 		 * Paths are compared over several ticks, and an all-to-all
 		 * receiver that reads its senders in turn leaves one unread for
 		 * a moment: from the bound (with any, t_incast's first tick over
 		 * went from 0.2 to 0.39 s, one run's to 3 s). */
-		sg.handoff[i].stalled = stalled || sg.in[i].read_stall_s > 0;
+		sg->handoff[i].stalled = stalled || sg->in[i].read_stall_s > 0;
 		/* busy while its peer does not ack is the stall's to judge,
 		 * from its own bound: a rate from such a tick would name a cut
 		 * link a straggler or an incast first. Under a quarter of that
 		 * bound a wait is a delayed ACK's (40 ms). One it leaves unread
 		 * (agent/detect/path.h) is no straggler's either. */
-		if (sg.in[i].ack_stall_s >= cfg->stall.after_s / 4)
-			sg.path[i].busy = 0;
-		sg.path[i].unread = sg.in[i].read_stall_s > 0;
+		if (sg->in[i].ack_stall_s >= cfg->stall.after_s / 4)
+			sg->path[i].busy = 0;
+		sg->path[i].unread = sg->in[i].read_stall_s > 0;
 		/* transfer bytes and seconds, both per second of the tick */
-		sg.path[i].goodput = sg.handoff[i].goodput =
-			sg.handoff[i].seconds > 0 ? sg.path[i].goodput / sg.handoff[i].seconds : 0;
+		sg->path[i].goodput = sg->handoff[i].goodput =
+			sg->handoff[i].seconds > 0 ? sg->path[i].goodput / sg->handoff[i].seconds
+						   : 0;
 	}
-	path_history_update(&ph, sg.path, sg.n, pcfg.window_ms, registry_now(reg));
-	n = detect_path(&ph, &pcfg, registry_now(reg), out, max);
+	path_history_update(&d->ph, sg->path, sg->n, pcfg.window_ms, registry_now(reg));
+	n = detect_path(&d->ph, &pcfg, registry_now(reg), out, max);
 	for (size_t j = 0; j < n; j++)
 		paced |= out[j].kind == EVENT_INCAST;
-	for (size_t i = 0; i < sg.n; i++)
-		sg.in[i].paced = paced;
+	for (size_t i = 0; i < sg->n; i++)
+		sg->in[i].paced = paced;
 	/* the paths above still see such waits as the stalls they are */
-	stall_aftermath(&sh, sg.in, sg.n, &cfg->stall, registry_now(reg));
-	n += detect_stall(sg.in, sg.n, &cfg->stall, out + n, max - n);
-	handoff_history_update(&hh, sg.handoff, sg.n, cfg->handoff_ratio, pcfg.window_ms,
+	stall_aftermath(&d->sh, sg->in, sg->n, &cfg->stall, registry_now(reg));
+	n += detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
+	handoff_history_update(&d->hh, sg->handoff, sg->n, cfg->handoff_ratio, pcfg.window_ms,
 			       registry_now(reg));
-	n += detect_handoff(&hh, cfg->handoff_ratio,
-			    path_history_active(&ph, pcfg.window_ms, registry_now(reg)),
+	n += detect_handoff(&d->hh, cfg->handoff_ratio,
+			    path_history_active(&d->ph, pcfg.window_ms, registry_now(reg)),
 			    pcfg.window_ms, registry_now(reg), out + n, max - n);
-	n += detect_pfc(pg.in, pg.n, cfg->pfc_paused_fraction, out + n, max - n);
-	n += detect_roce(rg.in, rg.n, cfg->incast_fraction, out + n, max - n);
-	lossy_history_update(&lh, lg.in, lg.n, lb.window_ms, registry_now(reg));
-	n += detect_lossy(&lh, &lb, registry_now(reg), out + n, max - n);
-	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
+	n += detect_pfc(pg->in, pg->n, cfg->pfc_paused_fraction, out + n, max - n);
+	n += detect_roce(rg->in, rg->n, cfg->incast_fraction, out + n, max - n);
+	lossy_history_update(&d->lh, lg->in, lg->n, lb.window_ms, registry_now(reg));
+	n += detect_lossy(&d->lh, &lb, registry_now(reg), out + n, max - n);
+	return n +
+	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
 }

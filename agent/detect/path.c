@@ -123,18 +123,6 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
 	return n;
 }
 
-/*
- * One reading of each peer this tick (NAN: none), and those readings
- * sorted: every peer is set against the median of the others', and one
- * sort a tick serves them all (at 1024 peers, a sort for each peer cost
- * 126 ms a tick, more than the tick; tests/bench/detectcost.c).
- */
-struct path_measure {
-	double v[PATH_PEERS];
-	double sorted[PATH_PEERS];
-	unsigned n; /* readings that are not NAN */
-};
-
 /* Sorts m's readings of h's peers. */
 static void path_measure_sort(const struct path_history *h, struct path_measure *m)
 {
@@ -282,8 +270,9 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 {
 	/* each ring peer's share this tick (NAN: not judged), and the
 	 * median and count of the others it was set against */
-	static double share[PATH_PEERS], mid[PATH_PEERS], held_share[PATH_PEERS];
-	static size_t others[PATH_PEERS];
+	double *share = h->scratch.share, *mid = h->scratch.mid,
+	       *held_share = h->scratch.held_share;
+	size_t *others = h->scratch.others;
 	double hold = (1 + cfg->straggler_fraction) / 2;
 	size_t slow = h->n, held = h->n, k = 0;
 
@@ -327,13 +316,14 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	 * median of its transfer goodput and of its delivery rate, and its
 	 * last loss.
 	 */
-	static struct path_measure goodput_mid, rate_mid, loss;
+	struct path_measure *goodput_mid = &h->scratch.goodput_mid,
+			    *rate_mid = &h->scratch.rate_mid, *loss = &h->scratch.loss;
 	/* and the median of its newest PATH_BUSY_TYPICAL busy rates, and
 	 * its busy seconds per second this tick (0 when not in the input) */
-	static struct path_measure busy_typical, moving;
-	static struct event_verdict incasts[PATH_PEERS];
-	static unsigned char over[PATH_PEERS]; /* judged this tick */
-	static size_t who[PATH_PEERS]; /* incasts[j] is peer who[j]'s */
+	struct path_measure *busy_typical = &h->scratch.busy_typical, *moving = &h->scratch.moving;
+	struct event_verdict *incasts = h->scratch.incasts;
+	unsigned char *over = h->scratch.over; /* judged this tick */
+	size_t *who = h->scratch.who; /* incasts[j] is peer who[j]'s */
 	size_t k = 0, nincast = 0;
 	int losing = 0;
 
@@ -342,23 +332,23 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 				    *b = &h->peers[i].busy;
 		int active = path_active(&h->peers[i], cfg->window_ms, now_ms);
 
-		rate_mid.v[i] = active ? window_median(r, 0, r->count) : NAN;
-		goodput_mid.v[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
-		loss.v[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
-		busy_typical.v[i] =
+		rate_mid->v[i] = active ? window_median(r, 0, r->count) : NAN;
+		goodput_mid->v[i] = active && g->count ? window_median(g, 0, g->count) : NAN;
+		loss->v[i] = active && h->peers[i].loss_ms ? h->peers[i].loss : NAN;
+		busy_typical->v[i] =
 			b->count && now_ms - h->peers[i].busy_ms <= cfg->window_ms
 				? window_median(b, 0,
 						b->count < PATH_BUSY_TYPICAL ? b->count
 									     : PATH_BUSY_TYPICAL)
 				: NAN;
-		moving.v[i] =
+		moving->v[i] =
 			active ? (h->peers[i].input_ms == now_ms ? h->peers[i].prev_busy : 0) : NAN;
 	}
-	path_measure_sort(h, &goodput_mid);
-	path_measure_sort(h, &rate_mid);
-	path_measure_sort(h, &loss);
-	path_measure_sort(h, &busy_typical);
-	path_measure_sort(h, &moving);
+	path_measure_sort(h, goodput_mid);
+	path_measure_sort(h, rate_mid);
+	path_measure_sort(h, loss);
+	path_measure_sort(h, busy_typical);
+	path_measure_sort(h, moving);
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
@@ -376,9 +366,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms))
 			continue;
 		now_share = p->last_ms == now_ms
-				    ? path_share(h, i, 0, &rate_mid, 1, 0.5, &rate_mid_others, &m2)
+				    ? path_share(h, i, 0, rate_mid, 1, 0.5, &rate_mid_others, &m2)
 				    : NAN;
-		busy_mid = path_others_median(&busy_typical, i, &m3);
+		busy_mid = path_others_median(busy_typical, i, &m3);
 		busy_share = p->busy_seen_ms == now_ms && busy_mid > 0
 				     ? window_median(&p->busy_seen, 0, 1) / busy_mid
 				     : NAN;
@@ -389,9 +379,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		/* a loss burst at speed is a queue's moment, not an incast
 		 * (one in a clean all-gather lasted 4 ticks) */
 		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_ONSET_SHARE &&
-			path_lossy(h, i, &loss, bound, now_ms, &loss_ratio);
-		share = path_share(h, i, 1, &goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
-		rate_share = path_share(h, i, 0, &rate_mid, PATH_INCAST_SAMPLES, 0.5,
+			path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
+		share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
+		rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
 					&rate_mid_others, &m2);
 		/* both must agree: the rate estimate jumps past any link when
 		 * ACKs come compressed; goodput to a peer mixes its senders, one
@@ -455,5 +445,5 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		if (h->peers[who[j]].lossy_run ||
 		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
 			out[k++] = incasts[j];
-	return k + path_straggler(h, cfg, now_ms, &busy_typical, &moving, out + k, max - k);
+	return k + path_straggler(h, cfg, now_ms, busy_typical, moving, out + k, max - k);
 }

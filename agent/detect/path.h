@@ -144,11 +144,36 @@ struct path_peer {
 	int straggling;
 };
 
+/*
+ * One reading of each peer this tick (NAN: none), and those readings
+ * sorted: every peer is set against the median of the others', and one
+ * sort a tick serves them all (at 1024 peers, a sort for each peer cost
+ * 126 ms a tick, more than the tick; tests/bench/detectcost.c).
+ */
+struct path_measure {
+	double v[PATH_PEERS];
+	double sorted[PATH_PEERS];
+	unsigned n; /* readings that are not NAN */
+};
+
+/* One tick's working readings of detect_path(), kept with the history so
+ * that they are not on a stack (about 1.2 MB) and not shared between two
+ * histories. Nothing in it outlives the call. */
+struct path_scratch {
+	double share[PATH_PEERS], mid[PATH_PEERS], held_share[PATH_PEERS];
+	size_t others[PATH_PEERS];
+	struct path_measure goodput_mid, rate_mid, loss, busy_typical, moving;
+	struct event_verdict incasts[PATH_PEERS];
+	unsigned char over[PATH_PEERS];
+	size_t who[PATH_PEERS];
+};
+
 struct path_history {
 	struct path_peer peers[PATH_PEERS];
 	size_t n;
 	size_t hint; /* name_find()'s */
 	char straggler[48]; /* the peer the last tick named a straggler; "" if none */
+	struct path_scratch scratch;
 };
 
 struct path_config {

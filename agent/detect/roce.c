@@ -13,7 +13,8 @@
 size_t detect_roce(const struct roce_input *in, size_t n, double incast_fraction,
 		   struct event_verdict *out, size_t max)
 {
-	static double share[ROCE_PEERS_MAX], others[ROCE_PEERS_MAX];
+	/* 16 KiB on the tick thread's stack */
+	double share[ROCE_PEERS_MAX], others[ROCE_PEERS_MAX];
 	size_t k = 0, active = 0;
 
 	if (n > ROCE_PEERS_MAX)

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 	static uint64_t raw[DETECTCOST_PEERS][FAMILIES];
 	static uint64_t roce[DETECTCOST_PEERS]; /* packets, as raw */
 	struct event_verdict out[64];
-	struct detect_config dcfg;
+	struct detect *det = NULL;
 	struct config cfg;
 	struct registry *reg;
 	unsigned peers = DETECTCOST_PEERS, ticks = 200, verdicts = 0;
@@ -131,9 +131,8 @@ int main(int argc, char **argv)
 		with_roce |= c == 'r';
 	}
 	config_defaults(&cfg);
-	detect_config_init(&dcfg, &cfg);
 	reg = registry_new(peers * (FAMILIES + ROCE_SERIES) + 64, 60000);
-	if (!reg) {
+	if (!reg || detect_new(&cfg, &det) < 0) {
 		fprintf(stderr, "detectcost: out of memory\n");
 		return 1;
 	}
@@ -150,12 +149,13 @@ int main(int argc, char **argv)
 				peer_roce(registry_sink(reg, "bench"), names[i], &roce[i]);
 		}
 		t0 = clock_mono_s();
-		verdicts += (unsigned)detect_run(&dcfg, reg, out, sizeof(out) / sizeof(out[0]));
+		verdicts += (unsigned)detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
 		spent += clock_mono_s() - t0;
 		registry_end_tick(reg);
 	}
 	printf("peers=%u series=%u ticks=%u us_per_tick=%.1f verdicts=%u\n", peers,
 	       registry_count(reg), ticks, spent / ticks * 1e6, verdicts);
+	detect_free(det);
 	registry_free(reg);
 	return 0;
 }

@@ -84,8 +84,8 @@ END_TEST
  * packets towards the peer in hot are CE-marked, one in five. Returns the
  * names detect_run() gave incasts, as that kind of string.
  */
-static const char *roce_tick(struct registry *reg, const struct detect_config *dcfg, int t,
-			     const char *peers, char hot)
+static const char *roce_tick(struct registry *reg, struct detect *det, int t, const char *peers,
+			     char hot)
 {
 	static const struct metric_desc packets = { "fabmon_roce_packets_total", "t",
 						    METRIC_COUNTER, 0, 0 },
@@ -112,7 +112,7 @@ static const char *roce_tick(struct registry *reg, const struct detect_config *d
 					     *p == hot ? t * 200ULL : 0);
 		}
 	}
-	n = detect_run(dcfg, reg, out, sizeof(out) / sizeof(out[0]));
+	n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
 	for (size_t i = 0; i < n; i++)
 		if (out[i].kind == EVENT_INCAST && k + 1 < sizeof(named))
 			named[k++] = out[i].subject[strlen(out[i].subject) - 1];
@@ -129,21 +129,53 @@ static const char *roce_tick(struct registry *reg, const struct detect_config *d
 START_TEST(test_run_peers_change)
 {
 	struct registry *reg = registry_new(256, 60000);
-	struct detect_config dcfg;
+	struct detect *det = NULL;
 	struct config cfg;
 
 	ck_assert_ptr_nonnull(reg);
 	config_defaults(&cfg);
-	detect_config_init(&dcfg, &cfg);
-	ck_assert_str_eq(roce_tick(reg, &dcfg, 1, "1234", '4'), ""); /* no rates yet */
-	ck_assert_str_eq(roce_tick(reg, &dcfg, 2, "1234", '4'), "4");
+	ck_assert_int_eq(detect_new(&cfg, &det), 0);
+	ck_assert_str_eq(roce_tick(reg, det, 1, "1234", '4'), ""); /* no rates yet */
+	ck_assert_str_eq(roce_tick(reg, det, 2, "1234", '4'), "4");
 	/* 1 goes, 5 comes and is the hot one: the rows after 1 move down */
-	ck_assert_str_eq(roce_tick(reg, &dcfg, 3, "2345", '5'), "");
-	ck_assert_str_eq(roce_tick(reg, &dcfg, 4, "2345", '5'), "5");
-	ck_assert_str_eq(roce_tick(reg, &dcfg, 5, "5432", '2'), "2");
+	ck_assert_str_eq(roce_tick(reg, det, 3, "2345", '5'), "");
+	ck_assert_str_eq(roce_tick(reg, det, 4, "2345", '5'), "5");
+	ck_assert_str_eq(roce_tick(reg, det, 5, "5432", '2'), "2");
 	/* too few others left to compare with */
-	ck_assert_str_eq(roce_tick(reg, &dcfg, 6, "25", '2'), "");
+	ck_assert_str_eq(roce_tick(reg, det, 6, "25", '2'), "");
+	detect_free(det);
 	registry_free(reg);
+}
+END_TEST
+
+/*
+ * Two detector sets in one process keep apart: each names its own hot
+ * receiver from its own registry, ticks interleaved, as the daemon's and a
+ * replay's would (no state shared through statics).
+ */
+START_TEST(test_run_two_objects)
+{
+	struct registry *reg[2] = { registry_new(256, 60000), registry_new(256, 60000) };
+	struct detect *det[2] = { NULL, NULL };
+	static const char *const peers[2] = { "1234", "5678" };
+	static const char hot[2] = { '4', '6' };
+	struct config cfg;
+
+	config_defaults(&cfg);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_ptr_nonnull(reg[i]);
+		ck_assert_int_eq(detect_new(&cfg, &det[i]), 0);
+	}
+	for (int t = 1; t <= 4; t++)
+		for (int i = 0; i < 2; i++) {
+			char want[2] = { t > 1 ? hot[i] : '\0', '\0' };
+
+			ck_assert_str_eq(roce_tick(reg[i], det[i], t, peers[i], hot[i]), want);
+		}
+	for (int i = 0; i < 2; i++) {
+		detect_free(det[i]);
+		registry_free(reg[i]);
+	}
 }
 END_TEST
 
@@ -152,6 +184,7 @@ Suite *detect_roce_suite(void)
 	const struct testutil_case cases[] = {
 		{ "table", test_table, 0 },
 		{ "run_peers_change", test_run_peers_change, 0 },
+		{ "run_two_objects", test_run_two_objects, 0 },
 	};
 
 	return TESTUTIL_SUITE("detect_roce", cases);
