@@ -11,6 +11,7 @@
 #   with its cause, and README.md's events table has a line for each;
 # - README.md starts with the two commands, stays under 25600 bytes, and
 #   its links to docs/, tests/ and packaging/ point at files that exist;
+# - `make help` names every .PHONY target of the Makefile;
 # - no user doc counts lab runs ("in 2 of 9 runs").
 # Sources are found under agent/ and collector/ at any depth.
 . tests/lib.sh
@@ -97,6 +98,14 @@ for f in $(grep -oE '\]\(\.\./[^)#]+|\]\([a-z]+\.md' docs/*.md | sed 's/^docs\/[
 done
 [ -z "$missing" ] || fail "links to files that do not exist:$missing"
 echo "README.md: $size bytes, starts with make run / make test, its links resolve"
+
+# make help names every .PHONY target
+help=$(make -s help 2>&1) || fail "make help: $help"
+for tgt in $(sed -n 's/^\.PHONY: *//p' Makefile); do
+	grep -qE "^  make $tgt( |\$)" <<<"$help" || missing="$missing $tgt"
+done
+[ -z "$missing" ] || fail "make help does not list:$missing"
+echo "make help: all $(sed -n 's/^\.PHONY: *//p' Makefile | wc -w) .PHONY targets"
 
 runs=$(grep -nE '\b[0-9]+ (of|in) [0-9]+ (`?t_[a-z_]+`? |lab |CI |bench )*(runs|faults)\b' \
 	README.md docs/*.md tests/README.md packaging/fabmon.1 packaging/fabmon.conf.5)
