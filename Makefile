@@ -6,15 +6,19 @@ BUILD      := build
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 
-# Debian packages the build, the tests and the benchmarks need (make deps).
-DEB_PKGS := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev sqlite3 \
-	libinih-dev libnl-3-dev libnl-route-3-dev check prometheus prometheus-node-exporter \
-	iproute2 iputils-ping netcat-openbsd curl clang-format ethtool procps \
-	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev nftables chromium \
-	libpcap-dev tshark tcpdump lldpd libclang-rt-14-dev jq libjansson-dev e2fsprogs \
-	libcap-ng-dev dpkg-dev lintian systemd python3-yaml adduser \
-	libyaml-dev libgnutls28-dev libcrypt-dev openssl apache2-utils wrk time \
-	iperf3 stress-ng
+# Debian packages (make deps). What `make run` needs to build and run the
+# agent (compiler, -dev libraries, clang/llvm/bpftool/libbpf for the probes;
+# curl for the quick start's scrape), then what the tests, the benchmarks
+# and the fuzzers need besides: `make run` pulls no browser, no Prometheus.
+DEB_PKGS_RUN := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev \
+	libinih-dev libnl-3-dev libnl-route-3-dev clang llvm bpftool libbpf-dev libelf-dev \
+	zlib1g-dev libpcap-dev libjansson-dev libcap-ng-dev libyaml-dev libgnutls28-dev \
+	libcrypt-dev iproute2 ethtool curl
+DEB_PKGS_TEST := check sqlite3 prometheus prometheus-node-exporter iputils-ping \
+	netcat-openbsd clang-format procps nftables chromium tshark tcpdump lldpd \
+	libclang-rt-14-dev jq e2fsprogs dpkg-dev lintian systemd python3-yaml adduser man-db \
+	openssl apache2-utils wrk time iperf3 stress-ng
+DEB_PKGS := $(DEB_PKGS_RUN) $(DEB_PKGS_TEST)
 
 PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson libcap-ng \
 	yaml-0.1 gnutls libxcrypt
@@ -42,7 +46,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all help deps run test unit-test san-runner bench fuzz install deb format format-check clean
+.PHONY: all help deps run-deps run test unit-test san-runner bench fuzz install deb format format-check clean
 
 # A folder per layer (docs/layout.md); every C file under agent/ and collector/.
 LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c collector/*.c collector/*/*.c))
@@ -75,23 +79,29 @@ all: $(BUILD)/fabmon
 
 help:
 	@echo 'fabmon $(VERSION) targets:'
-	@echo '  make deps          install the Debian packages build, tests and benches need (apt-get)'
 	@echo '  make all           build $(BUILD)/fabmon (default)'
-	@echo '  make run           deps + build + run the agent here: ./var/fabmon.db, 127.0.0.1:9478'
+	@echo '  make run           run-deps + build + run the agent here: ./var/fabmon.db, 127.0.0.1:9478'
 	@echo '  make test          deps + build + every test (unit, metrics lint, HTTP, store, lab)'
+	@echo '  make unit-test     build and run the Check unit suite alone (CK_RUN_SUITE=, CK_RUN_CASE=)'
 	@echo '  make san-runner    the unit suite built with ASan and UBSan into $(BUILD)/san/ (make test runs it)'
-	@echo '  make bench         deps + build + benchmarks that print figures (not asserted)'
-	@echo '  make fuzz          deps + libFuzzer on the packet, capture, config, sysfs, API query and pack parsers and the stage's replay, FUZZ_SECS each'
-	@echo '  make install       install the binary, config and unit under $$(DESTDIR)$$(PREFIX)'
+	@echo '  make bench         deps + build + benchmarks and the scenario matrix, figures printed'
+	@echo '  make fuzz          deps + libFuzzer on the packet, capture, config, sysfs, API query and pack parsers and the stage replay, FUZZ_SECS each'
+	@echo '  make run-deps      install the Debian packages that build and run the agent (apt-get)'
+	@echo '  make deps          install those and what the tests, benches and fuzzers need (make test, bench, fuzz)'
+	@echo '  make install       install the binary, config, unit, man pages, dashboards under $$(DESTDIR)$$(PREFIX)'
 	@echo '  make deb           build $(BUILD)/fabmon_VERSION-1_ARCH.deb (dpkg-deb; no debhelper)'
 	@echo '  make format        reformat the C sources with .clang-format'
 	@echo '  make format-check  fail if clang-format would change a C source'
 	@echo '  make clean         remove $(BUILD)/'
-	@echo 'Options: V=1 shows full commands; CI=true is set by .ci/run.'
+	@echo '  make help          this list'
+	@echo 'Single files: $(BUILD)/tests/unit/runner, $(BUILD)/lab/NAME (tests/lab/NAME.c),'
+	@echo '  $(BUILD)/bench/NAME (tests/bench/NAME.c), $(BUILD)/fuzz/NAME (tests/fuzz/NAME.c).'
+	@echo 'Options: V=1 shows full commands; CI=true is set by .ci/run. One test: tests/README.md.'
 
-# Installs only what is missing, so a second run takes seconds.
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+# apt_install LIST: installs the packages of LIST that are missing (apt-get
+# update first), so a second run takes a fraction of a second.
+define apt_install
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -99,7 +109,14 @@ deps:
 		if [ "$$(id -u)" != 0 ]; then echo "deps: need root to apt-get install" >&2; exit 1; fi; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
-	else echo "deps: all $(words $(DEB_PKGS)) packages present"; fi
+	else echo "deps: all $(words $(1)) packages present"; fi
+endef
+
+run-deps:
+	$(call apt_install,$(DEB_PKGS_RUN))
+
+deps:
+	$(call apt_install,$(DEB_PKGS))
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$<)
@@ -186,7 +203,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
 
-run: deps
+run: run-deps
 	$(Q)$(MAKE) --no-print-directory all
 	@mkdir -p var
 	./$(BUILD)/fabmon agent --db var/fabmon.db --listen 127.0.0.1:9478
@@ -232,6 +249,7 @@ install: all
 		packaging/fabmon.service >$(BUILD)/fabmon.service
 	install -D -m 0644 $(BUILD)/fabmon.service $(DESTDIR)/lib/systemd/system/fabmon.service
 	install -D -m 0644 packaging/fabmon.1 $(DESTDIR)$(PREFIX)/share/man/man1/fabmon.1
+	install -D -m 0644 packaging/fabmon.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/fabmon.conf.5
 	install -d -m 0750 $(DESTDIR)/var/lib/fabmon
 	install -d $(DESTDIR)$(PREFIX)/share/fabmon/grafana $(DESTDIR)$(PREFIX)/share/fabmon/prometheus
 	install -m 0644 dashboards/grafana/*.json $(DESTDIR)$(PREFIX)/share/fabmon/grafana/

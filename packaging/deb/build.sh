@@ -34,9 +34,10 @@ install -D -m 0644 packaging/fabmon.conf "$stage/etc/fabmon/fabmon.conf"
 install -D -m 0644 packaging/fabmon.service "$stage/lib/systemd/system/fabmon.service"
 # postinst gives it to the fabmon user, 0750
 install -d -m 0755 "$stage/var/lib/fabmon"
-install -d -m 0755 "$stage/usr/share/man/man1"
+install -d -m 0755 "$stage/usr/share/man/man1" "$stage/usr/share/man/man5"
 gzip -9n <packaging/fabmon.1 >"$stage/usr/share/man/man1/fabmon.1.gz"
-chmod 0644 "$stage/usr/share/man/man1/fabmon.1.gz"
+gzip -9n <packaging/fabmon.conf.5 >"$stage/usr/share/man/man5/fabmon.conf.5.gz"
+chmod 0644 "$stage/usr/share/man/man1/fabmon.1.gz" "$stage/usr/share/man/man5/fabmon.conf.5.gz"
 # what `make install` puts under share/fabmon
 install -d -m 0755 "$stage/usr/share/fabmon/grafana" "$stage/usr/share/fabmon/prometheus"
 install -m 0644 dashboards/grafana/*.json "$stage/usr/share/fabmon/grafana/"

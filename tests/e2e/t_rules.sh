@@ -3,7 +3,8 @@
 # fabmon's Prometheus rules (dashboards/prometheus/) as Prometheus takes them:
 # `promtool check rules` on every rules file; `promtool test rules` on every
 # test file; every alert has summary and description annotations, a
-# severity, a unit test in which it fires, and a runbook in the README; the
+# severity, a unit test in which it fires, and a runbook in
+# docs/operations.md (a "#### AlertName" section); the
 # scrape config examples in packaging/prometheus/ pass `promtool check
 # config` with the rules loaded, and the file_sd target file is what
 # Prometheus reads.
@@ -36,7 +37,7 @@ for a in $alerts; do
 	# a test of it that expects it firing (exp_labels naming it follow)
 	awk -v a="$a" '/alertname:/ { on = ($0 ~ "alertname: *" a "$") } on && /exp_labels:/ { found = 1 }
 		END { exit !found }' "$dir"/*.test.yml || fail "alert $a: no promtool test in which it fires"
-	grep -q "^#### $a\$" README.md || fail "alert $a: no runbook (#### $a) in README.md"
+	grep -q "^#### $a\$" docs/operations.md || fail "alert $a: no runbook (#### $a) in docs/operations.md"
 done
 echo "alerts: $(echo $alerts | wc -w), each with annotations, severity, a firing unit test and a runbook"
 
