@@ -4,11 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/flow_series.h"
-#include "agent/detect/detect.h"
-#include "agent/registry/registry.h"
 #include "agent/cli/replay_tick.h"
-#include "agent/store/store.h"
+#include "agent/daemon/pipeline.h"
+#include "collector/flow_series.h"
 
 /* Empty ticks run across a gap in the capture before jumping over the rest:
  * more than any close hysteresis needs. */
@@ -17,12 +15,9 @@
 #define REPLAY_EVENTS_MAX 1024
 
 struct replay_ticks {
-	struct registry *reg;
+	struct pipeline pipe;
 	struct flow_series *series;
-	struct events *events;
 	struct store *store;
-	struct detect *detect;
-	struct event_verdict verdicts[EVENTS_TRACKED];
 	int64_t interval_ns, next_ns; /* next_ns 0: no packet yet */
 	uint64_t last_ts_ns; /* the timestamp of the packet before */
 	uint64_t shift_ns; /* the steps back so far: added to every timestamp */
@@ -45,10 +40,8 @@ int replay_ticks_new(const struct config *cfg, int db, struct replay_ticks **ret
 		goto fail;
 	t->interval_ns = cfg->interval_ms * 1000000;
 	t->idle_ms = cfg->bpf_flow_idle_ms;
-	t->reg = registry_new(cfg->max_series, cfg->series_expiry_ms);
 	t->series = flow_series_new(cfg->bpf_max_flows, cfg->bpf_top_peers);
-	t->events = events_new(cfg->event_open_ticks, cfg->event_close_ticks);
-	if (!t->reg || !t->series || !t->events || detect_new(cfg, &t->detect) < 0) {
+	if (!t->series || pipeline_init(&t->pipe, cfg, cfg->series_expiry_ms) < 0) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
@@ -69,10 +62,8 @@ void replay_ticks_free(struct replay_ticks *t)
 	if (!t)
 		return;
 	store_close(t->store);
-	events_free(t->events);
-	detect_free(t->detect);
+	pipeline_release(&t->pipe);
 	flow_series_free(t->series);
-	registry_free(t->reg);
 	free(t);
 }
 
@@ -97,8 +88,8 @@ static int feed_qp(const void *key, void *val, void *arg)
 	return 1;
 }
 
-/* Keeps a copy of each event for the report, updated as it changes, and
- * stores it. */
+/* Keeps a copy of each event for the report, updated as it changes (and
+ * stored by then). */
 static void event_changed(struct event *e, void *arg)
 {
 	struct replay_ticks *t = arg;
@@ -110,9 +101,6 @@ static void event_changed(struct event *e, void *arg)
 			break;
 	if (i == t->nfound && t->nfound < REPLAY_EVENTS_MAX)
 		t->nfound++;
-	/* stored first: the copy keeps the row's id */
-	if (t->store)
-		(void)store_save_event(t->store, e);
 	if (i < t->nfound)
 		t->found[i] = *e;
 }
@@ -124,24 +112,21 @@ static void tick(struct replay_ticks *t, struct capture *cap, int64_t end_ns)
 	struct feed f = { t->series, end_ns / 1000000 };
 	struct sample_sink *out;
 	char err[256];
-	size_t n;
 
-	registry_begin_tick(t->reg, f.now_ms);
-	out = registry_sink(t->reg, "replay");
+	pipeline_begin(&t->pipe, f.now_ms);
+	out = registry_sink(t->pipe.reg, "replay");
 	/* the capture keeps every entry: the report's totals need them all */
 	kmap_sweep(capture_flows(cap), feed_flow, &f);
 	kmap_sweep(capture_qps(cap), feed_qp, &f);
 	flow_series_end_tick(t->series, f.now_ms, t->idle_ms);
 	flow_series_emit(t->series, out, "capture", "pcap", 0);
-	n = detect_run(t->detect, t->reg, t->verdicts, EVENTS_TRACKED);
-	events_tick(t->events, t->verdicts, n, f.now_ms);
-	events_emit(t->events, out);
-	registry_end_tick(t->reg);
+	pipeline_detect(&t->pipe, "replay");
+	pipeline_end(&t->pipe);
 	/* a failed tick is counted; the first reason is kept for the report */
-	if (t->store && store_write_tick(t->store, t->reg, 0, err, sizeof(err)) < 0 &&
+	if (t->store && pipeline_store_tick(&t->pipe, t->store, 0, err, sizeof(err)) < 0 &&
 	    !t->store_errors++)
 		snprintf(t->store_err, sizeof(t->store_err), "%s", err);
-	events_foreach_changed(t->events, event_changed, t);
+	pipeline_store_events(&t->pipe, t->store, event_changed, t);
 	t->ticks++;
 }
 

@@ -13,7 +13,7 @@
 #include "agent/daemon/tick.h"
 #include "agent/lib/clock.h"
 #include "agent/daemon/collector_set.h"
-#include "agent/detect/detect.h"
+#include "agent/daemon/pipeline.h"
 #include "agent/detect/events.h"
 #include "agent/http/exposition.h"
 #include "agent/http/server.h"
@@ -39,13 +39,10 @@ struct agent {
 	int sigfd; /* SIGTERM, SIGINT and SIGHUP, blocked, read here */
 	struct collector_set set;
 	struct bpf_tc_lock *tc_lock; /* held once the tc probe attaches */
-	struct registry *reg;
+	struct pipeline pipe; /* registry, detectors, events */
 	struct store *store;
 	struct http *http;
 	struct web_config *web; /* NULL: none; held as long as http */
-	struct events *events;
-	struct detect *detect;
-	struct event_verdict verdicts[EVENTS_TRACKED];
 	struct strbuf text;
 	char host[256];
 	double start_s;
@@ -102,7 +99,7 @@ static const struct metric_desc desc_store_last =
 
 static void agent_self_metrics(struct agent *a)
 {
-	struct sample_sink *out = registry_sink(a->reg, "agent");
+	struct sample_sink *out = registry_sink(a->pipe.reg, "agent");
 	struct label info[] = { { "version", FABMON_VERSION }, { "host", a->host } };
 
 	(void)sample_gauge(out, &desc_info, info, 2, 1);
@@ -110,8 +107,8 @@ static void agent_self_metrics(struct agent *a)
 	(void)sample_counter(out, &desc_ticks, NULL, 0, a->ticks);
 	(void)sample_gauge(out, &desc_tick_duration, NULL, 0, a->tick_duration_s);
 	(void)sample_gauge(out, &desc_interval, NULL, 0, (double)a->cfg.interval_ms / 1000.0);
-	(void)sample_gauge(out, &desc_series, NULL, 0, registry_count(a->reg));
-	(void)sample_counter(out, &desc_dropped, NULL, 0, registry_dropped(a->reg));
+	(void)sample_gauge(out, &desc_series, NULL, 0, registry_count(a->pipe.reg));
+	(void)sample_counter(out, &desc_dropped, NULL, 0, registry_dropped(a->pipe.reg));
 }
 
 /* Corrupt records of kind k skipped since start, in every file held. */
@@ -124,7 +121,7 @@ static uint64_t agent_corrupt_total(const struct agent *a, int k)
 /* After the commit, so that a scrape shows what the database holds. */
 static void agent_store_metrics(struct agent *a)
 {
-	struct sample_sink *out = registry_sink(a->reg, "agent");
+	struct sample_sink *out = registry_sink(a->pipe.reg, "agent");
 
 	(void)sample_gauge(out, &desc_store_up, NULL, 0, a->store_ok);
 	(void)sample_counter(out, &desc_store_errors, NULL, 0, a->store_errors);
@@ -216,8 +213,8 @@ static int agent_store_follow(struct agent *a)
 		store_close(a->store);
 		a->store = NULL;
 		/* ids of rows in the file closed */
-		registry_forget_store_ids(a->reg);
-		events_forget_store_ids(a->events);
+		registry_forget_store_ids(a->pipe.reg);
+		events_forget_store_ids(a->pipe.events);
 		a->store_refused[0] = '\0';
 		return r;
 	}
@@ -243,7 +240,7 @@ static void agent_store(struct agent *a, double collect_s)
 	int r = agent_store_follow(a);
 
 	if (r == 0)
-		r = store_write_tick(a->store, a->reg, collect_s, err, sizeof(err));
+		r = pipeline_store_tick(&a->pipe, a->store, collect_s, err, sizeof(err));
 	a->store_duration_s = clock_mono_s() - t0;
 	agent_log_corrupt(a);
 	if (r < 0) {
@@ -259,7 +256,7 @@ static void agent_store(struct agent *a, double collect_s)
 	if (!a->store_ok)
 		log_info("store: writing again to '%s'", a->cfg.db_path);
 	a->store_ok = 1;
-	a->store_last_ms = registry_now(a->reg);
+	a->store_last_ms = registry_now(a->pipe.reg);
 	(void)store_prune(a->store, a->store_last_ms - a->cfg.retention_ms, PRUNE_ROWS_PER_TICK);
 	(void)store_prune_rollups(a->store, a->store_last_ms - a->cfg.rollup_retention_ms,
 				  PRUNE_ROWS_PER_TICK);
@@ -268,20 +265,10 @@ static void agent_store(struct agent *a, double collect_s)
 	agent_cap(a);
 }
 
-/* registry -> detectors -> events, on this tick's series */
-static void agent_detect(struct agent *a)
-{
-	size_t n = detect_run(a->detect, a->reg, a->verdicts, EVENTS_TRACKED);
-
-	events_tick(a->events, a->verdicts, n, registry_now(a->reg));
-	events_emit(a->events, registry_sink(a->reg, "agent"));
-}
-
-/* Logs an event once on open and once on close, and writes its row. */
+/* Logs an event once on open and once on close (its row is written by then). */
 static void agent_event_changed(struct event *e, void *arg)
 {
-	struct agent *a = arg;
-
+	(void)arg;
 	if (e->changes & EVENT_OPENED)
 		log_warnx("event %s opened: %s, score %.2f, %s", event_kind_name(e->kind),
 			  e->subject, e->peak, e->evidence);
@@ -289,9 +276,6 @@ static void agent_event_changed(struct event *e, void *arg)
 		log_info("event %s closed: %s after %.1f s, peak score %.2f",
 			 event_kind_name(e->kind), e->subject,
 			 (double)(e->end_ms - e->start_ms) / 1000.0, e->peak);
-	/* a failed write is tried again at the event's next change */
-	if (a->store_ok)
-		(void)store_save_event(a->store, e);
 }
 
 /* A source that was absent at start (a driver loaded later) is picked up. */
@@ -325,18 +309,19 @@ static void agent_tick(struct agent *a)
 
 	a->ticks++;
 	agent_retry_collectors(a);
-	registry_begin_tick(a->reg, clock_wall_ms());
-	collector_set_sample(&a->set, a->reg);
+	pipeline_begin(&a->pipe, clock_wall_ms());
+	collector_set_sample(&a->set, a->pipe.reg);
 	agent_log_news(&a->set);
-	agent_detect(a);
+	pipeline_detect(&a->pipe, "agent");
 	agent_self_metrics(a);
-	registry_end_tick(a->reg);
+	pipeline_end(&a->pipe);
 	collect_s = clock_mono_s() - t0;
 	agent_store(a, collect_s);
-	events_foreach_changed(a->events, agent_event_changed, a);
+	/* a failed write is tried again at the event's next change */
+	pipeline_store_events(&a->pipe, a->store_ok ? a->store : NULL, agent_event_changed, NULL);
 	agent_store_metrics(a);
 	strbuf_reset(&a->text);
-	if (exposition_render(a->reg, &a->text) == 0) {
+	if (exposition_render(a->pipe.reg, &a->text) == 0) {
 		/* the HTTP side owns what it serves; copy so our buffer is reused */
 		len = a->text.len;
 		text = malloc(len + 1);
@@ -391,7 +376,7 @@ static void agent_reload(struct agent *a)
 	snprintf(cfg.web_config_file, sizeof(cfg.web_config_file), "%s", a->cfg.web_config_file);
 	collector_set_release(&a->set);
 	a->cfg = cfg;
-	detect_configure(a->detect, &a->cfg);
+	detect_configure(a->pipe.detect, &a->cfg);
 	(void)collector_set_init(&a->set, &a->cfg, 0, a->tc_lock);
 	agent_log_collectors(a);
 	log_info("configuration reloaded from '%s'", a->cfg.config_path);
@@ -486,9 +471,7 @@ static void agent_release(struct agent *a)
 	http_stop(a->http);
 	web_config_free(a->web);
 	store_close(a->store);
-	registry_free(a->reg);
-	events_free(a->events);
-	detect_free(a->detect);
+	pipeline_release(&a->pipe);
 	strbuf_release(&a->text);
 	/* last: a config read that blocks holds up the exit, never the
 	 * commit */
@@ -526,12 +509,11 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 		goto out;
 	}
 
-	a.reg = registry_new(a.cfg.max_series, a.cfg.series_expiry_ms > a.cfg.interval_ms
-						       ? a.cfg.series_expiry_ms
-						       : a.cfg.interval_ms);
-	a.events = events_new(a.cfg.event_open_ticks, a.cfg.event_close_ticks);
 	a.tc_lock = bpf_tc_lock_new(BPF_TC_LOCK_DIR);
-	if (!a.reg || !a.events || !a.tc_lock || detect_new(&a.cfg, &a.detect) < 0) {
+	if (pipeline_init(&a.pipe, &a.cfg,
+			  a.cfg.series_expiry_ms > a.cfg.interval_ms ? a.cfg.series_expiry_ms
+								     : a.cfg.interval_ms) < 0 ||
+	    !a.tc_lock) {
 		log_error(-ENOMEM, "unable to allocate the registry");
 		goto out;
 	}
