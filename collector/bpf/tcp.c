@@ -1,51 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bpf: the kernel's view of this host's traffic, from the probes in bpf/.
- * The tc probe counts flows, ECN marks and RoCEv2 queue pairs on the
- * selected interfaces; raw tracepoints count TCP retransmits, RTT, window and
- * ack progress, and drops by reason. Each tick the maps are read (batch
- * lookups), turned into per-peer counters with bounded cardinality
- * (collector/peer_totals.h), and idle entries are deleted so the maps do not fill.
- *
- * Counters stay monotonic although map entries come and go: the collector
- * keeps each entry's last values (kmap.h) and adds only the deltas.
+ * tcp: what the raw tracepoints (bpf/tcp.bpf.c) saw of this host's TCP
+ * connections, per peer. Each tick every connection's new counts go to its
+ * peer, with bounded cardinality (collector/peer_totals.h); its waits
+ * (collector/bpf/tcp_waits.h), losses (collector/bpf/tcp_loss.h), window
+ * and transfers become the peer's gauges; connections closed or idle are
+ * deleted so the map does not fill.
  */
 #include <arpa/inet.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
-#include <limits.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "bpf/fabmon.h"
-#include "collector/bpf/drop_reasons.h"
-#include "collector/peer_totals.h"
-#include "collector/bpf/tc.h"
-#include "collector/bpf/tc_lock.h"
+#include "collector/bpf/state.h"
 #include "collector/bpf/tcp_loss.h"
 #include "collector/bpf/tcp_waits.h"
-#include "collector/flow_series.h"
-#include "collector/collector.h"
-#include "flow.skel.h"
 #include "collector/kmap.h"
-#include "tcp.skel.h"
-
-enum bpf_probe {
-	PROBE_TC,
-	PROBE_TCP_RETRANSMIT,
-	PROBE_TCP_PROBE,
-	PROBE_TCP_STATE,
-	PROBE_KFREE_SKB,
-	PROBE_COUNT
-};
-
-static const char *const probe_names[PROBE_COUNT] = { "tc", "tcp_retransmit", "tcp_probe",
-						      "tcp_state", "kfree_skb" };
+#include "collector/peer_totals.h"
 
 enum {
 	TCP_ACKS,
@@ -117,157 +90,28 @@ struct tcp_gauges {
 	uint64_t xfer_open_bytes; /* and what of it was acknowledged so far */
 };
 
-/* A BPF hash map read whole each tick, into buffers sized for all of it. */
-struct map_reader {
-	int fd;
-	const char *name;
-	size_t key_size, val_size; /* val_size: all CPUs for a per-CPU map */
-	unsigned max_entries;
-	void *keys, *vals;
-	unsigned count; /* entries read this tick */
-	uint64_t deleted; /* entries the collector deleted as idle */
-	uint64_t made; /* entries the probe created (0: not counted for this map) */
-	uint64_t evicted; /* monotonic: entries the kernel's LRU pushed out */
-};
-
-struct bpf_state {
-	struct flow_bpf *flow;
-	struct tcp_bpf *tcp;
-	struct bpf_link *links[PROBE_COUNT];
-	struct bpf_tc *tc;
-	struct drop_reasons *reasons;
-	int up[PROBE_COUNT];
-	int tcp_probe_btf; /* tcp_probe attached through BTF (tp_btf), not raw */
-	int ncpus;
-	uint64_t tick;
-	uint64_t evicted; /* monotonic: entries the kernel's LRU pushed out */
-	struct map_reader flows, qps, tcpm, ifslots, ifstats, dropm;
-	struct kmap *if_totals; /* fm_if_key -> fm_if_val: slots and hash summed, this tick */
-	struct flow_series *series; /* the tc probe's flows and QPs */
-	struct kmap *tcp_last;
-	struct kmap *tcp_gauges; /* peer_id -> tcp_gauges, this tick */
-	struct kmap *tcp_pairs; /* tcp_pair -> unused: who delivered to whom this tick */
-	struct kmap *tcp_fanout; /* tcp_sender -> unsigned: peers it delivered to this tick */
-	struct peer_table *tcp_peers;
-	/* this tick's connections with retransmits; grown as needed */
-	struct tcp_loss_pair *tcp_losses;
-	size_t tcp_losses_room;
-};
-
-static int64_t mono_ns(void)
+int bpf_tcp_init(struct bpf_state *st, const struct collector_env *env)
 {
-	struct timespec ts;
-
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	st->tcp_last = kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_PATH_RETRANSMITS),
+				env->bpf_max_flows);
+	st->tcp_gauges =
+		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
+	st->tcp_pairs = kmap_new(sizeof(struct tcp_pair), 1, env->bpf_max_flows);
+	st->tcp_fanout = kmap_new(sizeof(struct tcp_sender), sizeof(unsigned), env->bpf_max_flows);
+	st->tcp_peers = peer_table_new(TCP_N, env->bpf_top_peers);
+	return st->tcp_last && st->tcp_gauges && st->tcp_pairs && st->tcp_fanout && st->tcp_peers
+		       ? 0
+		       : -ENOMEM;
 }
 
-/* libbpf speaks on stderr by default; the agent says what failed itself. */
-static int bpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+void bpf_tcp_release(struct bpf_state *st)
 {
-	if (level == LIBBPF_DEBUG || !getenv("FABMON_LIBBPF_DEBUG"))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-static int map_reader_init(struct map_reader *r, const struct bpf_map *map, int percpu, int ncpus)
-{
-	size_t v = bpf_map__value_size(map);
-
-	r->fd = bpf_map__fd(map);
-	r->name = bpf_map__name(map);
-	r->key_size = bpf_map__key_size(map);
-	/* per-CPU values come as one 8-byte-aligned slot per possible CPU */
-	r->val_size = percpu ? ((v + 7) & ~(size_t)7) * (size_t)ncpus : v;
-	r->max_entries = bpf_map__max_entries(map);
-	r->keys = calloc(r->max_entries, r->key_size);
-	r->vals = calloc(r->max_entries, r->val_size);
-	return r->keys && r->vals ? 0 : -ENOMEM;
-}
-
-static void map_reader_release(struct map_reader *r)
-{
-	free(r->keys);
-	free(r->vals);
-}
-
-/*
- * Reads every entry into r->keys/r->vals: batch lookups where the kernel has
- * them (5.6+), one key at a time otherwise. Returns 0 or -errno.
- */
-static int map_reader_read(struct map_reader *r)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint64_t batch = 0;
-	int first = 1, err;
-
-	r->count = 0;
-	for (;;) {
-		__u32 n = r->max_entries - r->count;
-
-		if (n == 0)
-			return 0;
-		err = bpf_map_lookup_batch(r->fd, first ? NULL : &batch, &batch,
-					   (char *)r->keys + (size_t)r->count * r->key_size,
-					   (char *)r->vals + (size_t)r->count * r->val_size, &n,
-					   &opts);
-		if (err < 0)
-			err = -errno;
-		r->count += n;
-		first = 0;
-		if (err == -ENOENT)
-			return 0;
-		/* 524 is the kernel's ENOTSUPP, which the batch calls return where
-		 * a map type lacks them (include/linux/errno.h, not in uapi) */
-		if (err == -EINVAL || err == -EOPNOTSUPP || err == -524)
-			break;
-		if (err < 0)
-			return err;
-	}
-	/* no batch operations: walk the keys */
-	r->count = 0;
-	for (const void *prev = NULL; r->count < r->max_entries;) {
-		char *k = (char *)r->keys + (size_t)r->count * r->key_size;
-
-		if (bpf_map_get_next_key(r->fd, prev, k) < 0)
-			break;
-		if (bpf_map_lookup_elem(r->fd, k,
-					(char *)r->vals + (size_t)r->count * r->val_size) == 0)
-			r->count++;
-		prev = k;
-	}
-	return 0;
-}
-
-static void *map_key(const struct map_reader *r, unsigned i)
-{
-	return (char *)r->keys + (size_t)i * r->key_size;
-}
-
-static void *map_val(const struct map_reader *r, unsigned i)
-{
-	return (char *)r->vals + (size_t)i * r->val_size;
-}
-
-/* Deletes an idle entry; counted so evictions can be told from deletions. */
-static void map_reader_delete(struct map_reader *r, const void *key)
-{
-	if (bpf_map_delete_elem(r->fd, key) == 0)
-		r->deleted++;
-}
-
-/* Adds every entry's new counts to its peer and deletes idle entries. */
-/* Adds every entry of a flow or QP map to the series, and deletes idle ones. */
-static void sample_entries(struct bpf_state *st, struct map_reader *r,
-			   uint64_t (*add)(struct flow_series *fs, const void *key, const void *val,
-					   int64_t now_ms),
-			   int64_t now_ns, int64_t idle_ns, int64_t now_ms)
-{
-	for (unsigned i = 0; i < r->count; i++)
-		if (now_ns - (int64_t)add(st->series, map_key(r, i), map_val(r, i), now_ms) >
-		    idle_ns)
-			map_reader_delete(r, map_key(r, i));
+	kmap_free(st->tcp_last);
+	kmap_free(st->tcp_gauges);
+	kmap_free(st->tcp_pairs);
+	kmap_free(st->tcp_fanout);
+	peer_table_free(st->tcp_peers);
+	free(st->tcp_losses);
 }
 
 /* Notes that the connection k delivered data to its peer this tick. */
@@ -412,8 +256,8 @@ static void tcp_note_losses(struct bpf_state *st, int64_t now_ns, int64_t idle_n
 	const struct map_reader *r = &st->tcpm;
 
 	for (unsigned i = 0; i < r->count; i++) {
-		const struct fm_tcp_key *k = map_key(r, i);
-		const struct fm_tcp_val *v = map_val(r, i);
+		const struct fm_tcp_key *k = map_reader_key(r, i);
+		const struct fm_tcp_val *v = map_reader_val(r, i);
 		int64_t loss = tcp_loss_ns(v, now_ns, st->up[PROBE_TCP_RETRANSMIT]);
 		struct tcp_gauges *g;
 		struct peer_id id;
@@ -437,8 +281,8 @@ static void sample_tcp(struct bpf_state *st, int64_t now_ns, int64_t idle_ns, in
 	kmap_clear(st->tcp_fanout);
 	tcp_note_losses(st, now_ns, idle_ns);
 	for (unsigned i = 0; i < r->count; i++) {
-		const struct fm_tcp_key *k = map_key(r, i);
-		const struct fm_tcp_val *v = map_val(r, i);
+		const struct fm_tcp_key *k = map_reader_key(r, i);
+		const struct fm_tcp_val *v = map_reader_val(r, i);
 		/* ACKs processed rank the peers: a healthy connection has no
 		 * retransmits but is still worth a series */
 		uint64_t cur[TCP_PATH_RETRANSMITS] = { v->probes,      v->retransmits,
@@ -758,560 +602,13 @@ static void emit_tcp_peers(struct bpf_state *st, struct sample_sink *out, int64_
 	peer_table_foreach(st->tcp_peers, emit_peer, &ctx);
 }
 
-static const struct {
-	size_t offset;
-	const char *name;
-	const char *help;
-} if_counters[] = {
-	{ offsetof(struct fm_if_val, packets), "fabmon_bpf_packets_total",
-	  "Packets the tc probe saw on the interface." },
-	{ offsetof(struct fm_if_val, bytes), "fabmon_bpf_bytes_total",
-	  "Bytes the tc probe saw on the interface." },
-	{ offsetof(struct fm_if_val, unparsed), "fabmon_bpf_unparsed_packets_total",
-	  "Packets that were not IPv4/IPv6 TCP/UDP or were cut short (passed untouched)." },
-	{ offsetof(struct fm_if_val, roce), "fabmon_bpf_roce_packets_total",
-	  "RoCEv2 packets (UDP port 4791) the tc probe parsed." },
-	{ offsetof(struct fm_if_val, roce_unparsed), "fabmon_bpf_roce_unparsed_packets_total",
-	  "UDP port 4791 packets too short for a BTH, or for the AETH or RETH their opcode has." },
-	{ offsetof(struct fm_if_val, flow_update_failed), "fabmon_bpf_flow_update_failures_total",
-	  "New flows the tc probe could not store." },
-	{ offsetof(struct fm_if_val, qp_update_failed), "fabmon_bpf_qp_update_failures_total",
-	  "New RoCEv2 queue pairs the tc probe could not store." },
-};
-
-/* Adds n per-CPU values of interface ifindex, direction dir, stride bytes
- * apart from v, to its total this tick. */
-static void if_total_add(struct bpf_state *st, __u32 ifindex, __u32 dir, const void *v, int n,
-			 size_t stride)
+void bpf_tcp_sample(struct bpf_state *st, const struct collector_env *env, struct sample_sink *out,
+		    int64_t now_ns)
 {
-	const struct fm_if_key k = { .ifindex = ifindex, .dir = dir };
-	struct fm_if_val *sum = kmap_put(st->if_totals, &k, NULL);
+	int64_t idle_ns = env->bpf_flow_idle_ms * 1000000, now_ms = now_ns / 1000000;
 
-	/* through the fields' own type (__u64 is unsigned long long,
-	 * uint64_t unsigned long): with uint64_t the compiler may assume
-	 * the sum's fields unchanged (strict aliasing) and read them as 0 */
-	for (int c = 0; sum && c < n; c++)
-		for (size_t f = 0; f < sizeof(*sum) / sizeof(__u64); f++)
-			((__u64 *)sum)[f] += ((const __u64 *)(const void *)((const char *)v +
-									    (size_t)c * stride))[f];
+	sample_tcp(st, now_ns, idle_ns, now_ms);
+	entry_forget_unseen(st->tcp_last, st->tick);
+	peer_table_end_tick(st->tcp_peers, now_ms, env->bpf_flow_idle_ms);
+	emit_tcp_peers(st, out, now_ns);
 }
-
-struct if_emit {
-	struct bpf_state *st;
-	struct sample_sink *out;
-};
-
-/* Emits one interface's totals; adds the entries the probe made in fm_flows
- * and fm_qps to their maps' running sums. A kmap_sweep() callback over
- * if_totals, arg a struct if_emit: keeps every entry. */
-static int if_total_emit(const void *key, void *val, void *arg)
-{
-	const struct fm_if_key *k = key;
-	const struct fm_if_val *sum = val;
-	struct bpf_state *st = ((struct if_emit *)arg)->st;
-	struct sample_sink *out = ((struct if_emit *)arg)->out;
-	char ifname[IF_NAMESIZE];
-	struct label l[2];
-
-	st->flows.made += sum->flows_new;
-	st->qps.made += sum->qps_new;
-	if (!if_indextoname(k->ifindex, ifname))
-		return 1;
-	l[0] = (struct label){ "interface", ifname };
-	l[1] = (struct label){ "direction", k->dir == FM_DIR_INGRESS ? "rx" : "tx" };
-	for (size_t f = 0; f < sizeof(if_counters) / sizeof(if_counters[0]); f++) {
-		const struct metric_desc d = { .name = if_counters[f].name,
-					       .help = if_counters[f].help,
-					       .type = METRIC_COUNTER };
-
-		(void)sample_counter(
-			out, &d, l, 2,
-			*(const __u64 *)(const void *)((const char *)sum + if_counters[f].offset));
-	}
-	return 1;
-}
-
-/*
- * Sums each interface's counts over the CPUs, from its fm_ifslots slots (on
- * every CPU where the slot is its own) and its fm_ifstats entry, and emits
- * them; sums the entries the probe made in fm_flows and fm_qps too.
- */
-static void emit_ifstats(struct bpf_state *st, struct sample_sink *out)
-{
-	/* a per-CPU value's stride: the reader holds all CPUs' */
-	size_t slot = st->ifslots.val_size / (size_t)st->ncpus;
-	struct if_emit arg = { st, out };
-
-	kmap_clear(st->if_totals);
-	for (unsigned i = 0; i < st->ifslots.count; i++) {
-		const __u32 *idx = map_key(&st->ifslots, i);
-
-		for (int c = 0; c < st->ncpus; c++) {
-			const struct fm_if_slot *s =
-				(const void *)((const char *)map_val(&st->ifslots, i) +
-					       (size_t)c * slot);
-
-			/* each CPU's slot may hold another interface */
-			if (s->ifindex)
-				if_total_add(st, s->ifindex, *idx & 1, &s->v, 1, 0);
-		}
-	}
-	for (unsigned i = 0; i < st->ifstats.count; i++) {
-		const struct fm_if_key *k = map_key(&st->ifstats, i);
-
-		if_total_add(st, k->ifindex, k->dir, map_val(&st->ifstats, i), st->ncpus,
-			     st->ifstats.val_size / (size_t)st->ncpus);
-	}
-	st->flows.made = st->qps.made = 0;
-	kmap_sweep(st->if_totals, if_total_emit, &arg);
-}
-
-static void emit_maps(struct bpf_state *st, struct sample_sink *out)
-{
-	static const struct metric_desc entries = {
-		.name = "fabmon_bpf_map_entries",
-		.help = "Entries in the probe's map at the last read.",
-		.type = METRIC_GAUGE
-	};
-	static const struct metric_desc max = { .name = "fabmon_bpf_map_max_entries",
-						.help = "Capacity of the probe's map.",
-						.type = METRIC_GAUGE };
-	static const struct metric_desc evicted = {
-		.name = "fabmon_bpf_map_evicted_entries_total",
-		.help = "Entries the kernel pushed out of the full LRU map before fabmon read them "
-			"as idle: their last counts are lost (raise bpf_max_flows if this grows).",
-		.type = METRIC_COUNTER
-	};
-	struct map_reader *maps[] = { &st->flows, &st->qps, &st->tcpm };
-
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		struct map_reader *r = maps[i];
-		struct label l = { "map", r->name };
-		uint64_t gone;
-
-		if (r->fd < 0)
-			continue;
-		(void)sample_gauge(out, &entries, &l, 1, r->count);
-		(void)sample_gauge(out, &max, &l, 1, r->max_entries);
-		if (r == &st->tcpm)
-			continue; /* the tracepoints do not count what they make */
-		/* made = deleted by us + evicted + still there; the running sum
-		 * only ever rises, whatever the per-CPU read raced with */
-		gone = r->made > r->deleted + r->count ? r->made - r->deleted - r->count : 0;
-		if (gone > r->evicted)
-			r->evicted = gone;
-		(void)sample_counter(out, &evicted, &l, 1, r->evicted);
-	}
-}
-
-static void emit_drops(struct bpf_state *st, struct sample_sink *out)
-{
-	static const struct metric_desc d = {
-		.name = "fabmon_kernel_drops_total",
-		.help = "Packets the kernel freed as dropped, by reason (skb:kfree_skb).",
-		.type = METRIC_COUNTER
-	};
-	const struct map_reader *r = &st->dropm;
-
-	for (unsigned i = 0; i < r->count; i++) {
-		__u32 reason = *(const __u32 *)map_key(r, i);
-		const uint64_t *v = map_val(r, i);
-		const char *name = st->reasons ? drop_reasons_name(st->reasons, reason) : NULL;
-		char num[16];
-		uint64_t sum = 0;
-		struct label l = { "reason", name };
-
-		for (int c = 0; c < st->ncpus; c++)
-			sum += v[c];
-		if (!sum)
-			continue;
-		if (!name) {
-			snprintf(num, sizeof(num), "%u", reason);
-			l.value = num;
-		}
-		(void)sample_counter(out, &d, &l, 1, sum);
-	}
-}
-
-static void emit_probes(struct bpf_state *st, struct sample_sink *out)
-{
-	static const struct metric_desc up = {
-		.name = "fabmon_probe_up",
-		.help = "1 if the eBPF probe is loaded and attached, 0 if not (fabmon doctor says why).",
-		.type = METRIC_GAUGE
-	};
-	static const struct metric_desc attached = {
-		.name = "fabmon_bpf_attached_interfaces",
-		.help = "Interfaces the tc probe is attached to.",
-		.type = METRIC_GAUGE
-	};
-
-	for (int p = 0; p < PROBE_COUNT; p++) {
-		struct label l = { "probe", probe_names[p] };
-
-		(void)sample_gauge(out, &up, &l, 1, st->up[p]);
-	}
-	if (st->tc)
-		(void)sample_gauge(out, &attached, NULL, 0, bpf_tc_count(st->tc));
-}
-
-static void bpf_fini(void *state)
-{
-	struct bpf_state *st = state;
-
-	if (!st)
-		return;
-	bpf_tc_free(st->tc);
-	for (int p = 0; p < PROBE_COUNT; p++)
-		bpf_link__destroy(st->links[p]);
-	flow_bpf__destroy(st->flow);
-	tcp_bpf__destroy(st->tcp);
-	drop_reasons_free(st->reasons);
-	map_reader_release(&st->flows);
-	map_reader_release(&st->qps);
-	map_reader_release(&st->tcpm);
-	map_reader_release(&st->ifslots);
-	map_reader_release(&st->ifstats);
-	map_reader_release(&st->dropm);
-	flow_series_free(st->series);
-	kmap_free(st->if_totals);
-	kmap_free(st->tcp_last);
-	kmap_free(st->tcp_gauges);
-	kmap_free(st->tcp_pairs);
-	kmap_free(st->tcp_fanout);
-	peer_table_free(st->tcp_peers);
-	free(st->tcp_losses);
-	free(st);
-}
-
-/* Appends "probe: reason" to why. */
-static void why_add(char *why, size_t len, const char *probe, const char *reason, int err)
-{
-	size_t used = strlen(why);
-
-	snprintf(why + used, len - used, "%s%s: %s%s%s", used ? "; " : "", probe, reason,
-		 err ? ": " : "", err ? strerror(err < 0 ? -err : err) : "");
-}
-
-/* Tells the lock file, for `fabmon doctor`, how the tc probe's filters are doing. */
-static void tc_note(const struct bpf_state *st, const struct collector_env *env)
-{
-	char note[COLLECTOR_WHY_MAX];
-	const char *wrong = bpf_tc_why(st->tc);
-
-	snprintf(note, sizeof(note), "attached to %u interface(s)%s%s", bpf_tc_count(st->tc),
-		 wrong[0] ? "; " : "", wrong);
-	bpf_tc_lock_note(env->tc_lock, note);
-}
-
-/*
- * Loads the tc probe and, holding env->tc_lock, attaches it; without a lock
- * (`fabmon doctor`) it stays attached nowhere. Returns 0 or -errno (why
- * filled).
- */
-static int load_flow(struct bpf_state *st, const struct collector_env *env, char *why, size_t len)
-{
-	char err[PATH_MAX + 64];
-	int r, removed;
-
-	st->flow = flow_bpf__open();
-	if (!st->flow) {
-		r = -errno;
-		why_add(why, len, "tc", "unable to open the probe", r);
-		return r;
-	}
-	(void)bpf_map__set_max_entries(st->flow->maps.fm_flows, env->bpf_max_flows);
-	(void)bpf_map__set_max_entries(st->flow->maps.fm_qps, env->bpf_max_flows);
-	(void)bpf_map__set_max_entries(st->flow->maps.fm_paths, env->bpf_max_flows);
-	st->flow->rodata->fm_roce_pmtu_shift = roce_pmtu_shift(env->roce_pmtu);
-	r = flow_bpf__load(st->flow);
-	if (r < 0) {
-		why_add(why, len, "tc", "unable to load the probe", r);
-		return r;
-	}
-	if (!env->tc_lock) {
-		why_add(why, len, "tc", "loaded, attached nowhere (doctor changes nothing)", 0);
-		return 0;
-	}
-	/* another live agent's filters look just like stale ones */
-	r = bpf_tc_lock_take(env->tc_lock, err, sizeof(err));
-	if (r == -EBUSY)
-		snprintf(err + strlen(err), sizeof(err) - strlen(err),
-			 ": one agent per network namespace");
-	if (r < 0) {
-		why_add(why, len, "tc", err, r == -EBUSY ? 0 : r);
-		return r;
-	}
-	removed = bpf_tc_remove_stale();
-	if (removed > 0) {
-		char note[96];
-
-		snprintf(note, sizeof(note), "removed %d filter(s) an earlier fabmon left",
-			 removed);
-		why_add(why, len, "tc", note, 0);
-	}
-	st->tc = bpf_tc_new(bpf_program__fd(st->flow->progs.fabmon_tc_ingress),
-			    bpf_program__fd(st->flow->progs.fabmon_tc_egress));
-	if (!st->tc)
-		return -ENOMEM;
-	r = bpf_tc_sync(st->tc, env);
-	if (r < 0) {
-		why_add(why, len, "tc", bpf_tc_why(st->tc), 0);
-		return r;
-	}
-	if (bpf_tc_why(st->tc)[0])
-		why_add(why, len, "tc", bpf_tc_why(st->tc), 0);
-	tc_note(st, env);
-	r = map_reader_init(&st->flows, st->flow->maps.fm_flows, 0, st->ncpus);
-	if (r == 0)
-		r = map_reader_init(&st->qps, st->flow->maps.fm_qps, 0, st->ncpus);
-	if (r == 0)
-		r = map_reader_init(&st->ifslots, st->flow->maps.fm_ifslots, 1, st->ncpus);
-	if (r == 0)
-		r = map_reader_init(&st->ifstats, st->flow->maps.fm_ifstats, 1, st->ncpus);
-	return r;
-}
-
-/* Loads the tracepoint probes; each that attaches is up. Returns 0 if any is. */
-/*
- * Opens and loads the tracepoint probes, with tcp_probe through BTF (plain
- * loads) when use_btf, else through the raw tracepoint. Returns 0 or -errno.
- */
-static int open_tcp(struct bpf_state *st, const struct collector_env *env, int use_btf)
-{
-	st->tcp = tcp_bpf__open();
-	if (!st->tcp)
-		return -errno;
-	(void)bpf_map__set_max_entries(st->tcp->maps.fm_tcp, env->bpf_max_flows);
-	(void)bpf_program__set_autoload(st->tcp->progs.fabmon_tcp_probe_btf, use_btf);
-	(void)bpf_program__set_autoload(st->tcp->progs.fabmon_tcp_probe, !use_btf);
-	st->tcp->rodata->fm_netns_filter = env->bpf_netns && *env->bpf_netns;
-	return tcp_bpf__load(st->tcp);
-}
-
-/*
- * Puts the inode numbers of the namespace files in env->bpf_netns (comma
- * separated) into fm_netns. -ENOENT (and why) if one is missing: the probes
- * would miss the connections the operator asked for.
- */
-static int tcp_netns_allow(struct bpf_state *st, const struct collector_env *env, char *why,
-			   size_t len)
-{
-	int fd = bpf_map__fd(st->tcp->maps.fm_netns), r = 0;
-	char list[1024], *save = NULL;
-
-	snprintf(list, sizeof(list), "%s", env->bpf_netns ? env->bpf_netns : "");
-	for (char *path = strtok_r(list, ",", &save); path && r == 0;
-	     path = strtok_r(NULL, ",", &save)) {
-		const __u8 one = 1;
-		struct stat sb;
-		__u32 inum;
-
-		if (stat(path, &sb) < 0) {
-			char reason[160];
-
-			r = -errno;
-			snprintf(reason, sizeof(reason), "unable to open network namespace '%s'",
-				 path);
-			why_add(why, len, "tracepoints", reason, r);
-			break;
-		}
-		inum = (__u32)sb.st_ino;
-		if (bpf_map_update_elem(fd, &inum, &one, BPF_ANY) < 0) {
-			r = -errno;
-			why_add(why, len, "tracepoints", "unable to fill fm_netns", r);
-		}
-	}
-	return r;
-}
-
-/* Loads the tracepoint probes; each that attaches is up. Returns 0 if any is. */
-static int load_tcp(struct bpf_state *st, const struct collector_env *env, char *why, size_t len)
-{
-	struct bpf_program *progs[PROBE_COUNT] = { NULL };
-	static const char *const tps[PROBE_COUNT] = { NULL, "tcp_retransmit_skb", "tcp_probe",
-						      "inet_sock_set_state", "kfree_skb" };
-	int r, any = 0, btf = 1;
-
-	r = open_tcp(st, env, 1);
-	if (r < 0) {
-		/* no BTF-typed tracepoints here: the raw one does the same */
-		tcp_bpf__destroy(st->tcp);
-		btf = 0;
-		r = open_tcp(st, env, 0);
-	}
-	if (r < 0) {
-		why_add(why, len, "tracepoints", "unable to load the probes", r);
-		return r;
-	}
-	r = tcp_netns_allow(st, env, why, len);
-	if (r < 0)
-		return r;
-	progs[PROBE_TCP_RETRANSMIT] = st->tcp->progs.fabmon_tcp_retransmit;
-	progs[PROBE_TCP_PROBE] =
-		btf ? st->tcp->progs.fabmon_tcp_probe_btf : st->tcp->progs.fabmon_tcp_probe;
-	progs[PROBE_TCP_STATE] = st->tcp->progs.fabmon_tcp_state;
-	progs[PROBE_KFREE_SKB] = st->tcp->progs.fabmon_kfree_skb;
-	for (int p = PROBE_TCP_RETRANSMIT; p < PROBE_COUNT; p++) {
-		/* tp_btf attaches by its section; raw ones by tracepoint name */
-		st->links[p] = p == PROBE_TCP_PROBE && btf
-				       ? bpf_program__attach(progs[p])
-				       : bpf_program__attach_raw_tracepoint(progs[p], tps[p]);
-		if (!st->links[p]) {
-			char reason[96];
-
-			snprintf(reason, sizeof(reason), "unable to attach to raw tracepoint %s",
-				 tps[p]);
-			why_add(why, len, probe_names[p], reason, -errno);
-			continue;
-		}
-		st->up[p] = 1;
-		any = 1;
-	}
-	st->tcp_probe_btf = btf;
-	if (!any)
-		return -EOPNOTSUPP;
-	r = map_reader_init(&st->tcpm, st->tcp->maps.fm_tcp, 0, st->ncpus);
-	if (r == 0)
-		r = map_reader_init(&st->dropm, st->tcp->maps.fm_drops, 1, st->ncpus);
-	if (r == 0 && drop_reasons_load(&st->reasons) < 0)
-		st->reasons = NULL; /* reasons then show as numbers */
-	return r;
-}
-
-static int bpf_init(const struct collector_env *env, void **ret_state, char *why, size_t why_len)
-{
-	struct bpf_state *st = calloc(1, sizeof(*st));
-	int rf, rt, r = -ENOMEM;
-
-	if (!st)
-		return r;
-	libbpf_set_print(bpf_quiet);
-	st->flows.fd = st->qps.fd = st->tcpm.fd = st->ifslots.fd = st->ifstats.fd = st->dropm.fd =
-		-1;
-	st->ncpus = libbpf_num_possible_cpus();
-	if (st->ncpus <= 0)
-		goto fail;
-	st->series = flow_series_new(env->bpf_max_flows, env->bpf_top_peers);
-	/* every slot on every CPU held by a different interface, and the hash full */
-	st->if_totals = kmap_new(sizeof(struct fm_if_key), sizeof(struct fm_if_val),
-				 FM_IF_SLOTS * (unsigned)st->ncpus + FM_IF_HASH_MAX);
-	st->tcp_last = kmap_new(sizeof(struct fm_tcp_key), ENTRY_LAST_SIZE(TCP_PATH_RETRANSMITS),
-				env->bpf_max_flows);
-	st->tcp_gauges =
-		kmap_new(sizeof(struct peer_id), sizeof(struct tcp_gauges), env->bpf_max_flows);
-	st->tcp_pairs = kmap_new(sizeof(struct tcp_pair), 1, env->bpf_max_flows);
-	st->tcp_fanout = kmap_new(sizeof(struct tcp_sender), sizeof(unsigned), env->bpf_max_flows);
-	st->tcp_peers = peer_table_new(TCP_N, env->bpf_top_peers);
-	if (!st->series || !st->if_totals || !st->tcp_last || !st->tcp_gauges || !st->tcp_pairs ||
-	    !st->tcp_fanout || !st->tcp_peers)
-		goto fail;
-	rf = load_flow(st, env, why, why_len);
-	st->up[PROBE_TC] = rf >= 0 && st->tc;
-	if (rf < 0) {
-		bpf_tc_free(st->tc);
-		st->tc = NULL;
-		flow_bpf__destroy(st->flow);
-		st->flow = NULL;
-	}
-	rt = load_tcp(st, env, why, why_len);
-	if (rt < 0) {
-		for (int p = 0; p < PROBE_COUNT; p++) {
-			bpf_link__destroy(st->links[p]);
-			st->links[p] = NULL;
-			if (p != PROBE_TC)
-				st->up[p] = 0;
-		}
-		tcp_bpf__destroy(st->tcp);
-		st->tcp = NULL;
-	}
-	if (rf < 0 && rt < 0) {
-		/* nothing works: name the likely cause once */
-		r = rf == -EPERM || rt == -EPERM ? -EPERM : rf;
-		if (r == -EPERM)
-			why_add(why, why_len, "bpf",
-				"needs root or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN", 0);
-		goto fail;
-	}
-	for (int p = 0; p < PROBE_COUNT; p++) {
-		char note[96];
-
-		if (!st->up[p])
-			continue;
-		if (p == PROBE_TC)
-			snprintf(note, sizeof(note), "attached to %u interface(s)",
-				 bpf_tc_count(st->tc));
-		else
-			snprintf(note, sizeof(note), "attached (%s)",
-				 p == PROBE_TCP_PROBE && st->tcp_probe_btf ? "BTF tracepoint"
-									   : "raw tracepoint");
-		why_add(why, why_len, probe_names[p], note, 0);
-	}
-	*ret_state = st;
-	return 0;
-fail:
-	bpf_fini(st);
-	return r;
-}
-
-static int bpf_sample(void *state, const struct collector_env *env, struct sample_sink *out)
-{
-	struct bpf_state *st = state;
-	int64_t now_ns = mono_ns(), idle_ns = env->bpf_flow_idle_ms * 1000000;
-	int64_t now_ms = now_ns / 1000000;
-	int r = 0;
-
-	st->tick++;
-	if (st->tc) {
-		/* interfaces that appeared since the last tick get the probe,
-		 * and those that lost it get it back in time */
-		(void)bpf_tc_sync(st->tc, env);
-		st->up[PROBE_TC] = bpf_tc_lost(st->tc) == 0;
-		tc_note(st, env);
-		r = map_reader_read(&st->ifslots);
-		if (r == 0)
-			r = map_reader_read(&st->ifstats);
-		if (r == 0)
-			r = map_reader_read(&st->flows);
-		if (r == 0)
-			r = map_reader_read(&st->qps);
-		if (r < 0)
-			return r;
-		emit_ifstats(st, out);
-		sample_entries(st, &st->flows, flow_series_add_flow, now_ns, idle_ns, now_ms);
-		sample_entries(st, &st->qps, flow_series_add_qp, now_ns, idle_ns, now_ms);
-		flow_series_end_tick(st->series, now_ms, env->bpf_flow_idle_ms);
-		flow_series_emit(st->series, out, NULL, "bpf", 1);
-	}
-	if (st->tcp) {
-		r = map_reader_read(&st->tcpm);
-		if (r == 0)
-			r = map_reader_read(&st->dropm);
-		if (r < 0)
-			return r;
-		sample_tcp(st, now_ns, idle_ns, now_ms);
-		entry_forget_unseen(st->tcp_last, st->tick);
-		peer_table_end_tick(st->tcp_peers, now_ms, env->bpf_flow_idle_ms);
-		emit_tcp_peers(st, out, now_ns);
-		emit_drops(st, out);
-	}
-	emit_maps(st, out);
-	emit_probes(st, out);
-	return 0;
-}
-
-static void bpf_news(void *state, char *buf, size_t len)
-{
-	const struct bpf_state *st = state;
-	const char *news = st->tc ? bpf_tc_news(st->tc) : "";
-
-	snprintf(buf, len, "%s%s", news[0] ? "tc: " : "", news);
-}
-
-const struct collector_ops bpf_collector = {
-	.name = "bpf",
-	.init = bpf_init,
-	.sample = bpf_sample,
-	.fini = bpf_fini,
-	.news = bpf_news,
-};
