@@ -4,7 +4,7 @@
 
 /*
  * Map layouts shared by the probes (bpf/NAME.bpf.c) and their reader
- * (collector/bpf/bpf.c). Only types both sides need live here. All fields are
+ * (collector/bpf/). Only types both sides need live here. All fields are
  * host byte order except addresses, which stay as on the wire.
  */
 

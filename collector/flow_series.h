@@ -8,7 +8,7 @@
 
 /*
  * Per-peer series of flows and RoCEv2 queue pairs (struct fm_flow_*, fm_qp_*
- * of bpf/fabmon.h), whoever counted them: the tc probe's maps (collector/bpf/bpf.c)
+ * of bpf/fabmon.h), whoever counted them: the tc probe's maps (collector/bpf/flows.c)
  * or libpcap (collector/pcap/pcap.c, through collector/pcap/capture.h). Each tick every
  * live entry is added with its counters as read (totals since the entry was
  * made); the deltas go to its peer, the top peers by bytes get series of

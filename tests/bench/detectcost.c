@@ -32,7 +32,7 @@
 #define DETECTCOST_PEERS 1000
 #define DETECTCOST_TICK_MS 100
 
-/* The TCP probe's per-peer series the detectors read (collector/bpf/bpf.c). */
+/* The TCP probe's per-peer series the detectors read (collector/bpf/tcp.c). */
 enum { ACKED, BUSY, RETRANS, XFER_BYTES, XFER_COUNT, XFER_SUM, RATE, FANOUT, STALL, FAMILIES };
 static const struct metric_desc descs[FAMILIES] = {
 	[ACKED] = { "fabmon_tcp_acked_bytes_total", "bench", METRIC_COUNTER, 0, 0 },
