@@ -21,6 +21,7 @@
 
 #include "collector/ethtool.h"
 #include "collector/sysfs.h"
+#include "collector/metric_names.h"
 
 enum ethtool_family {
 	FAM_PAUSE_FRAMES,
@@ -44,12 +45,12 @@ enum ethtool_family {
 /* ethtool stats are u64 (struct ethtool_stats), so bits stays 0. */
 static const struct metric_desc families[FAM_COUNT] = {
 	[FAM_PAUSE_FRAMES] = {
-		.name = "fabmon_ethtool_pause_frames_total",
+		.name = M_ETHTOOL_PAUSE_FRAMES_TOTAL,
 		.help = "PFC pause frames per priority, received (rx) or sent (tx).",
 		.type = METRIC_COUNTER,
 	},
 	[FAM_PAUSE_DURATION] = {
-		.name = "fabmon_ethtool_pause_duration_seconds_total",
+		.name = M_ETHTOOL_PAUSE_DURATION_SECONDS_TOTAL,
 		.help = "Time under PFC pause per priority: rx, paused by the peer; tx, pausing.",
 		.type = METRIC_COUNTER,
 		.scale = 1e-6, /* mlx5 counts microseconds */
@@ -60,12 +61,12 @@ static const struct metric_desc families[FAM_COUNT] = {
 		.type = METRIC_COUNTER,
 	},
 	[FAM_LINK_PAUSE_FRAMES] = {
-		.name = "fabmon_ethtool_link_pause_frames_total",
+		.name = M_ETHTOOL_LINK_PAUSE_FRAMES_TOTAL,
 		.help = "Link-level (IEEE 802.3x) pause frames, received (rx) or sent (tx).",
 		.type = METRIC_COUNTER,
 	},
 	[FAM_LINK_PAUSE_DURATION] = {
-		.name = "fabmon_ethtool_link_pause_duration_seconds_total",
+		.name = M_ETHTOOL_LINK_PAUSE_DURATION_SECONDS_TOTAL,
 		.help = "Time under link-level (global) pause, received (rx) or sent (tx).",
 		.type = METRIC_COUNTER,
 		.scale = 1e-6,
@@ -111,7 +112,7 @@ static const struct metric_desc families[FAM_COUNT] = {
 		.type = METRIC_COUNTER,
 	},
 	[FAM_RX_PHY_ERRORS] = {
-		.name = "fabmon_ethtool_rx_phy_errors_total",
+		.name = M_ETHTOOL_RX_PHY_ERRORS_TOTAL,
 		.help = "Received packets dropped for FCS (crc) or coding (symbol) errors.",
 		.type = METRIC_COUNTER,
 	},

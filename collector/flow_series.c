@@ -8,6 +8,7 @@
 #include "collector/peer_totals.h"
 #include "collector/flow_series.h"
 #include "collector/kmap.h"
+#include "collector/metric_names.h"
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };
@@ -46,7 +47,7 @@ static const struct peer_metric flow_metrics[] = {
 	  NULL, NULL },
 	{ FLOW_ECT, "fabmon_flow_ecn_capable_packets_total",
 	  "Packets marked ECN-capable, ECT(0) or ECT(1) (RFC 3168)." FLOW_HELP_TAIL, NULL, NULL },
-	{ FLOW_CE, "fabmon_flow_ecn_ce_packets_total",
+	{ FLOW_CE, M_FLOW_ECN_CE_PACKETS_TOTAL,
 	  "Packets marked ECN Congestion Experienced." FLOW_HELP_TAIL, NULL, NULL },
 	{ FLOW_SYN, "fabmon_flow_tcp_flags_total", "TCP segments with the flag set." FLOW_HELP_TAIL,
 	  "flag", "syn" },
@@ -60,7 +61,7 @@ static const struct peer_metric flow_metrics[] = {
 	" RoCEv2 per peer on an interface, from the BTH parse of the tc probe or libpcap."
 #define ROCE_CLASS_METRIC(c, v)                                                                    \
 	{                                                                                          \
-		QP_CLASS0 + (c), "fabmon_roce_packets_total",                                      \
+		QP_CLASS0 + (c), M_ROCE_PACKETS_TOTAL,                                             \
 			"RoCEv2 packets by operation class." ROCE_HELP_TAIL, "class", v            \
 	}
 static const struct peer_metric qp_metrics[] = {
@@ -96,7 +97,7 @@ static const struct peer_metric qp_metrics[] = {
 	{ QP_BEHIND, "fabmon_roce_psn_behind_total",
 	  "Requests with a PSN behind the last one (late or retransmitted)." ROCE_HELP_TAIL, NULL,
 	  NULL },
-	{ QP_CE, "fabmon_roce_ecn_ce_packets_total",
+	{ QP_CE, M_ROCE_ECN_CE_PACKETS_TOTAL,
 	  "RoCEv2 packets marked ECN Congestion Experienced." ROCE_HELP_TAIL, NULL, NULL },
 };
 

@@ -21,6 +21,7 @@
 
 #include "collector/collector.h"
 #include "collector/sysfs.h"
+#include "collector/metric_names.h"
 
 #define NETDEV_DIR "class/net"
 
@@ -38,21 +39,21 @@ static const struct {
 	const char *name;
 	const char *help;
 } netdev_counters[] = {
-	{ "statistics/rx_bytes", RTNL_LINK_RX_BYTES, "fabmon_netdev_receive_bytes_total",
+	{ "statistics/rx_bytes", RTNL_LINK_RX_BYTES, M_NETDEV_RECEIVE_BYTES_TOTAL,
 	  "Bytes received by the interface." },
-	{ "statistics/tx_bytes", RTNL_LINK_TX_BYTES, "fabmon_netdev_transmit_bytes_total",
+	{ "statistics/tx_bytes", RTNL_LINK_TX_BYTES, M_NETDEV_TRANSMIT_BYTES_TOTAL,
 	  "Bytes transmitted by the interface." },
-	{ "statistics/rx_packets", RTNL_LINK_RX_PACKETS, "fabmon_netdev_receive_packets_total",
+	{ "statistics/rx_packets", RTNL_LINK_RX_PACKETS, M_NETDEV_RECEIVE_PACKETS_TOTAL,
 	  "Packets received by the interface." },
-	{ "statistics/tx_packets", RTNL_LINK_TX_PACKETS, "fabmon_netdev_transmit_packets_total",
+	{ "statistics/tx_packets", RTNL_LINK_TX_PACKETS, M_NETDEV_TRANSMIT_PACKETS_TOTAL,
 	  "Packets transmitted by the interface." },
 	{ "statistics/rx_errors", RTNL_LINK_RX_ERRORS, "fabmon_netdev_receive_errors_total",
 	  "Bad packets received by the interface." },
 	{ "statistics/tx_errors", RTNL_LINK_TX_ERRORS, "fabmon_netdev_transmit_errors_total",
 	  "Packets the interface failed to transmit." },
-	{ "statistics/rx_dropped", RTNL_LINK_RX_DROPPED, "fabmon_netdev_receive_drops_total",
+	{ "statistics/rx_dropped", RTNL_LINK_RX_DROPPED, M_NETDEV_RECEIVE_DROPS_TOTAL,
 	  "Packets received but dropped before the upper layers (no buffer, unknown protocol)." },
-	{ "statistics/tx_dropped", RTNL_LINK_TX_DROPPED, "fabmon_netdev_transmit_drops_total",
+	{ "statistics/tx_dropped", RTNL_LINK_TX_DROPPED, M_NETDEV_TRANSMIT_DROPS_TOTAL,
 	  "Packets dropped on their way to transmission (lack of resources)." },
 };
 
@@ -86,7 +87,7 @@ static const struct metric_desc netdev_info_desc = {
 	.type = METRIC_GAUGE,
 };
 static const struct metric_desc netdev_speed_desc = {
-	.name = "fabmon_netdev_speed_bytes",
+	.name = M_NETDEV_SPEED_BYTES,
 	.help = "Link speed of the interface, in bytes per second.",
 	.type = METRIC_GAUGE,
 };

@@ -17,6 +17,7 @@
 #include <netlink/route/tc.h>
 
 #include "collector/collector.h"
+#include "collector/metric_names.h"
 
 struct qdisc_state {
 	struct nl_sock *sock;
@@ -35,7 +36,7 @@ static const struct {
 	struct metric_desc desc;
 } qdisc_stats[] = {
 	{ RTNL_TC_BACKLOG,
-	  { .name = "fabmon_qdisc_backlog_bytes",
+	  { .name = M_QDISC_BACKLOG_BYTES,
 	    .help = "Bytes waiting in the queueing discipline.",
 	    .type = METRIC_GAUGE } },
 	{ RTNL_TC_QLEN,
@@ -52,12 +53,12 @@ static const struct {
 	    .type = METRIC_COUNTER,
 	    .bits = 32 } },
 	{ RTNL_TC_DROPS,
-	  { .name = "fabmon_qdisc_drops_total",
+	  { .name = M_QDISC_DROPS_TOTAL,
 	    .help = "Packets the queueing discipline dropped.",
 	    .type = METRIC_COUNTER,
 	    .bits = 32 } },
 	{ RTNL_TC_OVERLIMITS,
-	  { .name = "fabmon_qdisc_overlimits_total",
+	  { .name = M_QDISC_OVERLIMITS_TOTAL,
 	    .help = "Times the queueing discipline held a packet back over its rate or limit.",
 	    .type = METRIC_COUNTER,
 	    .bits = 32 } },
@@ -69,7 +70,7 @@ static const struct {
 };
 
 static const struct metric_desc qdisc_rate_desc = {
-	.name = "fabmon_qdisc_rate_bytes",
+	.name = M_QDISC_RATE_BYTES,
 	.help = "Rate the queueing discipline shapes to (tbf), in bytes per second.",
 	.type = METRIC_GAUGE,
 };

@@ -18,6 +18,7 @@
 
 #include "collector/collector.h"
 #include "collector/sysfs.h"
+#include "collector/metric_names.h"
 
 #define RDMA_CLASS "class/infiniband"
 
@@ -49,13 +50,13 @@ struct rdma_counter {
  * they may stop at; a 64-bit one passes that value once on its way up.
  */
 static const struct rdma_counter rdma_port_counters[] = {
-	{ "port_xmit_data", "fabmon_rdma_port_transmit_bytes_total", 32, 4,
+	{ "port_xmit_data", M_RDMA_PORT_TRANSMIT_BYTES_TOTAL, 32, 4,
 	  "Bytes transmitted on the port (PortXmitData, which counts 4-byte words)." },
 	{ "port_rcv_data", "fabmon_rdma_port_receive_bytes_total", 32, 4,
 	  "Bytes received on the port (PortRcvData, which counts 4-byte words)." },
-	{ "port_xmit_packets", "fabmon_rdma_port_transmit_packets_total", 32, 0,
+	{ "port_xmit_packets", M_RDMA_PORT_TRANSMIT_PACKETS_TOTAL, 32, 0,
 	  "Packets transmitted on the port." },
-	{ "port_rcv_packets", "fabmon_rdma_port_receive_packets_total", 32, 0,
+	{ "port_rcv_packets", M_RDMA_PORT_RECEIVE_PACKETS_TOTAL, 32, 0,
 	  "Packets received on the port." },
 	{ "unicast_xmit_packets", "fabmon_rdma_port_transmit_unicast_packets_total", 64, 0,
 	  "Unicast packets transmitted on the port." },
@@ -67,16 +68,16 @@ static const struct rdma_counter rdma_port_counters[] = {
 	  "Multicast packets received on the port." },
 	{ "port_xmit_discards", "fabmon_rdma_port_transmit_discards_total", 16, 0,
 	  "Outbound packets discarded because the port was down or congested." },
-	{ "port_xmit_wait", "fabmon_rdma_port_transmit_wait_total", 32, 0,
+	{ "port_xmit_wait", M_RDMA_PORT_TRANSMIT_WAIT_TOTAL, 32, 0,
 	  "Ticks (device-defined length) during which the port had data to send "
 	  "but no flow-control credits: back-pressure from the link." },
 	{ "link_downed", "fabmon_rdma_port_link_downed_total", 8, 0,
 	  "Times the link failed its error recovery and went down." },
-	{ "link_error_recovery", "fabmon_rdma_port_link_error_recoveries_total", 8, 0,
+	{ "link_error_recovery", M_RDMA_PORT_LINK_ERROR_RECOVERIES_TOTAL, 8, 0,
 	  "Times the link completed error recovery." },
-	{ "symbol_error", "fabmon_rdma_port_symbol_errors_total", 16, 0,
+	{ "symbol_error", M_RDMA_PORT_SYMBOL_ERRORS_TOTAL, 16, 0,
 	  "Minor link errors detected on a physical lane." },
-	{ "port_rcv_errors", "fabmon_rdma_port_receive_errors_total", 16, 0,
+	{ "port_rcv_errors", M_RDMA_PORT_RECEIVE_ERRORS_TOTAL, 16, 0,
 	  "Received packets that contained an error." },
 	{ "port_rcv_remote_physical_errors",
 	  "fabmon_rdma_port_receive_remote_physical_errors_total", 16, 0,
@@ -116,13 +117,13 @@ static const struct rdma_counter rdma_hw_counters[] = {
 	  "Congestion notification packets handled as reaction point (rate reduced)." },
 	{ "rp_cnp_ignored", "fabmon_rdma_cnp_ignored_total", 0, 0,
 	  "Congestion notification packets received and ignored as reaction point." },
-	{ "out_of_sequence", "fabmon_rdma_out_of_sequence_packets_total", 32, 0,
+	{ "out_of_sequence", M_RDMA_OUT_OF_SEQUENCE_PACKETS_TOTAL, 32, 0,
 	  "Packets received out of sequence: loss or reordering in the fabric." },
-	{ "packet_seq_err", "fabmon_rdma_packet_sequence_errors_total", 32, 0,
+	{ "packet_seq_err", M_RDMA_PACKET_SEQUENCE_ERRORS_TOTAL, 32, 0,
 	  "NAK sequence error packets received: the responder saw a PSN gap." },
 	{ "implied_nak_seq_err", "fabmon_rdma_implied_nak_sequence_errors_total", 32, 0,
 	  "Times the requester saw an ACK with a PSN past an expected READ or atomic response." },
-	{ "local_ack_timeout_err", "fabmon_rdma_local_ack_timeouts_total", 32, 0,
+	{ "local_ack_timeout_err", M_RDMA_LOCAL_ACK_TIMEOUTS_TOTAL, 32, 0,
 	  "Times the ACK timer of a sender queue pair expired: a retransmission." },
 	{ "duplicate_request", "fabmon_rdma_duplicate_requests_total", 32, 0,
 	  "Duplicate requests received: the sender retransmitted." },
@@ -179,7 +180,7 @@ static const struct metric_desc rdma_port_state = {
 };
 
 static const struct metric_desc rdma_port_rate = {
-	.name = "fabmon_rdma_port_rate_bytes",
+	.name = M_RDMA_PORT_RATE_BYTES,
 	.help = "RDMA port signalling rate in bytes per second.",
 	.type = METRIC_GAUGE,
 	.scale = 1e9 / 8, /* the kernel reports Gb/sec */

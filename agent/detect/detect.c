@@ -15,6 +15,7 @@
 #include "agent/detect/stall.h"
 #include "agent/registry/label_text.h"
 #include "agent/lib/name_find.h"
+#include "collector/metric_names.h"
 
 struct detect_config {
 	struct stall_bounds stall; /* detect_stall's bounds */
@@ -172,28 +173,27 @@ static const struct {
 	unsigned char rate; /* a counter's rate, once it has one; else the value */
 	size_t field; /* a double in the part's struct */
 } stall_series[] = {
-	{ "fabmon_tcp_ack_stall_seconds", PART_STALL, 0, STALL_FIELD(ack_stall_s) },
-	{ "fabmon_tcp_in_flight_bytes", PART_STALL, 0, STALL_FIELD(in_flight_bytes) },
-	{ "fabmon_tcp_zero_window_connections", PART_STALL, 0, STALL_FIELD(zero_window) },
-	{ "fabmon_tcp_sender_ack_stall_seconds", PART_STALL, 0, STALL_FIELD(sender_stall_s) },
-	{ "fabmon_tcp_read_stall_seconds", PART_STALL, 0, STALL_FIELD(read_stall_s) },
-	{ "fabmon_tcp_sender_read_stall_seconds", PART_STALL, 0, STALL_FIELD(sender_read_stall_s) },
-	{ "fabmon_tcp_sender_busy_seconds", PART_STALL, 0, STALL_FIELD(sender_busy_s) },
-	{ "fabmon_tcp_progress_age_seconds", PART_STALL, 0, STALL_FIELD(progress_age_s) },
-	{ "fabmon_tcp_delivery_rate_bytes_per_second", PART_PATH, 0, PATH_FIELD(rate) },
-	{ "fabmon_tcp_path_retransmits_total", PART_PATH, 1, PATH_FIELD(retransmits) },
-	{ "fabmon_tcp_acked_bytes_total", PART_PATH, 1, PATH_FIELD(acked) },
-	{ "fabmon_tcp_busy_seconds_total", PART_PATH, 1, PATH_FIELD(busy) },
-	{ "fabmon_tcp_upstream_busy_rate_bytes_per_second", PART_PATH, 0,
-	  PATH_FIELD(upstream_rate) },
-	{ "fabmon_tcp_sender_fanout_peers", PART_PATH, 0, PATH_FIELD(fanout) },
+	{ M_TCP_ACK_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(ack_stall_s) },
+	{ M_TCP_IN_FLIGHT_BYTES, PART_STALL, 0, STALL_FIELD(in_flight_bytes) },
+	{ M_TCP_ZERO_WINDOW_CONNECTIONS, PART_STALL, 0, STALL_FIELD(zero_window) },
+	{ M_TCP_SENDER_ACK_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(sender_stall_s) },
+	{ M_TCP_READ_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(read_stall_s) },
+	{ M_TCP_SENDER_READ_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(sender_read_stall_s) },
+	{ M_TCP_SENDER_BUSY_SECONDS, PART_STALL, 0, STALL_FIELD(sender_busy_s) },
+	{ M_TCP_PROGRESS_AGE_SECONDS, PART_STALL, 0, STALL_FIELD(progress_age_s) },
+	{ M_TCP_DELIVERY_RATE_BYTES_PER_SECOND, PART_PATH, 0, PATH_FIELD(rate) },
+	{ M_TCP_PATH_RETRANSMITS_TOTAL, PART_PATH, 1, PATH_FIELD(retransmits) },
+	{ M_TCP_ACKED_BYTES_TOTAL, PART_PATH, 1, PATH_FIELD(acked) },
+	{ M_TCP_BUSY_SECONDS_TOTAL, PART_PATH, 1, PATH_FIELD(busy) },
+	{ M_TCP_UPSTREAM_BUSY_RATE_BYTES_PER_SECOND, PART_PATH, 0, PATH_FIELD(upstream_rate) },
+	{ M_TCP_SENDER_FANOUT_PEERS, PART_PATH, 0, PATH_FIELD(fanout) },
 	/* bytes; over the seconds below once both are in (detect_run()) */
-	{ "fabmon_tcp_transfer_bytes_total", PART_PATH, 1, PATH_FIELD(goodput) },
-	{ "fabmon_tcp_transfer_duration_seconds_count", PART_HANDOFF, 1, HANDOFF_FIELD(transfers) },
-	{ "fabmon_tcp_transfer_duration_seconds_sum", PART_HANDOFF, 1, HANDOFF_FIELD(seconds) },
-	{ "fabmon_tcp_transfer_open_seconds", PART_HANDOFF, 0, HANDOFF_FIELD(open_s) },
-	{ "fabmon_tcp_transfer_open_bytes", PART_HANDOFF, 0, HANDOFF_FIELD(open_bytes) },
-	{ "fabmon_tcp_window_limited_connections", PART_HANDOFF, 0, HANDOFF_FIELD(window_limited) },
+	{ M_TCP_TRANSFER_BYTES_TOTAL, PART_PATH, 1, PATH_FIELD(goodput) },
+	{ M_TCP_TRANSFER_DURATION_SECONDS_COUNT, PART_HANDOFF, 1, HANDOFF_FIELD(transfers) },
+	{ M_TCP_TRANSFER_DURATION_SECONDS_SUM, PART_HANDOFF, 1, HANDOFF_FIELD(seconds) },
+	{ M_TCP_TRANSFER_OPEN_SECONDS, PART_HANDOFF, 0, HANDOFF_FIELD(open_s) },
+	{ M_TCP_TRANSFER_OPEN_BYTES, PART_HANDOFF, 0, HANDOFF_FIELD(open_bytes) },
+	{ M_TCP_WINDOW_LIMITED_CONNECTIONS, PART_HANDOFF, 0, HANDOFF_FIELD(window_limited) },
 };
 #define STALL_SERIES (sizeof(stall_series) / sizeof(stall_series[0]))
 
@@ -324,21 +324,20 @@ static const struct {
 	size_t field; /* a double in struct hotspot_input */
 	const char *key, *value; /* only series with this label, if key */
 } hotspot_series[] = {
-	{ "fabmon_netdev_transmit_bytes_total", HOTSPOT_FIELD(tx_bytes_rate), NULL, NULL },
-	{ "fabmon_netdev_receive_bytes_total", HOTSPOT_FIELD(rx_bytes_rate), NULL, NULL },
-	{ "fabmon_netdev_speed_bytes", HOTSPOT_FIELD(link_bytes), NULL, NULL },
-	{ "fabmon_netdev_receive_drops_total", HOTSPOT_FIELD(if_drops_rate), NULL, NULL },
-	{ "fabmon_netdev_transmit_drops_total", HOTSPOT_FIELD(if_drops_rate), NULL, NULL },
+	{ M_NETDEV_TRANSMIT_BYTES_TOTAL, HOTSPOT_FIELD(tx_bytes_rate), NULL, NULL },
+	{ M_NETDEV_RECEIVE_BYTES_TOTAL, HOTSPOT_FIELD(rx_bytes_rate), NULL, NULL },
+	{ M_NETDEV_SPEED_BYTES, HOTSPOT_FIELD(link_bytes), NULL, NULL },
+	{ M_NETDEV_RECEIVE_DROPS_TOTAL, HOTSPOT_FIELD(if_drops_rate), NULL, NULL },
+	{ M_NETDEV_TRANSMIT_DROPS_TOTAL, HOTSPOT_FIELD(if_drops_rate), NULL, NULL },
 	/* the root qdisc holds all the link's queue; children would count twice */
-	{ "fabmon_qdisc_rate_bytes", HOTSPOT_FIELD(shaped_bytes), "parent", "root" },
-	{ "fabmon_qdisc_backlog_bytes", HOTSPOT_FIELD(backlog_bytes), "parent", "root" },
-	{ "fabmon_qdisc_drops_total", HOTSPOT_FIELD(qdisc_drops_rate), "parent", "root" },
-	{ "fabmon_qdisc_overlimits_total", HOTSPOT_FIELD(overlimits_rate), "parent", "root" },
+	{ M_QDISC_RATE_BYTES, HOTSPOT_FIELD(shaped_bytes), "parent", "root" },
+	{ M_QDISC_BACKLOG_BYTES, HOTSPOT_FIELD(backlog_bytes), "parent", "root" },
+	{ M_QDISC_DROPS_TOTAL, HOTSPOT_FIELD(qdisc_drops_rate), "parent", "root" },
+	{ M_QDISC_OVERLIMITS_TOTAL, HOTSPOT_FIELD(overlimits_rate), "parent", "root" },
 	/* received pause: the far end asks this link to stop */
-	{ "fabmon_ethtool_pause_frames_total", HOTSPOT_FIELD(rx_pause_rate), "direction", "rx" },
-	{ "fabmon_ethtool_link_pause_frames_total", HOTSPOT_FIELD(rx_pause_rate), "direction",
-	  "rx" },
-	{ "fabmon_flow_ecn_ce_packets_total", HOTSPOT_FIELD(ecn_ce_rate), NULL, NULL },
+	{ M_ETHTOOL_PAUSE_FRAMES_TOTAL, HOTSPOT_FIELD(rx_pause_rate), "direction", "rx" },
+	{ M_ETHTOOL_LINK_PAUSE_FRAMES_TOTAL, HOTSPOT_FIELD(rx_pause_rate), "direction", "rx" },
+	{ M_FLOW_ECN_CE_PACKETS_TOTAL, HOTSPOT_FIELD(ecn_ce_rate), NULL, NULL },
 };
 
 static struct hotspot_input *hotspot_link(struct hotspot_gather *g, unsigned t, const char *subject,
@@ -402,18 +401,18 @@ static const struct {
 	const char *name;
 	size_t field; /* a double in struct lossy_input */
 } lossy_series[] = {
-	{ "fabmon_ethtool_rx_phy_errors_total", LOSSY_FIELD(errors) },
-	{ "fabmon_netdev_receive_packets_total", LOSSY_FIELD(packets) },
-	{ "fabmon_netdev_transmit_packets_total", LOSSY_FIELD(packets) },
-	{ "fabmon_rdma_port_symbol_errors_total", LOSSY_FIELD(errors) },
-	{ "fabmon_rdma_port_receive_errors_total", LOSSY_FIELD(errors) },
-	{ "fabmon_rdma_port_link_error_recoveries_total", LOSSY_FIELD(errors) },
+	{ M_ETHTOOL_RX_PHY_ERRORS_TOTAL, LOSSY_FIELD(errors) },
+	{ M_NETDEV_RECEIVE_PACKETS_TOTAL, LOSSY_FIELD(packets) },
+	{ M_NETDEV_TRANSMIT_PACKETS_TOTAL, LOSSY_FIELD(packets) },
+	{ M_RDMA_PORT_SYMBOL_ERRORS_TOTAL, LOSSY_FIELD(errors) },
+	{ M_RDMA_PORT_RECEIVE_ERRORS_TOTAL, LOSSY_FIELD(errors) },
+	{ M_RDMA_PORT_LINK_ERROR_RECOVERIES_TOTAL, LOSSY_FIELD(errors) },
 	/* the transport's: loss it had to recover from */
-	{ "fabmon_rdma_out_of_sequence_packets_total", LOSSY_FIELD(errors) },
-	{ "fabmon_rdma_packet_sequence_errors_total", LOSSY_FIELD(errors) },
-	{ "fabmon_rdma_local_ack_timeouts_total", LOSSY_FIELD(errors) },
-	{ "fabmon_rdma_port_receive_packets_total", LOSSY_FIELD(packets) },
-	{ "fabmon_rdma_port_transmit_packets_total", LOSSY_FIELD(packets) },
+	{ M_RDMA_OUT_OF_SEQUENCE_PACKETS_TOTAL, LOSSY_FIELD(errors) },
+	{ M_RDMA_PACKET_SEQUENCE_ERRORS_TOTAL, LOSSY_FIELD(errors) },
+	{ M_RDMA_LOCAL_ACK_TIMEOUTS_TOTAL, LOSSY_FIELD(errors) },
+	{ M_RDMA_PORT_RECEIVE_PACKETS_TOTAL, LOSSY_FIELD(packets) },
+	{ M_RDMA_PORT_TRANSMIT_PACKETS_TOTAL, LOSSY_FIELD(packets) },
 };
 #define LOSSY_SERIES (sizeof(lossy_series) / sizeof(lossy_series[0]))
 
@@ -484,24 +483,24 @@ static void series_kind_of(struct series_kind *k, const char *name)
 	int i;
 
 	k->name = name;
-	k->roce = strcmp(name, "fabmon_roce_packets_total") == 0	  ? ROCE_PACKETS
-		  : strcmp(name, "fabmon_roce_ecn_ce_packets_total") == 0 ? ROCE_CE
-									  : ROCE_NONE;
+	k->roce = strcmp(name, M_ROCE_PACKETS_TOTAL) == 0	   ? ROCE_PACKETS
+		  : strcmp(name, M_ROCE_ECN_CE_PACKETS_TOTAL) == 0 ? ROCE_CE
+								   : ROCE_NONE;
 	/* one row per peer: a histogram's buckets carry an le label besides */
 	k->stall = -1;
-	if (strncmp(name, "fabmon_tcp_", 11) == 0 &&
-	    strcmp(name, "fabmon_tcp_transfer_duration_seconds_bucket") != 0)
+	if (strncmp(name, M_TCP_PREFIX, sizeof(M_TCP_PREFIX) - 1) == 0 &&
+	    strcmp(name, M_TCP_TRANSFER_DURATION_SECONDS_BUCKET) != 0)
 		for (k->stall = 0; (size_t)k->stall < STALL_SERIES; k->stall++)
 			if (strcmp(name, stall_series[k->stall].name) == 0)
 				break;
-	if (strcmp(name, "fabmon_ethtool_pause_duration_seconds_total") == 0 ||
-	    strcmp(name, "fabmon_ethtool_link_pause_duration_seconds_total") == 0)
+	if (strcmp(name, M_ETHTOOL_PAUSE_DURATION_SECONDS_TOTAL) == 0 ||
+	    strcmp(name, M_ETHTOOL_LINK_PAUSE_DURATION_SECONDS_TOTAL) == 0)
 		k->pfc = PFC_PAUSE;
-	else if (strcmp(name, "fabmon_rdma_port_transmit_wait_total") == 0)
+	else if (strcmp(name, M_RDMA_PORT_TRANSMIT_WAIT_TOTAL) == 0)
 		k->pfc = PFC_WAIT;
-	else if (strcmp(name, "fabmon_rdma_port_transmit_bytes_total") == 0)
+	else if (strcmp(name, M_RDMA_PORT_TRANSMIT_BYTES_TOTAL) == 0)
 		k->pfc = PFC_TX_BYTES;
-	else if (strcmp(name, "fabmon_rdma_port_rate_bytes") == 0)
+	else if (strcmp(name, M_RDMA_PORT_RATE_BYTES) == 0)
 		k->pfc = PFC_LINK_BYTES;
 	else
 		k->pfc = PFC_NONE;

@@ -19,6 +19,7 @@
 #include "collector/bpf/tcp_waits.h"
 #include "collector/kmap.h"
 #include "collector/peer_totals.h"
+#include "collector/metric_names.h"
 
 enum {
 	TCP_ACKS,
@@ -367,10 +368,10 @@ static const struct peer_metric tcp_metrics[] = {
 	{ TCP_ACKS, "fabmon_tcp_acks_total",
 	  "ACKs the host processed on its TCP connections to the peer (tcp:tcp_probe).", NULL,
 	  NULL },
-	{ TCP_ACKED_BYTES, "fabmon_tcp_acked_bytes_total",
+	{ TCP_ACKED_BYTES, M_TCP_ACKED_BYTES_TOTAL,
 	  "Bytes the peer acknowledged (snd_una's advances): what TCP delivered to it.", NULL,
 	  NULL },
-	{ TCP_XFER_BYTES, "fabmon_tcp_transfer_bytes_total",
+	{ TCP_XFER_BYTES, M_TCP_TRANSFER_BYTES_TOTAL,
 	  "Bytes of the bulk transfers in fabmon_tcp_transfer_duration_seconds: over its _sum, "
 	  "what the path gave while there was data to move.",
 	  NULL, NULL },
@@ -378,7 +379,7 @@ static const struct peer_metric tcp_metrics[] = {
 	  "Retransmissions to the peer (tcp:tcp_retransmit_skb; one per skb, which with TSO may "
 	  "hold several segments).",
 	  NULL, NULL },
-	{ TCP_PATH_RETRANSMITS, "fabmon_tcp_path_retransmits_total",
+	{ TCP_PATH_RETRANSMITS, M_TCP_PATH_RETRANSMITS_TOTAL,
 	  "The retransmissions of fabmon_tcp_retransmits_total that the peer's path's loss "
 	  "explains: less those from a local sender (a rank or pod in another namespace) that "
 	  "other senders lost data towards in the same tick, whose port drops the peer's ACKs "
@@ -402,23 +403,19 @@ static void emit_transfers(struct sample_sink *out, struct label *l, size_t n,
 #define XFER_HELP                                                                                  \
 	"Bulk transfers to the peer (64 KiB or more, from data pending on an idle connection "     \
 	"to the last of it acknowledged), by duration."
-	static const struct metric_desc bucket = {
-		.name = "fabmon_tcp_transfer_duration_seconds_bucket",
-		.help = XFER_HELP,
-		.type = METRIC_HISTOGRAM
-	};
-	static const struct metric_desc sum = { .name = "fabmon_tcp_transfer_duration_seconds_sum",
+	static const struct metric_desc bucket = { .name = M_TCP_TRANSFER_DURATION_SECONDS_BUCKET,
+						   .help = XFER_HELP,
+						   .type = METRIC_HISTOGRAM };
+	static const struct metric_desc sum = { .name = M_TCP_TRANSFER_DURATION_SECONDS_SUM,
 						.help = XFER_HELP,
 						.type = METRIC_HISTOGRAM,
 						.scale = 1e-9 };
-	static const struct metric_desc count = {
-		.name = "fabmon_tcp_transfer_duration_seconds_count",
-		.help = XFER_HELP,
-		.type = METRIC_HISTOGRAM
-	};
+	static const struct metric_desc count = { .name = M_TCP_TRANSFER_DURATION_SECONDS_COUNT,
+						  .help = XFER_HELP,
+						  .type = METRIC_HISTOGRAM };
 #undef XFER_HELP
 	static const struct metric_desc busy = {
-		.name = "fabmon_tcp_busy_seconds_total",
+		.name = M_TCP_BUSY_SECONDS_TOTAL,
 		.help = "Time the connections to the peer had data to move (pending since idle, of any "
 			"size), summed: fabmon_tcp_acked_bytes_total over it is the path's rate while "
 			"busy, which idle time between a collective's steps does not dilute.",
@@ -450,42 +447,42 @@ static const struct metric_desc tcp_gauge_descs[] = {
 		  "KiB in flight, or 64 KiB acknowledged so far); 0 while none is "
 		  "(tcp:tcp_probe).",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_in_flight_bytes",
+	{ .name = M_TCP_IN_FLIGHT_BYTES,
 	  .help = "Bytes sent to the peer and not yet acknowledged (snd_nxt - snd_una), summed.",
 	  .type = METRIC_GAUGE },
 	{ .name = "fabmon_tcp_connections",
 	  .help = "TCP connections to the peer seen by the probes and not idle.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_zero_window_connections",
+	{ .name = M_TCP_ZERO_WINDOW_CONNECTIONS,
 	  .help = "Connections to the peer with data queued and the peer's receive window closed "
 		  "(the receiving application stopped reading).",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_window_limited_connections",
+	{ .name = M_TCP_WINDOW_LIMITED_CONNECTIONS,
 	  .help = "Connections to the peer with data queued that its receive window holds back "
 		  "(closed ones included): the receiver reads slower than the path delivers.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_ack_stall_seconds",
+	{ .name = M_TCP_ACK_STALL_SECONDS,
 	  .help = "Longest time a connection to the peer has had data outstanding (in flight or "
 		  "queued behind a closed window) without ack progress; 0 when all are "
 		  "progressing or idle.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_sender_ack_stall_seconds",
+	{ .name = M_TCP_SENDER_ACK_STALL_SECONDS,
 	  .help = "When the peer's address is also a local sender (a rank or pod in another "
 		  "network namespace of this host): the longest its own connections have had data "
 		  "outstanding without ack progress; 0 otherwise.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_read_stall_seconds",
+	{ .name = M_TCP_READ_STALL_SECONDS,
 	  .help = "Longest time a connection to the peer has had data outstanding that the peer "
 		  "acknowledged without its application reading any (the right edge of its "
 		  "receive window stood still), counted once it has gone on acking for 100 ms or "
 		  "closed its window: a paused or hung receiver, seen before its window closes; 0 "
 		  "otherwise.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_sender_read_stall_seconds",
+	{ .name = M_TCP_SENDER_READ_STALL_SECONDS,
 	  .help = "When the peer's address is also a local sender: the same for its own "
 		  "connections, whose receivers stopped reading; 0 otherwise.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_sender_busy_seconds",
+	{ .name = M_TCP_SENDER_BUSY_SECONDS,
 	  .help = "When the peer's address is also a local sender: how long the longest busy period "
 		  "(data pending since idle) of its own connections has run so far; 0 when none is "
 		  "under way, or otherwise.",
@@ -496,31 +493,31 @@ static const struct metric_desc tcp_gauge_descs[] = {
 		  "more; 0 otherwise. A port congested towards the peer holds the ACKs of what it "
 		  "sends: its own sending slows too.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_upstream_busy_rate_bytes_per_second",
+	{ .name = M_TCP_UPSTREAM_BUSY_RATE_BYTES_PER_SECOND,
 	  .help = "When one local sender delivered this tick's data to the peer and this host's "
 		  "connections deliver to that sender's address too (a ring's previous link): what "
 		  "those had acknowledged this tick over the time they were busy, where that was 64 "
 		  "KiB or more; 0 otherwise. A port congested towards that sender holds the ACKs of "
 		  "what it sends to the peer: the peer's path slows with it.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_delivery_rate_bytes_per_second",
+	{ .name = M_TCP_DELIVERY_RATE_BYTES_PER_SECOND,
 	  .help = "The kernel's delivery rate estimate (tcp_rate.c, ss -i delivery_rate), best "
 		  "among the connections that delivered data to the peer this tick: what the path "
 		  "gives a sender; 0 when none delivered.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_sender_fanout_peers",
+	{ .name = M_TCP_SENDER_FANOUT_PEERS,
 	  .help = "Most peers that one local sender (namespace and address) of data to this peer "
 		  "delivered to in the same tick: 1 in a ring, N-1 in an all-to-all; 0 when none "
 		  "delivered.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_transfer_open_seconds",
+	{ .name = M_TCP_TRANSFER_OPEN_SECONDS,
 	  .help = "How long the longest bulk transfer to the peer still in progress has run (data "
 		  "pending since the connection was last idle); 0 when none is.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_transfer_open_bytes",
+	{ .name = M_TCP_TRANSFER_OPEN_BYTES,
 	  .help = "Bytes of that transfer acknowledged so far.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_progress_age_seconds",
+	{ .name = M_TCP_PROGRESS_AGE_SECONDS,
 	  .help = "How long ago data was last acknowledged on any open connection to the peer, or "
 		  "from its address where that is a local sender too (a rank or pod in another "
 		  "network namespace of this host), either way; 0 when it has none. A peer cut "
