@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/collector.h"
 #include "agent/config.h"
-#include "agent/lib/timefmt.h"
 #include "agent/lib/file_read.h"
 #include "agent/lib/regex_bounded.h"
+#include "agent/lib/timefmt.h"
+#include "collector/collector.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 

@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/daemon/tick.h"
 #include "agent/cli/events.h"
 #include "agent/cli/history.h"
+#include "agent/cli/replay.h"
 #include "agent/cli/snapshot.h"
 #include "agent/cli/top.h"
 #include "agent/config.h"
 #include "agent/daemon/config_check.h"
 #include "agent/daemon/doctor.h"
-#include "agent/lib/log.h"
-#include "agent/cli/replay.h"
+#include "agent/daemon/tick.h"
 #include "agent/http/web_config.h"
+#include "agent/lib/log.h"
 
 /* Exit statuses (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
 #define EXIT_USAGE 2

@@ -20,8 +20,8 @@
 #include <linux/sockios.h>
 
 #include "collector/ethtool.h"
-#include "collector/sysfs.h"
 #include "collector/metric_names.h"
+#include "collector/sysfs.h"
 
 enum ethtool_family {
 	FAM_PAUSE_FRAMES,

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/fabmon.h"
-#include "collector/peer_totals.h"
 #include "collector/flow_series.h"
+#include "bpf/fabmon.h"
 #include "collector/kmap.h"
 #include "collector/metric_names.h"
+#include "collector/peer_totals.h"
 
 /* Counters tracked per flow and per QP, in the order the emit tables use. */
 enum { FLOW_BYTES, FLOW_PACKETS, FLOW_ECT, FLOW_CE, FLOW_SYN, FLOW_FIN, FLOW_RST, FLOW_N };

@@ -20,8 +20,8 @@
 #include <sys/vfs.h>
 
 #include "collector/collector.h"
-#include "collector/sysfs.h"
 #include "collector/metric_names.h"
+#include "collector/sysfs.h"
 
 #define NETDEV_DIR "class/net"
 

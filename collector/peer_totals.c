@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/fabmon.h"
 #include "collector/peer_totals.h"
+#include "bpf/fabmon.h"
 #include "collector/collector.h"
 #include "collector/kmap.h"
 

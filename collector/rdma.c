@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "collector/collector.h"
-#include "collector/sysfs.h"
 #include "collector/metric_names.h"
+#include "collector/sysfs.h"
 
 #define RDMA_CLASS "class/infiniband"
 

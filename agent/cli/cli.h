@@ -5,8 +5,8 @@
 #include <getopt.h>
 #include <stdint.h>
 
-#include "agent/store/store.h"
 #include "agent/lib/strbuf.h"
+#include "agent/store/store.h"
 
 /*
  * What the review commands (fabmon events, history, top, snapshot) share:

@@ -12,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cli/cli.h"
-#include "agent/lib/clock.h"
 #include "agent/cli/events.h"
+#include "agent/cli/cli.h"
 #include "agent/config.h"
 #include "agent/detect/events.h"
-#include "agent/store/query_events.h"
-#include "agent/store/store.h"
+#include "agent/lib/clock.h"
 #include "agent/lib/strbuf.h"
 #include "agent/lib/timefmt.h"
+#include "agent/store/query_events.h"
+#include "agent/store/store.h"
 
 static const char events_usage[] =
 	"usage: fabmon events [OPTION]...\n"

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cli/cli.h"
 #include "agent/cli/history.h"
+#include "agent/cli/cli.h"
 #include "agent/config.h"
-#include "agent/store/query_history.h"
 #include "agent/lib/timefmt.h"
+#include "agent/store/query_history.h"
 
 /* Series one query shows; a metric with more needs --label to narrow it. */
 #define HISTORY_SERIES_MAX 64

@@ -10,14 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/pcap/capture.h"
-#include "collector/pcap/capfile.h"
-#include "agent/lib/clock.h"
-#include "agent/config.h"
 #include "agent/cli/replay.h"
 #include "agent/cli/replay_tick.h"
+#include "agent/config.h"
+#include "agent/lib/clock.h"
 #include "agent/lib/strbuf.h"
 #include "agent/lib/timefmt.h"
+#include "collector/pcap/capfile.h"
+#include "collector/pcap/capture.h"
 
 #define EXIT_USAGE 2
 /* Frames whose parse failed that are named one by one; the rest are counted. */

@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector/pcap/capture.h"
 #include "agent/config.h"
 #include "agent/detect/events.h"
+#include "collector/pcap/capture.h"
 
 /*
  * The agent's pipeline run in a capture's own time for `fabmon replay`: at

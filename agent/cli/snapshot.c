@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/cli/cli.h"
 #include "agent/cli/snapshot.h"
+#include "agent/cli/cli.h"
 #include "agent/config.h"
 
 static const char snapshot_usage[] =

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cli/cli.h"
-#include "agent/lib/clock.h"
 #include "agent/cli/top.h"
+#include "agent/cli/cli.h"
 #include "agent/config.h"
+#include "agent/lib/clock.h"
 
 #define TOP_LIMIT_DEFAULT 20
 

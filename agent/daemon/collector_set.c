@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/lib/clock.h"
 #include "agent/daemon/collector_set.h"
+#include "agent/lib/clock.h"
 #include "agent/lib/regex_bounded.h"
 
 /* Runs the slot's init; an absent source leaves it unavailable with why. */

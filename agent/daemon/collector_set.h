@@ -4,9 +4,9 @@
 
 #include <regex.h>
 
-#include "collector/collector.h"
 #include "agent/config.h"
 #include "agent/registry/registry.h"
+#include "collector/collector.h"
 
 /* One configured collector and how it is doing. */
 struct collector_slot {

@@ -3,11 +3,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/daemon/doctor.h"
+#include "agent/daemon/collector_set.h"
+#include "agent/store/store.h"
 #include "collector/bpf/tc.h"
 #include "collector/bpf/tc_lock.h"
-#include "agent/daemon/collector_set.h"
-#include "agent/daemon/doctor.h"
-#include "agent/store/store.h"
 
 static int configured(const struct config *cfg, const char *name)
 {

@@ -9,20 +9,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/bpf/tc_lock.h"
 #include "agent/daemon/tick.h"
-#include "agent/lib/clock.h"
 #include "agent/daemon/collector_set.h"
 #include "agent/daemon/pipeline.h"
+#include "agent/daemon/privilege.h"
+#include "agent/daemon/reload.h"
 #include "agent/detect/events.h"
 #include "agent/http/exposition.h"
 #include "agent/http/server.h"
-#include "agent/lib/log.h"
-#include "agent/daemon/privilege.h"
-#include "agent/registry/registry.h"
-#include "agent/daemon/reload.h"
-#include "agent/store/store.h"
 #include "agent/http/web_config.h"
+#include "agent/lib/clock.h"
+#include "agent/lib/log.h"
+#include "agent/registry/registry.h"
+#include "agent/store/store.h"
+#include "collector/bpf/tc_lock.h"
 
 /* Retention deletes at most this many old rows of each kind per tick (1000
  * series close about 4 blocks a tick), so catching up after downtime is

@@ -13,8 +13,8 @@
 #include "agent/detect/pfc.h"
 #include "agent/detect/roce.h"
 #include "agent/detect/stall.h"
-#include "agent/registry/label_text.h"
 #include "agent/lib/name_find.h"
+#include "agent/registry/label_text.h"
 #include "collector/metric_names.h"
 
 struct detect_config {

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/detect/stall.h"
 #include "agent/detect/events.h"
+#include "agent/detect/stall.h"
 #include "agent/detect/window.h"
 
 /*

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/detect/events.h"
 #include "agent/http/api.h"
-#include "agent/lib/clock.h"
 #include "agent/config.h"
+#include "agent/detect/events.h"
+#include "agent/lib/clock.h"
+#include "agent/lib/timefmt.h"
 #include "agent/store/query_events.h"
 #include "agent/store/query_history.h"
 #include "agent/store/store.h"
-#include "agent/lib/timefmt.h"
 
 #define HTTP_API_EVENTS_MAX 10000
 /* series one query_range answer may hold, before its points are counted */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/lib/clock.h"
 #include "agent/http/auth.h"
+#include "agent/lib/clock.h"
 
 /* A handful of scrapers and operators: more users than this at once only
  * means an older entry pays one bcrypt again. */

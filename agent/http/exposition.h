@@ -2,8 +2,8 @@
 #ifndef FABMON_EXPOSITION_H
 #define FABMON_EXPOSITION_H
 
-#include "agent/registry/registry.h"
 #include "agent/lib/strbuf.h"
+#include "agent/registry/registry.h"
 
 /*
  * Renders the series reported in the registry's current tick as Prometheus

@@ -11,14 +11,14 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "agent/lib/clock.h"
-#include "agent/config.h"
 #include "agent/http/server.h"
+#include "agent/config.h"
 #include "agent/http/api.h"
 #include "agent/http/auth.h"
+#include "agent/http/page.h"
 #include "agent/http/pool.h"
 #include "agent/http/web_config.h"
-#include "agent/http/page.h"
+#include "agent/lib/clock.h"
 
 /* The request line and the headers we serve: longer is 414 and 431. */
 #define HTTP_LINE_MAX (32 * 1024)

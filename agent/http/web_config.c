@@ -9,8 +9,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "agent/lib/file_read.h"
 #include "agent/http/web_config.h"
+#include "agent/lib/file_read.h"
 
 struct parse {
 	yaml_parser_t parser;

@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-#include "collector/collector.h"
 #include "agent/lib/strbuf.h"
+#include "collector/collector.h"
 
 /*
  * The registry interns series (a metric name plus its labels), turns counter

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/store/store.h"
 #include "agent/store/ident.h"
+#include "agent/store/store.h"
 
 /* SQLite's file format (https://www.sqlite.org/fileformat.html): 1.3 the
  * 100-byte database header, 1.6 the b-tree page header that follows it on

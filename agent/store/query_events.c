@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 
-#include "agent/lib/clock.h"
 #include "agent/store/query_events.h"
+#include "agent/lib/clock.h"
 #include "agent/lib/timefmt.h"
 
 int query_events(sqlite3 *db, const struct events_query *q,

@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/lib/clock.h"
-#include "agent/store/pack.h"
 #include "agent/store/query_history.h"
+#include "agent/lib/clock.h"
+#include "agent/lib/timefmt.h"
+#include "agent/store/pack.h"
 #include "agent/store/stage.h"
 #include "agent/store/store_pack.h"
-#include "agent/lib/timefmt.h"
 
 const char *const history_agg_names[HISTORY_AGGS] = { "avg", "max", "min", "last", "count" };
 

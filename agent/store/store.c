@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/detect/events.h"
-#include "agent/store/schema.h"
-#include "agent/store/stage.h"
 #include "agent/store/store.h"
+#include "agent/detect/events.h"
 #include "agent/store/checkpoint.h"
 #include "agent/store/ident.h"
+#include "agent/store/schema.h"
+#include "agent/store/stage.h"
 #include "agent/store/store_pack.h"
 
 /* Per tick: blocks closed and rollup hours written at most (a tick's share

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/store/store_pack.h"
 #include "agent/lib/crc32c.h"
 #include "agent/store/pack.h"
-#include "agent/store/store_pack.h"
 
 #define MINUTE_MS 60000
 #define HOUR_MS 3600000

@@ -18,8 +18,8 @@
 #include "collector/bpf/tcp_loss.h"
 #include "collector/bpf/tcp_waits.h"
 #include "collector/kmap.h"
-#include "collector/peer_totals.h"
 #include "collector/metric_names.h"
+#include "collector/peer_totals.h"
 
 enum {
 	TCP_ACKS,

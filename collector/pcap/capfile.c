@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector/pcap/packet.h"
 #include "collector/pcap/capfile.h"
+#include "collector/pcap/packet.h"
 
 /* pcap-savefile(5): the file header and each record's header. */
 #define CAPFILE_HDR_LEN 24

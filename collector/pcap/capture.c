@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/account.h"
 #include "collector/pcap/capture.h"
+#include "bpf/account.h"
 
 struct capture {
 	struct kmap *flows, *qps;

@@ -3,8 +3,8 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "bpf/account.h"
 #include "collector/pcap/packet.h"
+#include "bpf/account.h"
 
 /* IEEE 802.3 / 802.1Q ethertypes (include/uapi/linux/if_ether.h) */
 #define ETH_P_IPV4 0x0800

@@ -34,9 +34,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "collector/pcap/capture.h"
 #include "collector/collector.h"
 #include "collector/flow_series.h"
+#include "collector/pcap/capture.h"
 #include "collector/pcap/lldp.h"
 
 #define PCAP_HANDLES_MAX 64

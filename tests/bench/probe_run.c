@@ -24,11 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "benchutil.h"
-#include "nullprog.h"
 #include "bpf/fabmon.h"
 #include "bpf/roce.h"
+#include "benchutil.h"
 #include "flow.skel.h"
+#include "nullprog.h"
 
 #define PR_ROUNDS_MAX 101
 #define PR_RUNS_MAX 100000000u

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/store/query_history.h"
 #include "agent/registry/registry.h"
+#include "agent/store/query_history.h"
 #include "agent/store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -47,8 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "labtool.h"
 #include "bpf/roce.h"
+#include "labtool.h"
 
 #define LG_MAX_RANKS 64
 #define LG_MAX_SIZE (1ull << 30)

@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "labtool.h"
 #include "bpf/roce.h"
+#include "labtool.h"
 
 /* The classic pcap file format (draft-ietf-opsawg-pcap, 4 and 5): version 2.4,
  * microsecond timestamps, the magic in the writer's byte order. */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/peer_totals.h"
 #include "collector/kmap.h"
+#include "collector/peer_totals.h"
 #include "suites.h"
 #include "testutil.h"
 

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "agent/config.h"
-#include "agent/lib/timefmt.h"
-#include "agent/lib/file_read.h"
 #include "agent/daemon/reload.h"
+#include "agent/lib/file_read.h"
+#include "agent/lib/timefmt.h"
 #include "suites.h"
 #include "testutil.h"
 

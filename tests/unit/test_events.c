@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/detect/events.h"
 #include "agent/detect/pfc.h"
 #include "agent/detect/stall.h"
-#include "agent/detect/events.h"
 #include "suites.h"
 #include "testutil.h"
 
