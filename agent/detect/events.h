@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/registry/registry.h"
+#include "collector/collector.h"
 
 /*
  * Events: what the detectors found, with hysteresis. A detector reports, each
