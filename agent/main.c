@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/cli/events.h"
+#include "agent/cli/export.h"
 #include "agent/cli/history.h"
 #include "agent/cli/replay.h"
 #include "agent/cli/snapshot.h"
@@ -116,6 +117,7 @@ static const char main_usage[] =
 	"  agent     run the agent (collect, store, serve /metrics)\n"
 	"  doctor    tell which collectors work on this host, and why not\n"
 	"  events    list the events the detectors raised, from the database\n"
+	"  export    write the stored history as OpenMetrics (backfill Prometheus)\n"
 	"  history   one metric's stored samples over a window, per step\n"
 	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
 	"  snapshot  copy the database consistently, while the agent writes\n"
@@ -291,6 +293,8 @@ int main(int argc, char **argv)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 1);
 	if (strcmp(cmd, "events") == 0)
 		return events_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return export_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "history") == 0)
 		return history_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "top") == 0)
