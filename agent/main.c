@@ -7,6 +7,7 @@
 #include "agent/cli/events.h"
 #include "agent/cli/export.h"
 #include "agent/cli/history.h"
+#include "agent/cli/locate.h"
 #include "agent/cli/replay.h"
 #include "agent/cli/snapshot.h"
 #include "agent/cli/top.h"
@@ -119,6 +120,7 @@ static const char main_usage[] =
 	"  events    list the events the detectors raised, from the database\n"
 	"  export    write the stored history as OpenMetrics (backfill Prometheus)\n"
 	"  history   one metric's stored samples over a window, per step\n"
+	"  locate    ask Prometheus which host, switch port or hop the nodes implicate\n"
 	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
 	"  snapshot  copy the database consistently, while the agent writes\n"
 	"  top       links and peers ranked by time in congestion over a window\n"
@@ -297,6 +299,8 @@ int main(int argc, char **argv)
 		return export_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "history") == 0)
 		return history_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "locate") == 0)
+		return locate_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "top") == 0)
 		return top_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "snapshot") == 0)

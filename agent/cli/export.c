@@ -93,8 +93,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "openmetrics") != 0)
-				return cli_usage_error("export", "--format: '%s' is not openmetrics",
-						       optarg);
+				return cli_usage_error("export",
+						       "--format: '%s' is not openmetrics", optarg);
 			format = 1;
 			break;
 		case 's':
@@ -208,8 +208,9 @@ static int flush(struct export_run *x)
 /* One metric over the window: its TYPE line, then each chunk's samples. */
 static int export_metric(struct export_run *x, const struct export_metric *m)
 {
-	struct history_query q = { .metric = m->name, .step_ms = 1000, .agg = HISTORY_LAST,
-				   .raw = 1 };
+	struct history_query q = {
+		.metric = m->name, .step_ms = 1000, .agg = HISTORY_LAST, .raw = 1
+	};
 	int64_t step = chunk_ms(m);
 	int r = 0;
 

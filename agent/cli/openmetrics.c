@@ -17,8 +17,8 @@ static int has_total(const char *metric)
 void openmetrics_type(struct strbuf *sb, const char *metric, int counter)
 {
 	if (counter && has_total(metric))
-		strbuf_addf(sb, "# TYPE %.*s counter\n", (int)(strlen(metric) - strlen(TOTAL_SUFFIX)),
-			    metric);
+		strbuf_addf(sb, "# TYPE %.*s counter\n",
+			    (int)(strlen(metric) - strlen(TOTAL_SUFFIX)), metric);
 	else
 		strbuf_addf(sb, "# TYPE %s %s\n", metric, counter ? "unknown" : "gauge");
 }

@@ -29,6 +29,7 @@ Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
 Suite *kmap_suite(void);
 Suite *openmetrics_suite(void);
+Suite *locate_score_suite(void);
 Suite *detect_roce_suite(void);
 Suite *timefmt_suite(void);
 Suite *pack_suite(void);

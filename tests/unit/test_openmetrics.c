@@ -28,13 +28,14 @@ START_TEST(test_sample)
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	openmetrics_sample(&sb, "m", "instance=\"n1:9478\",host=\"a\\\",b\"", "host=\"h\",peer=\"p\"",
-			   1796177400123LL, 2.5);
+	openmetrics_sample(&sb, "m", "instance=\"n1:9478\",host=\"a\\\",b\"",
+			   "host=\"h\",peer=\"p\"", 1796177400123LL, 2.5);
 	openmetrics_sample(&sb, "m", "", "", 1796177400000LL, NAN);
 	openmetrics_sample(&sb, "m", "job=\"f\"", "", 1796177400007LL, -INFINITY);
-	ck_assert_str_eq(sb.buf, "m{instance=\"n1:9478\",host=\"h\",peer=\"p\"} 2.5 1796177400.123\n"
-				 "m NaN 1796177400.000\n"
-				 "m{job=\"f\"} -Inf 1796177400.007\n");
+	ck_assert_str_eq(sb.buf,
+			 "m{instance=\"n1:9478\",host=\"h\",peer=\"p\"} 2.5 1796177400.123\n"
+			 "m NaN 1796177400.000\n"
+			 "m{job=\"f\"} -Inf 1796177400.007\n");
 	strbuf_reset(&sb);
 	openmetrics_eof(&sb);
 	ck_assert_str_eq(sb.buf, "# EOF\n");
