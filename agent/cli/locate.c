@@ -2,7 +2,7 @@
 /*
  * fabmon locate: a fixed handful of PromQL queries over the window (nodes
  * up, events naming a peer, port errors and when they began, LLDP
- * neighbours, mesh path loss and hops), turned into the scorer's input
+ * neighbours, mesh path loss and when it began, hops), turned into the scorer's input
  * (agent/cli/locate_score.c) and printed. A query per kind of evidence,
  * never one per node or per series, so the cost does not grow with the
  * cluster's size beyond the answers' own.
@@ -25,6 +25,8 @@
 /* Points a range query asks for per series, at most (and steps of 1 s at
  * least): first-seen times to a 300th of the window. */
 #define LOCATE_RANGE_POINTS 300
+/* A range query's look back at each step, at least. */
+#define LOCATE_REACH_S 10
 /* A mesh path whose probes were lost more often than this is lossy. */
 #define LOCATE_LOSS_RATIO 0.01
 /* Hops of one path kept (a path is a few switches). */
@@ -111,8 +113,8 @@ static int parse_args(int argc, char **argv, struct locate_args *a)
 			break;
 		case O_TIMEOUT:
 			if (duration_parse(optarg, &ms) < 0 || ms < 1)
-				return cli_usage_error("locate", "--timeout: '%s' is not a duration",
-						       optarg);
+				return cli_usage_error("locate",
+						       "--timeout: '%s' is not a duration", optarg);
 			a->po.timeout_ms = (long)ms;
 			break;
 		case 'h':
@@ -159,7 +161,7 @@ static int read_password(struct locate_args *a)
 /* The evidence as Prometheus gave it, kept for the scorer's borrowed
  * pointers until the end. */
 struct evidence {
-	json_t *nodes, *blames, *port_errors, *port_onsets, *lldp, *loss, *hops;
+	json_t *nodes, *blames, *port_errors, *port_onsets, *lldp, *loss, *loss_onsets, *hops;
 	struct locate_blame *b;
 	struct locate_port *p;
 	struct locate_path *paths;
@@ -203,26 +205,32 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	const char *errs = "{__name__=~\"fabmon_netdev_(receive|transmit)_errors_total|"
 			   "fabmon_ethtool_rx_phy_errors_total\"}";
 	int64_t w = (a->until_ms - a->since_ms + 999) / 1000, step = range_step(a);
+	/* a range query's look back at each step: two steps, or 10 s so that
+	 * a counter has two samples at common scrape intervals */
+	long long reach = step / 1000 * 2 > LOCATE_REACH_S ? step / 1000 * 2 : LOCATE_REACH_S;
 	char q[1024];
 	int r;
 
 	if (w < 1)
 		w = 1;
-	snprintf(q, sizeof(q), "count(count by (instance) (max_over_time(fabmon_agent_info[%llds])))",
+	snprintf(q, sizeof(q),
+		 "count(count by (instance) (max_over_time(fabmon_agent_info[%llds])))",
 		 (long long)w);
 	r = prom_query(c, q, a->until_ms, &e->nodes);
+	/* over a range, not the instant's 5-minute lookback: an event that
+	 * closed (its series gone) stops counting a few steps later */
+	snprintf(q, sizeof(q),
+		 "max by (instance, subject) (max_over_time("
+		 "fabmon_event_active{subject=~\"peer=.+\"}[%llds])) > 0",
+		 (long long)reach);
 	if (!r)
-		r = prom_query_range(c,
-				     "max by (instance, subject) "
-				     "(fabmon_event_active{subject=~\"peer=.+\"}) > 0",
-				     a->since_ms, a->until_ms, step, &e->blames);
+		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->blames);
 	snprintf(q, sizeof(q), "sum by (instance, interface) (increase(%s[%llds])) > 0", errs,
 		 (long long)w);
 	if (!r)
 		r = prom_query(c, q, a->until_ms, &e->port_errors);
-	/* a range of two steps at least, so that a counter has two samples */
 	snprintf(q, sizeof(q), "sum by (instance, interface) (increase(%s[%llds])) > 0", errs,
-		 (long long)(step < 5000 ? 5 : 2 * step / 1000));
+		 (long long)reach);
 	if (!r)
 		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->port_onsets);
 	snprintf(q, sizeof(q),
@@ -237,6 +245,12 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 (long long)w, (long long)w);
 	if (!r)
 		r = prom_query(c, q, a->until_ms, &e->loss);
+	snprintf(
+		q, sizeof(q),
+		"sum by (instance, peer, flow) (increase(fabmon_mesh_probes_lost_total[%llds])) > 0",
+		(long long)reach);
+	if (!r)
+		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->loss_onsets);
 	snprintf(q, sizeof(q),
 		 "max by (instance, peer, flow, hop, address) "
 		 "(max_over_time(fabmon_mesh_hop_info[%llds]))",
@@ -289,17 +303,17 @@ static int build_ports(struct evidence *e)
 		size_t k;
 
 		*p = (struct locate_port){ inst, ifname, NULL, value_of(s), 0 };
-		json_array_foreach(e->lldp, k, t)
-			if (strcmp(label(t, "instance"), inst) == 0 &&
-			    strcmp(label(t, "interface"), ifname) == 0) {
-				snprintf(e->neighbor[i], sizeof(e->neighbor[0]), "%s port %s",
-					 label(t, "system_name"), label(t, "port_id"));
-				p->neighbor = e->neighbor[i];
-			}
-		json_array_foreach(e->port_onsets, k, t)
-			if (strcmp(label(t, "instance"), inst) == 0 &&
-			    strcmp(label(t, "interface"), ifname) == 0)
-				p->first_ms = first_point_ms(t);
+		json_array_foreach(e->lldp, k, t) if (strcmp(label(t, "instance"), inst) == 0 &&
+						      strcmp(label(t, "interface"), ifname) == 0)
+		{
+			snprintf(e->neighbor[i], sizeof(e->neighbor[0]), "%s port %s",
+				 label(t, "system_name"), label(t, "port_id"));
+			p->neighbor = e->neighbor[i];
+		}
+		json_array_foreach(e->port_onsets, k,
+				   t) if (strcmp(label(t, "instance"), inst) == 0 &&
+					  strcmp(label(t, "interface"), ifname) == 0) p->first_ms =
+			first_point_ms(t);
 	}
 	e->in.ports = e->p;
 	e->in.nports = (int)n;
@@ -316,14 +330,20 @@ static int build_paths(struct evidence *e)
 	e->hopv = calloc((n + 1) * LOCATE_HOPS_MAX, sizeof(*e->hopv));
 	if (!e->paths || !e->hopv)
 		return -ENOMEM;
-	json_array_foreach(e->loss, k, s) {
+	json_array_foreach(e->loss, k, s)
+	{
 		struct locate_path *p = &e->paths[k];
 		const char **hv = e->hopv + k * LOCATE_HOPS_MAX;
 		size_t j;
 
-		*p = (struct locate_path){ label(s, "instance"), label(s, "peer"), hv, 0,
-					   value_of(s) > LOCATE_LOSS_RATIO, 0 };
-		json_array_foreach(e->hops, j, h) {
+		*p = (struct locate_path){ label(s, "instance"),
+					   label(s, "peer"),
+					   hv,
+					   0,
+					   value_of(s) > LOCATE_LOSS_RATIO,
+					   0 };
+		json_array_foreach(e->hops, j, h)
+		{
 			long hop = strtol(label(h, "hop"), NULL, 10);
 
 			if (strcmp(label(h, "instance"), p->reporter) != 0 ||
@@ -335,6 +355,11 @@ static int build_paths(struct evidence *e)
 			if (hop > p->nhops)
 				p->nhops = (int)hop;
 		}
+		json_array_foreach(e->loss_onsets, j,
+				   h) if (strcmp(label(h, "instance"), p->reporter) == 0 &&
+					  strcmp(label(h, "peer"), p->peer) == 0 &&
+					  strcmp(label(h, "flow"), label(s, "flow")) == 0)
+			p->first_ms = first_point_ms(h);
 		for (int i = 0; i < p->nhops; i++)
 			if (!hv[i])
 				hv[i] = "?"; /* a hop that did not answer */
@@ -352,6 +377,7 @@ static void evidence_release(struct evidence *e)
 	json_decref(e->port_onsets);
 	json_decref(e->lldp);
 	json_decref(e->loss);
+	json_decref(e->loss_onsets);
 	json_decref(e->hops);
 	free(e->b);
 	free(e->p);
@@ -364,20 +390,16 @@ static void evidence_release(struct evidence *e)
 /* What a suspect's evidence says, in words. */
 static void evidence_text(const struct locate_suspect *s, char *buf, size_t len)
 {
-	switch (s->kind) {
-	case LOCATE_HOST:
-		snprintf(buf, len, "named by events on %d of %d other nodes", s->failing, s->of);
-		break;
-	case LOCATE_PORT:
-		snprintf(buf, len, "%.0f errors on its node's own counters", s->errors);
-		break;
-	default:
+	if (s->by_paths)
 		snprintf(buf, len, "on %d of %d lossy paths, on no healthy one", s->failing, s->of);
-	}
+	else if (s->kind == LOCATE_PORT)
+		snprintf(buf, len, "%.0f errors on its node's own counters", s->errors);
+	else
+		snprintf(buf, len, "named by events on %d of %d other nodes", s->failing, s->of);
 }
 
-static void print(const struct locate_args *a, const struct locate_suspect *s, int n,
-		  int nodes, int queries)
+static void print(const struct locate_args *a, const struct locate_suspect *s, int n, int nodes,
+		  int queries)
 {
 	char since[40], until[40], first[40], ev[128];
 	struct strbuf sb;
@@ -418,7 +440,8 @@ static void print(const struct locate_args *a, const struct locate_suspect *s, i
 		}
 		json_decref(o);
 	} else if (a->cm.format == CLI_CSV) {
-		strbuf_addstr(&sb, "rank,score,kind,suspect,failing,of,first_seen,reported_by,tie\n");
+		strbuf_addstr(&sb,
+			      "rank,score,kind,suspect,failing,of,first_seen,reported_by,tie\n");
 		for (int i = 0; i < n; i++) {
 			time_format_rfc3339(s[i].first_ms, first, sizeof(first));
 			strbuf_addf(&sb, "%d,%.3f,%s,", i + 1, s[i].score,
@@ -430,8 +453,8 @@ static void print(const struct locate_args *a, const struct locate_suspect *s, i
 			strbuf_addf(&sb, ",%d\n", s[i].tie);
 		}
 	} else {
-		strbuf_addf(&sb, "suspects from %s to %s, %d nodes reporting (%d queries)\n",
-			    since, until, nodes, queries);
+		strbuf_addf(&sb, "suspects from %s to %s, %d nodes reporting (%d queries)\n", since,
+			    until, nodes, queries);
 		if (!n)
 			strbuf_addstr(&sb, "no suspect: no host, port or hop is implicated\n");
 		else

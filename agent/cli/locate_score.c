@@ -7,7 +7,7 @@
 
 #include "agent/cli/locate_score.h"
 
-const char *const locate_kind_names[] = { "host", "port", "hop" };
+const char *const locate_kind_names[] = { "host", "port", "hop", "link" };
 
 void locate_instance_host(const char *instance, char *buf, size_t len)
 {
@@ -122,60 +122,172 @@ static int score_ports(const struct locate_input *in, struct out *o)
 	return 0;
 }
 
-static int path_crosses(const struct locate_path *p, const char *hop)
+/* Elements of a path: its hops (idx even) and the links between two
+ * consecutive hops (idx odd), a link named by its ends in sorted order so
+ * that both directions are one link. */
+static int path_elements(const struct locate_path *p)
 {
-	for (int h = 0; h < p->nhops; h++)
-		if (strcmp(p->hops[h], hop) == 0)
-			return 1;
-	return 0;
+	return p->nhops ? 2 * p->nhops - 1 : 0;
 }
 
-/* Hops: each address a lossy path crosses, kept if no healthy path of the
- * same reporters crosses it and lossy paths of several nodes do. */
-static int score_hops(const struct locate_input *in, struct out *o)
+static void path_element(const struct locate_path *p, int idx, char *buf, size_t len)
 {
-	int lossy = 0;
+	const char *a = p->hops[idx / 2], *b;
+
+	if (!(idx % 2)) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	b = p->hops[idx / 2 + 1];
+	if (strcmp(a, b) > 0)
+		snprintf(buf, len, "%s - %s", b, a);
+	else
+		snprintf(buf, len, "%s - %s", a, b);
+}
+
+/* The elements all paths cross, each once (interned by name), with what
+ * crosses it: counted in one pass over the paths, whatever their number. */
+struct element {
+	char name[256];
+	enum locate_kind kind;
+	int lossy, healthy;
+	const char *reporter; /* the first lossy path's node */
+	int reporters; /* 1, or 2 for "more than one" */
+	int suspect; /* its suspect's index + 1; -1: not one */
+};
+
+struct elements {
+	struct element *e;
+	int n, cap; /* cap: a power of two, over twice the elements */
+	int *slot; /* hash slot -> element index + 1 */
+	int *ids; /* per path, its elements' indices (path_elements each) */
+};
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int intern(struct elements *es, const char *name, enum locate_kind kind)
+{
+	uint32_t i = name_hash(name) & (uint32_t)(es->cap - 1);
+
+	for (; es->slot[i]; i = (i + 1) & (uint32_t)(es->cap - 1))
+		if (strcmp(es->e[es->slot[i] - 1].name, name) == 0)
+			return es->slot[i] - 1;
+	snprintf(es->e[es->n].name, sizeof(es->e[0].name), "%s", name);
+	es->e[es->n].kind = kind;
+	es->slot[i] = ++es->n;
+	return es->n - 1;
+}
+
+static int elements_build(const struct locate_input *in, struct elements *es)
+{
+	char name[256];
+	int total = 0, k = 0;
 
 	for (int i = 0; i < in->npaths; i++)
-		lossy += in->paths[i].lossy != 0;
+		total += path_elements(&in->paths[i]);
+	for (es->cap = 16; es->cap < 2 * total; es->cap *= 2)
+		;
+	es->e = calloc((size_t)total + 1, sizeof(*es->e));
+	es->slot = calloc((size_t)es->cap, sizeof(*es->slot));
+	es->ids = calloc((size_t)total + 1, sizeof(*es->ids));
+	if (!es->e || !es->slot || !es->ids)
+		return -ENOMEM;
 	for (int i = 0; i < in->npaths; i++) {
 		const struct locate_path *p = &in->paths[i];
 
-		for (int h = 0; p->lossy && h < p->nhops; h++) {
-			const char *hop = p->hops[h];
-			struct locate_suspect s = { .kind = LOCATE_HOP, .of = lossy };
-			int seen = 0, healthy = 0;
+		for (int e = 0; e < path_elements(p); e++, k++) {
+			enum locate_kind kind = e % 2 ? LOCATE_LINK : LOCATE_HOP;
+			struct element *el;
 
-			for (int k = 0; k < o->n && !seen; k++)
-				seen = o->s[k].kind == LOCATE_HOP && strcmp(o->s[k].name, hop) == 0;
-			for (int j = 0; !seen && j < in->npaths; j++) {
-				const struct locate_path *q = &in->paths[j];
-
-				if (!path_crosses(q, hop))
-					continue;
-				if (!q->lossy) {
-					healthy++;
-					continue;
-				}
-				s.failing++;
-				reporter_add(s.reporters, q->reporter);
-				first_seen(&s, q->first_ms);
-			}
-			if (seen || healthy || s.failing == 0 ||
-			    !strchr(s.reporters, ',')) /* one node's paths only */
+			path_element(p, e, name, sizeof(name));
+			if (kind == LOCATE_HOP && strcmp(name, p->peer) == 0)
+				kind = LOCATE_HOST;
+			es->ids[k] = intern(es, name, kind);
+			el = &es->e[es->ids[k]];
+			if (!p->lossy) {
+				el->healthy++;
 				continue;
-			snprintf(s.name, sizeof(s.name), "%s", hop);
-			s.score = (double)s.failing / lossy;
-			{
-				struct locate_suspect *d = out_add(o);
-
-				if (!d)
-					return -ENOMEM;
-				*d = s;
 			}
+			el->lossy++;
+			if (!el->reporter)
+				el->reporter = p->reporter;
+			else if (strcmp(el->reporter, p->reporter) != 0)
+				el->reporters = 2;
+			if (!el->reporters)
+				el->reporters = 1;
 		}
 	}
 	return 0;
+}
+
+static void elements_release(struct elements *es)
+{
+	free(es->e);
+	free(es->slot);
+	free(es->ids);
+}
+
+static struct locate_suspect *find(struct out *o, enum locate_kind kind, const char *name)
+{
+	for (int k = 0; k < o->n; k++)
+		if (o->s[k].kind == kind && strcmp(o->s[k].name, name) == 0)
+			return &o->s[k];
+	return NULL;
+}
+
+/* Elements lossy paths of several nodes cross and no healthy path does: a
+ * hop, a link, or (the last hop, the peer itself) a host, whose stronger
+ * score of the two (events, paths) stands. */
+static int score_paths(const struct locate_input *in, struct out *o)
+{
+	struct elements es = { 0 };
+	int lossy = 0, r, k = 0;
+
+	for (int i = 0; i < in->npaths; i++)
+		lossy += in->paths[i].lossy != 0;
+	r = elements_build(in, &es);
+	for (int i = 0; !r && i < in->npaths; i++) {
+		const struct locate_path *p = &in->paths[i];
+
+		for (int e = 0; !r && e < path_elements(p); e++, k++) {
+			struct element *el = &es.e[es.ids[k]];
+			double score = (double)el->lossy / lossy;
+			struct locate_suspect *d;
+
+			if (!p->lossy || el->healthy || el->reporters < 2 || el->suspect < 0)
+				continue;
+			if (!el->suspect) { /* first met: named already, more strongly? */
+				d = find(o, el->kind, el->name);
+				if (d && d->score >= score) {
+					el->suspect = -1;
+					continue;
+				}
+				if (!d && !(d = out_add(o))) {
+					r = -ENOMEM;
+					break;
+				}
+				*d = (struct locate_suspect){ .kind = el->kind,
+							      .score = score,
+							      .by_paths = 1,
+							      .failing = el->lossy,
+							      .of = lossy };
+				snprintf(d->name, sizeof(d->name), "%s", el->name);
+				el->suspect = (int)(d - o->s) + 1;
+			}
+			d = &o->s[el->suspect - 1];
+			reporter_add(d->reporters, p->reporter);
+			first_seen(d, p->first_ms);
+		}
+	}
+	elements_release(&es);
+	return r;
 }
 
 static int cmp_suspect(const void *a, const void *b)
@@ -211,7 +323,7 @@ int locate_score(const struct locate_input *in, struct locate_suspect **ret, int
 	if (!r)
 		r = score_ports(in, &o);
 	if (!r)
-		r = score_hops(in, &o);
+		r = score_paths(in, &o);
 	if (r < 0) {
 		free(o.s);
 		return r;

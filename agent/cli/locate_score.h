@@ -15,10 +15,12 @@
  *  - port: an interface whose own node's error counters rose. Score:
  *    errors / (errors + LOCATE_PORT_ERRORS_HALF), so a handful of errors
  *    ranks below a host many nodes blame, a steady stream above it.
- *  - hop: a mesh hop address crossed by lossy paths of at least
- *    LOCATE_MIN_REPORTERS nodes and by none of their healthy paths (the
- *    tomography of Pingmesh and 007). Score: the share of all lossy paths
- *    that cross it.
+ *  - hop, link: a mesh hop address, or the link between two consecutive
+ *    hops, crossed by lossy paths of at least LOCATE_MIN_REPORTERS nodes
+ *    and by no healthy path (the tomography of Pingmesh and 007). Score:
+ *    the share of all lossy paths that cross it. A path's last hop is its
+ *    peer: that element is a host, and the stronger of its two scores
+ *    (events, paths) stands.
  * Suspects whose score and evidence are the same (the same reporters, the
  * same paths) cannot be told apart by this data: they share a tie group.
  */
@@ -27,9 +29,9 @@
 #define LOCATE_PORT_ERRORS_HALF 10.0
 #define LOCATE_REPORTERS_LEN 256
 
-enum locate_kind { LOCATE_HOST, LOCATE_PORT, LOCATE_HOP };
+enum locate_kind { LOCATE_HOST, LOCATE_PORT, LOCATE_HOP, LOCATE_LINK };
 
-/* "host", "port", "hop". */
+/* "host", "port", "hop", "link". */
 extern const char *const locate_kind_names[];
 
 /* A node's event that names a peer. */
@@ -70,6 +72,7 @@ struct locate_suspect {
 	enum locate_kind kind;
 	char name[256];
 	double score; /* 0..1 */
+	int by_paths; /* the evidence is paths (failing of lossy ones), not nodes */
 	int failing, of; /* reporting nodes or lossy paths that implicate it, of how many */
 	double errors; /* ports: errors counted */
 	char reporters[LOCATE_REPORTERS_LEN]; /* comma-separated, "..." when cut */

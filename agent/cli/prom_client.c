@@ -178,8 +178,8 @@ int prom_query(struct prom_client *c, const char *promql, int64_t at_ms, json_t 
 	return r;
 }
 
-int prom_query_range(struct prom_client *c, const char *promql, int64_t start_ms,
-		     int64_t end_ms, int64_t step_ms, json_t **ret_result)
+int prom_query_range(struct prom_client *c, const char *promql, int64_t start_ms, int64_t end_ms,
+		     int64_t step_ms, json_t **ret_result)
 {
 	struct strbuf form;
 	char a[32], b[32], s[32];

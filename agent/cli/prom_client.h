@@ -37,8 +37,8 @@ int prom_query(struct prom_client *c, const char *promql, int64_t at_ms, json_t 
 
 /* As prom_query, over [start_ms, end_ms] at step_ms: a matrix (an array of
  * {"metric","values":[[seconds,"value"],...]}). */
-int prom_query_range(struct prom_client *c, const char *promql, int64_t start_ms,
-		     int64_t end_ms, int64_t step_ms, json_t **ret_result);
+int prom_query_range(struct prom_client *c, const char *promql, int64_t start_ms, int64_t end_ms,
+		     int64_t step_ms, json_t **ret_result);
 
 /* Queries this client ran (to show that their number is bounded). */
 int prom_client_queries(const struct prom_client *c);

@@ -83,9 +83,9 @@ START_TEST(test_port)
 }
 END_TEST
 
-/* Tomography: the spine both lossy paths cross and no healthy one does
- * ranks first; a leaf a healthy path crosses is cleared; two hops on
- * exactly the same lossy paths cannot be told apart and tie. */
+/* Tomography: the spine both lossy paths cross and no healthy one does,
+ * with the link they share into it, cannot be told apart (a tie); the leaf
+ * a healthy path crosses is cleared. */
 START_TEST(test_hops)
 {
 	static const char *const p1[] = { "leaf1", "spine1", "leaf2" };
@@ -103,28 +103,81 @@ START_TEST(test_hops)
 	int n;
 
 	s = run(&in, &n);
-	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(s[0].kind, LOCATE_HOP);
-	ck_assert_str_eq(s[0].name, "spine1");
-	ck_assert_int_eq(s[0].failing, 2);
-	ck_assert_int_eq(s[0].of, 2);
-	ck_assert_int_eq(s[0].first_ms, 4000);
-	free(s);
-
-	/* without the healthy path through leaf2, leaf2 and spine1 tie */
-	paths[2].hops = p4;
-	s = run(&in, &n);
 	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(s[0].kind, LOCATE_LINK);
+	ck_assert_str_eq(s[0].name, "leaf2 - spine1");
+	ck_assert_int_eq(s[1].kind, LOCATE_HOP);
+	ck_assert_str_eq(s[1].name, "spine1");
+	ck_assert_int_eq(s[1].failing, 2);
+	ck_assert_int_eq(s[1].of, 2);
+	ck_assert_int_eq(s[1].first_ms, 4000);
 	ck_assert_int_ne(s[0].tie, 0);
 	ck_assert_int_eq(s[0].tie, s[1].tie);
-	ck_assert_str_eq(s[0].name, "leaf2");
-	ck_assert_str_eq(s[1].name, "spine1");
 	free(s);
 
-	/* one node's lossy paths alone name no hop */
+	/* one node's lossy paths alone name nothing */
 	paths[1].reporter = "n1";
 	s = run(&in, &n);
 	ck_assert_int_eq(n, 0);
+	free(s);
+}
+END_TEST
+
+/* A spine link: lossy paths cross it, healthy ones cross both its ends
+ * (through other links): only the link is named. */
+START_TEST(test_link)
+{
+	static const char *const bad1[] = { "leaf1", "spine1", "leaf2" };
+	static const char *const bad2[] = { "leaf3", "spine1", "leaf2" };
+	static const char *const ok1[] = { "leaf1", "spine1", "leaf3" };
+	static const char *const ok2[] = { "leaf1", "spine2", "leaf2" };
+	static const char *const ok3[] = { "leaf3", "spine2", "leaf2" };
+	const struct locate_path paths[] = {
+		{ "n1", "a", bad1, 3, 1, 0 }, { "n5", "b", bad2, 3, 1, 0 },
+		{ "n2", "c", ok1, 3, 0, 0 },  { "n1", "d", ok2, 3, 0, 0 },
+		{ "n5", "e", ok3, 3, 0, 0 },
+	};
+	struct locate_input in = { .paths = paths, .npaths = 5, .nodes = 6 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(s[0].kind, LOCATE_LINK);
+	ck_assert_str_eq(s[0].name, "leaf2 - spine1");
+	ck_assert_double_eq(s[0].score, 1.0);
+	free(s);
+}
+END_TEST
+
+/* Every path to a host lost, none of the others: the host (the paths' last
+ * hop) is named, with the paths' stronger score over one event's. */
+START_TEST(test_host_paths)
+{
+	static const char *const to_h1[] = { "leaf1", "spine1", "leaf2", "h" };
+	static const char *const to_h2[] = { "leaf3", "spine2", "leaf2", "h" };
+	static const char *const to_g[] = { "leaf1", "spine1", "leaf2", "g" };
+	static const char *const to_g2[] = { "leaf3", "spine2", "leaf2", "g" };
+	static const struct locate_blame b[] = { { "n1", "h", 0 }, { "n3", "h", 0 } };
+	const struct locate_path paths[] = {
+		{ "n1", "h", to_h1, 4, 1, 0 },
+		{ "n3", "h", to_h2, 4, 1, 0 },
+		{ "n1", "g", to_g, 4, 0, 0 },
+		{ "n3", "g", to_g2, 4, 0, 0 },
+	};
+	struct locate_input in = {
+		.blames = b, .nblames = 2, .paths = paths, .npaths = 4, .nodes = 10
+	};
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_ge(n, 1);
+	ck_assert_int_eq(s[0].kind, LOCATE_HOST);
+	ck_assert_str_eq(s[0].name, "h");
+	ck_assert_double_eq(s[0].score, 1.0);
+	for (int i = 1; i < n; i++)
+		ck_assert_int_eq(s[i].kind, LOCATE_LINK); /* leaf2 - h: the same paths */
 	free(s);
 }
 END_TEST
@@ -151,6 +204,8 @@ Suite *locate_score_suite(void)
 	tcase_add_test(tc, test_host);
 	tcase_add_test(tc, test_port);
 	tcase_add_test(tc, test_hops);
+	tcase_add_test(tc, test_link);
+	tcase_add_test(tc, test_host_paths);
 	tcase_add_test(tc, test_instance_host);
 	suite_add_tcase(s, tc);
 	return s;
