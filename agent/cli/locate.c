@@ -199,11 +199,25 @@ static int64_t range_step(const struct locate_args *a)
 	return step < 1000 ? 1000 : step;
 }
 
+/* Errors a port's own counters rose by over range_s, per node and port;
+ * each counter's increase marked before the or (their labels are the same
+ * once the name is gone), as fabmon-cluster.rules.yml does. */
+static void port_errors_query(char *q, size_t len, long long range_s)
+{
+	snprintf(q, len,
+		 "sum by (instance, interface) ("
+		 "label_replace(increase(fabmon_netdev_receive_errors_total[%llds]), "
+		 "\"c\", \"rx\", \"\", \"\") or "
+		 "label_replace(increase(fabmon_netdev_transmit_errors_total[%llds]), "
+		 "\"c\", \"tx\", \"\", \"\") or "
+		 "label_replace(increase(fabmon_ethtool_rx_phy_errors_total[%llds]), "
+		 "\"c\", \"phy\", \"\", \"\")) > 0",
+		 range_s, range_s, range_s);
+}
+
 /* Asks every query; 0 or the first failure (-errno). */
 static int ask(struct prom_client *c, const struct locate_args *a, struct evidence *e)
 {
-	const char *errs = "{__name__=~\"fabmon_netdev_(receive|transmit)_errors_total|"
-			   "fabmon_ethtool_rx_phy_errors_total\"}";
 	int64_t w = (a->until_ms - a->since_ms + 999) / 1000, step = range_step(a);
 	/* a range query's look back at each step: two steps, or 10 s so that
 	 * a counter has two samples at common scrape intervals */
@@ -225,12 +239,10 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 (long long)reach);
 	if (!r)
 		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->blames);
-	snprintf(q, sizeof(q), "sum by (instance, interface) (increase(%s[%llds])) > 0", errs,
-		 (long long)w);
+	port_errors_query(q, sizeof(q), w);
 	if (!r)
 		r = prom_query(c, q, a->until_ms, &e->port_errors);
-	snprintf(q, sizeof(q), "sum by (instance, interface) (increase(%s[%llds])) > 0", errs,
-		 (long long)reach);
+	port_errors_query(q, sizeof(q), reach);
 	if (!r)
 		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->port_onsets);
 	snprintf(q, sizeof(q),

@@ -110,6 +110,13 @@ def main():
             if alive(i, t):
                 w('fabmon_netdev_receive_errors_total{instance="%s",%s,interface="eth0"} %d %d\n'
                   % (inst(i), job, v, t))
+    # a counter with the same labels, which a query must not confuse
+    w("# TYPE fabmon_netdev_transmit_errors counter\n")
+    for i in range(n):
+        for t in times:
+            if alive(i, t):
+                w('fabmon_netdev_transmit_errors_total{instance="%s",%s,interface="eth0"} 0 %d\n'
+                  % (inst(i), job, t))
     w("# TYPE fabmon_lldp_neighbor_info gauge\n")
     for i in range(n):
         for t in times[::6]:
