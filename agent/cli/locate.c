@@ -299,6 +299,13 @@ static int build_blames(struct evidence *e)
 	return 0;
 }
 
+/* True if series is of node inst's port ifname. */
+static int same_port(json_t *series, const char *inst, const char *ifname)
+{
+	return strcmp(label(series, "instance"), inst) == 0 &&
+	       strcmp(label(series, "interface"), ifname) == 0;
+}
+
 /* The ports with errors, with their LLDP neighbour and onset. */
 static int build_ports(struct evidence *e)
 {
@@ -309,76 +316,105 @@ static int build_ports(struct evidence *e)
 	if (!e->p || !e->neighbor)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(e->port_errors, i), *t;
+		json_t *s = json_array_get(e->port_errors, i);
 		const char *inst = label(s, "instance"), *ifname = label(s, "interface");
 		struct locate_port *p = &e->p[i];
-		size_t k;
 
 		*p = (struct locate_port){ inst, ifname, NULL, value_of(s), 0 };
-		json_array_foreach(e->lldp, k, t) if (strcmp(label(t, "instance"), inst) == 0 &&
-						      strcmp(label(t, "interface"), ifname) == 0)
-		{
+		for (size_t k = 0; k < json_array_size(e->lldp); k++) {
+			json_t *t = json_array_get(e->lldp, k);
+
+			if (!same_port(t, inst, ifname))
+				continue;
 			snprintf(e->neighbor[i], sizeof(e->neighbor[0]), "%s port %s",
 				 label(t, "system_name"), label(t, "port_id"));
 			p->neighbor = e->neighbor[i];
 		}
-		json_array_foreach(e->port_onsets, k,
-				   t) if (strcmp(label(t, "instance"), inst) == 0 &&
-					  strcmp(label(t, "interface"), ifname) == 0) p->first_ms =
-			first_point_ms(t);
+		for (size_t k = 0; k < json_array_size(e->port_onsets); k++)
+			if (same_port(json_array_get(e->port_onsets, k), inst, ifname))
+				p->first_ms = first_point_ms(json_array_get(e->port_onsets, k));
 	}
 	e->in.ports = e->p;
 	e->in.nports = (int)n;
 	return 0;
 }
 
-/* The mesh paths: loss per (node, peer, flow), hops in their order. */
+/* A path's key, "instance peer flow" of one of its series. */
+static void path_key(json_t *series, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s\x1f%s\x1f%s", label(series, "instance"), label(series, "peer"),
+		 label(series, "flow"));
+}
+
+/* The series of a result by path key (an object of arrays), so that a
+ * path finds its own in one lookup; NULL when out of memory. */
+static json_t *index_paths(json_t *result)
+{
+	json_t *idx = json_object(), *s, *list;
+	char key[1024];
+
+	for (size_t i = 0; idx && i < json_array_size(result); i++) {
+		s = json_array_get(result, i);
+		path_key(s, key, sizeof(key));
+		list = json_object_get(idx, key);
+		if (!list && (!(list = json_array()) || json_object_set_new(idx, key, list) < 0))
+			goto fail;
+		if (json_array_append(list, s) < 0)
+			goto fail;
+	}
+	return idx;
+fail:
+	json_decref(idx);
+	return NULL;
+}
+
+/* The mesh paths: loss per (node, peer, flow), hops in their order, when
+ * their loss began. */
 static int build_paths(struct evidence *e)
 {
-	size_t n = json_array_size(e->loss), k;
-	json_t *s, *h;
+	json_t *hops = index_paths(e->hops), *onsets = index_paths(e->loss_onsets);
+	size_t n = json_array_size(e->loss);
+	char key[1024];
+	int r = -ENOMEM;
 
 	e->paths = calloc(n + 1, sizeof(*e->paths));
 	e->hopv = calloc((n + 1) * LOCATE_HOPS_MAX, sizeof(*e->hopv));
-	if (!e->paths || !e->hopv)
-		return -ENOMEM;
-	json_array_foreach(e->loss, k, s)
-	{
+	if (!e->paths || !e->hopv || !hops || !onsets)
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		json_t *s = json_array_get(e->loss, k), *hs;
 		struct locate_path *p = &e->paths[k];
 		const char **hv = e->hopv + k * LOCATE_HOPS_MAX;
-		size_t j;
 
-		*p = (struct locate_path){ label(s, "instance"),
-					   label(s, "peer"),
-					   hv,
-					   0,
-					   value_of(s) > LOCATE_LOSS_RATIO,
-					   0 };
-		json_array_foreach(e->hops, j, h)
-		{
+		path_key(s, key, sizeof(key));
+		*p = (struct locate_path){ .reporter = label(s, "instance"),
+					   .peer = label(s, "peer"),
+					   .hops = hv,
+					   .lossy = value_of(s) > LOCATE_LOSS_RATIO,
+					   .first_ms = first_point_ms(json_array_get(
+						   json_object_get(onsets, key), 0)) };
+		hs = json_object_get(hops, key);
+		for (size_t j = 0; j < json_array_size(hs); j++) {
+			json_t *h = json_array_get(hs, j);
 			long hop = strtol(label(h, "hop"), NULL, 10);
 
-			if (strcmp(label(h, "instance"), p->reporter) != 0 ||
-			    strcmp(label(h, "peer"), p->peer) != 0 ||
-			    strcmp(label(h, "flow"), label(s, "flow")) != 0 || hop < 1 ||
-			    hop > LOCATE_HOPS_MAX)
+			if (hop < 1 || hop > LOCATE_HOPS_MAX)
 				continue;
 			hv[hop - 1] = label(h, "address");
 			if (hop > p->nhops)
 				p->nhops = (int)hop;
 		}
-		json_array_foreach(e->loss_onsets, j,
-				   h) if (strcmp(label(h, "instance"), p->reporter) == 0 &&
-					  strcmp(label(h, "peer"), p->peer) == 0 &&
-					  strcmp(label(h, "flow"), label(s, "flow")) == 0)
-			p->first_ms = first_point_ms(h);
 		for (int i = 0; i < p->nhops; i++)
 			if (!hv[i])
 				hv[i] = "?"; /* a hop that did not answer */
 	}
 	e->in.paths = e->paths;
 	e->in.npaths = (int)n;
-	return 0;
+	r = 0;
+out:
+	json_decref(hops);
+	json_decref(onsets);
+	return r;
 }
 
 static void evidence_release(struct evidence *e)
