@@ -36,13 +36,16 @@ static const char agent_usage[] =
 	"                         pcap work on this host's interfaces whatever it says, so\n"
 	"                         another root leaves bpf and pcap off unless --collectors\n"
 	"                         or collectors names them\n"
-	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf,pcap\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf,pcap,topology\n"
 	"                         (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
 	"  --pcap-interfaces REGEX  mirror (SPAN) ports to capture RoCEv2 on (default none)\n"
 	"  --lldp-interfaces REGEX  where to listen for LLDP (default: the physical NICs\n"
 	"                         --interfaces selects)\n"
+	"  --topology-file FILE   static topology (hosts, racks, rails, leaves, links) this\n"
+	"                         node exports its own line of (default none)\n"
+	"  --topology-host NAME   this node's name in it (default: the host name)\n"
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --rollup-retention DURATION  keep 1-minute rollups this long (default 30d)\n"
@@ -141,6 +144,8 @@ static const struct option config_options[] = {
 	{ "ethtool-include", required_argument, NULL, 0 },
 	{ "pcap-interfaces", required_argument, NULL, 0 },
 	{ "lldp-interfaces", required_argument, NULL, 0 },
+	{ "topology-file", required_argument, NULL, 0 },
+	{ "topology-host", required_argument, NULL, 0 },
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "event-retention", required_argument, NULL, 0 },

@@ -30,6 +30,7 @@ Suite *lldp_suite(void);
 Suite *kmap_suite(void);
 Suite *openmetrics_suite(void);
 Suite *locate_score_suite(void);
+Suite *topology_suite(void);
 Suite *detect_roce_suite(void);
 Suite *timefmt_suite(void);
 Suite *pack_suite(void);
