@@ -59,6 +59,15 @@ int cli_read_error(const char *cmd, const char *path, sqlite3 *db, int r)
 	return 1;
 }
 
+void cli_print(const char *cmd, struct strbuf *sb)
+{
+	if (!sb->failed)
+		fwrite(sb->buf, 1, sb->len, stdout);
+	else
+		fprintf(stderr, "fabmon %s: out of memory\n", cmd);
+	strbuf_release(sb);
+}
+
 void cli_csv_field(struct strbuf *sb, const char *s)
 {
 	strbuf_addch(sb, '"');

@@ -70,6 +70,10 @@ int cli_open(const char *cmd, const char *path, struct store **ret);
  */
 int cli_read_error(const char *cmd, const char *path, struct sqlite3 *db, int r);
 
+/* Writes what sb holds to stdout, or says that building it ran out of
+ * memory; releases sb either way. */
+void cli_print(const char *cmd, struct strbuf *sb);
+
 /* Appends s as an RFC 4180 CSV field: quoted, quotes doubled. */
 void cli_csv_field(struct strbuf *sb, const char *s);
 

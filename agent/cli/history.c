@@ -173,11 +173,7 @@ static void print(const struct history_args *a, const struct history_result *res
 		if (a->cm.format == CLI_TABLE && !any)
 			strbuf_addstr(&sb, "  (no samples in the window)\n");
 	}
-	if (!sb.failed)
-		fwrite(sb.buf, 1, sb.len, stdout);
-	else
-		fprintf(stderr, "fabmon history: out of memory\n");
-	strbuf_release(&sb);
+	cli_print("history", &sb);
 }
 
 int history_main(int argc, char **argv)

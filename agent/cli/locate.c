@@ -527,11 +527,7 @@ static void print(const struct locate_args *a, const struct locate_suspect *s, i
 				strbuf_addstr(&sb, " (the same evidence; all are listed)\n");
 			}
 	}
-	if (!sb.failed)
-		fwrite(sb.buf, 1, sb.len, stdout);
-	else
-		fprintf(stderr, "fabmon locate: out of memory\n");
-	strbuf_release(&sb);
+	cli_print("locate", &sb);
 }
 
 int locate_main(int argc, char **argv)
