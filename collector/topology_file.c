@@ -15,7 +15,8 @@ int topology_name_ok(const char *s)
 	size_t n = strlen(s);
 
 	return n > 0 && n < TOPOLOGY_NAME_MAX &&
-	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/-") == n;
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/-") ==
+		       n;
 }
 
 /* Grows *arr (elements of size) to hold one more than n. */
