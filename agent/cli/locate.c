@@ -23,8 +23,8 @@
 #include "agent/lib/timefmt.h"
 
 /* Points a range query asks for per series, at most (and steps of 1 s at
- * least): first-seen times to a 300th of the window. */
-#define LOCATE_RANGE_POINTS 300
+ * least): first-seen times to a 120th of the window. */
+#define LOCATE_RANGE_POINTS 120
 /* A range query's look back at each step, at least. */
 #define LOCATE_REACH_S 10
 /* A mesh path whose probes were lost more often than this is lossy. */
@@ -191,7 +191,7 @@ static int64_t first_point_ms(json_t *series)
 	return p ? (int64_t)(json_number_value(json_array_get(p, 0)) * 1000.0) : 0;
 }
 
-/* The range step for the window: a 300th of it, a whole second at least. */
+/* The range step for the window: a 120th of it, a whole second at least. */
 static int64_t range_step(const struct locate_args *a)
 {
 	int64_t step = (a->until_ms - a->since_ms) / LOCATE_RANGE_POINTS / 1000 * 1000;
@@ -215,60 +215,74 @@ static void port_errors_query(char *q, size_t len, long long range_s)
 		 range_s, range_s, range_s);
 }
 
-/* Asks every query; 0 or the first failure (-errno). */
+/* The queries, one per kind of evidence. */
+enum {
+	Q_NODES,
+	Q_BLAMES,
+	Q_PORT_ERRORS,
+	Q_PORT_ONSETS,
+	Q_LLDP,
+	Q_LOSS,
+	Q_LOSS_ONSETS,
+	Q_HOPS,
+	QUERIES
+};
+
+/* Asks every query at once; 0 or the first failure (-errno). */
 static int ask(struct prom_client *c, const struct locate_args *a, struct evidence *e)
 {
 	int64_t w = (a->until_ms - a->since_ms + 999) / 1000, step = range_step(a);
 	/* a range query's look back at each step: two steps, or 10 s so that
 	 * a counter has two samples at common scrape intervals */
 	long long reach = step / 1000 * 2 > LOCATE_REACH_S ? step / 1000 * 2 : LOCATE_REACH_S;
-	char q[1024];
+	static char q[QUERIES][1024];
+	struct prom_request req[QUERIES] = { 0 };
+	json_t **out[QUERIES] = { &e->nodes, &e->blames, &e->port_errors, &e->port_onsets,
+				  &e->lldp,  &e->loss,	 &e->loss_onsets, &e->hops };
 	int r;
 
 	if (w < 1)
 		w = 1;
-	snprintf(q, sizeof(q),
+	snprintf(q[Q_NODES], sizeof(q[0]),
 		 "count(count by (instance) (max_over_time(fabmon_agent_info[%llds])))",
 		 (long long)w);
-	r = prom_query(c, q, a->until_ms, &e->nodes);
 	/* over a range, not the instant's 5-minute lookback: an event that
 	 * closed (its series gone) stops counting a few steps later */
-	snprintf(q, sizeof(q),
+	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max_over_time("
 		 "fabmon_event_active{subject=~\"peer=.+\"}[%llds])) > 0",
-		 (long long)reach);
-	if (!r)
-		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->blames);
-	port_errors_query(q, sizeof(q), w);
-	if (!r)
-		r = prom_query(c, q, a->until_ms, &e->port_errors);
-	port_errors_query(q, sizeof(q), reach);
-	if (!r)
-		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->port_onsets);
-	snprintf(q, sizeof(q),
+		 reach);
+	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
+	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
+	snprintf(q[Q_LLDP], sizeof(q[0]),
 		 "max by (instance, interface, system_name, port_id) "
 		 "(max_over_time(fabmon_lldp_neighbor_info[%llds]))",
 		 (long long)w);
-	if (!r)
-		r = prom_query(c, q, a->until_ms, &e->lldp);
-	snprintf(q, sizeof(q),
+	snprintf(q[Q_LOSS], sizeof(q[0]),
 		 "sum by (instance, peer, flow) (increase(fabmon_mesh_probes_lost_total[%llds])) / "
 		 "sum by (instance, peer, flow) (increase(fabmon_mesh_probes_sent_total[%llds]))",
 		 (long long)w, (long long)w);
-	if (!r)
-		r = prom_query(c, q, a->until_ms, &e->loss);
 	snprintf(
-		q, sizeof(q),
+		q[Q_LOSS_ONSETS], sizeof(q[0]),
 		"sum by (instance, peer, flow) (increase(fabmon_mesh_probes_lost_total[%llds])) > 0",
-		(long long)reach);
-	if (!r)
-		r = prom_query_range(c, q, a->since_ms, a->until_ms, step, &e->loss_onsets);
-	snprintf(q, sizeof(q),
+		reach);
+	snprintf(q[Q_HOPS], sizeof(q[0]),
 		 "max by (instance, peer, flow, hop, address) "
 		 "(max_over_time(fabmon_mesh_hop_info[%llds]))",
 		 (long long)w);
-	if (!r)
-		r = prom_query(c, q, a->until_ms, &e->hops);
+	for (int i = 0; i < QUERIES; i++) {
+		int range = i == Q_BLAMES || i == Q_PORT_ONSETS || i == Q_LOSS_ONSETS;
+
+		req[i] = (struct prom_request){ .promql = q[i], .at_ms = a->until_ms };
+		if (range) {
+			req[i].start_ms = a->since_ms;
+			req[i].end_ms = a->until_ms;
+			req[i].step_ms = step;
+		}
+	}
+	r = prom_run(c, req, QUERIES);
+	for (int i = 0; !r && i < QUERIES; i++)
+		*out[i] = req[i].result;
 	return r;
 }
 
