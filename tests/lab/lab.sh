@@ -138,6 +138,36 @@ lab_agent() {
 	fail "agent in $(lab_ns "$LAB_AGENT_RANK") not ready"
 }
 
+# lab_prometheus RULES...: Debian's prometheus in the switch namespace on
+# its loopback (127.0.0.1:9090; reach the agents through a switch address
+# on br0), scraping every rank's agent at 198.18.0.R:$LAB_PORT as job
+# "fabmon" and evaluating the RULES files, both every second. LAB_PROM is
+# its pid; fails unless its config passes promtool and it is ready within
+# 10 s.
+lab_prometheus() {
+	targets=$(for r in $(seq "$LAB_RANKS"); do printf "'198.18.0.%d:%d'," "$r" "$LAB_PORT"; done)
+	{
+		printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 500ms\n'
+		printf '  evaluation_interval: 1s\nrule_files:\n'
+		printf '  - %s\n' "$@"
+		printf 'scrape_configs:\n  - job_name: fabmon\n    static_configs:\n'
+		printf '      - targets: [%s]\n' "${targets%,}"
+	} >"$WORK/prometheus.yml"
+	promtool check config "$WORK/prometheus.yml" >"$WORK/check.out" 2>&1 ||
+		{ cat "$WORK/check.out"; fail "generated prometheus.yml"; }
+	lab_spawn sw prometheus --config.file="$WORK/prometheus.yml" \
+		--storage.tsdb.path="$WORK/tsdb" --web.listen-address=127.0.0.1:9090 --log.level=warn \
+		>"$WORK/prometheus.log" 2>&1
+	LAB_PROM=$LAB_PID
+	for _ in $(seq 40); do
+		lab_exec sw curl -sf --max-time 3 http://127.0.0.1:9090/-/ready >/dev/null 2>&1 && return 0
+		kill -0 "$LAB_PROM" 2>/dev/null || break
+		sleep 0.25
+	done
+	cat "$WORK/prometheus.log"
+	fail "prometheus not ready"
+}
+
 # lab_sysfs ROOT: a --sysfs-root for an agent in a rank: writable copies of
 # the real RDMA counter files of $SHARED_FIXTURES (a test may advance them)
 # and the rank's own interfaces (inside a namespace /sys is the namespace's).

@@ -32,22 +32,8 @@ done
 d=dashboards/prometheus
 # the alert's for: shortened to the scrape's scale
 sed -e 's/^\( *for:\).*/\1 2s/' "$d/fabmon-cluster.rules.yml" >"$WORK/cluster.yml"
-targets=$(for r in 1 2 3 4; do printf "'198.18.0.%d:%d'," $r $LAB_PORT; done)
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 500ms
-  evaluation_interval: 1s
-rule_files:
-  - $WORK/cluster.yml
-scrape_configs:
-  - job_name: fabmon
-    static_configs:
-      - targets: [${targets%,}]
-EOF
-lab_spawn sw prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address=127.0.0.1:9090 --log.level=warn >"$WORK/prometheus.log" 2>&1
-prom=$LAB_PID
+lab_prometheus "$WORK/cluster.yml"
+prom=$LAB_PROM
 api() { lab_exec sw curl -sf --max-time 3 "$@"; }
 locate() { lab_exec sw "$FABMON" locate --prometheus http://127.0.0.1:9090 "$@"; }
 ups() {

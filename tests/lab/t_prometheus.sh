@@ -40,24 +40,8 @@ inst() { echo "198.18.0.$1:$LAB_PORT"; }
 d=dashboards/prometheus
 sed -e 's/^\( *for:\).*/\1 2s/' -e 's/\[1m\]/[5s]/g; s/\[5m\]/[10s]/g; s/\[6h\]/[2m]/g' \
 	"$d/fabmon-alerts.rules.yml" >"$WORK/alerts.yml"
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 500ms
-  evaluation_interval: 1s
-rule_files:
-  - $WORK/alerts.yml
-  - $PWD/$d/fabmon-recording.rules.yml
-scrape_configs:
-  - job_name: fabmon
-    static_configs:
-      - targets: ['$(inst 1)', '$(inst 2)', '$(inst 3)']
-EOF
-promtool check config "$WORK/prometheus.yml" >"$WORK/check.out" 2>&1 ||
-	{ cat "$WORK/check.out"; fail "generated prometheus.yml"; }
-lab_spawn sw prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address=127.0.0.1:9090 --log.level=warn >"$WORK/prometheus.log" 2>&1
-prom=$LAB_PID
+lab_prometheus "$WORK/alerts.yml" "$PWD/$d/fabmon-recording.rules.yml"
+prom=$LAB_PROM
 
 api() { lab_exec sw curl -sf --max-time 3 "$@"; }
 # q EXPR: the instant query's result vector as JSON
@@ -85,11 +69,6 @@ until_true() {
 	return 1
 }
 
-for _ in $(seq 40); do
-	api http://127.0.0.1:9090/-/ready >/dev/null 2>&1 && break
-	sleep 0.25
-done
-api http://127.0.0.1:9090/-/ready >/dev/null || { cat "$WORK/prometheus.log"; fail "prometheus not ready"; }
 t0=$(ms)
 # (Prometheus's discovery hands the first targets over after 5 s)
 all_up() { [ "$(qv 'sum(up{job="fabmon"})')" = 3 ]; }
