@@ -34,7 +34,9 @@ static const char agent_usage[] =
 	"                         pcap work on this host's interfaces whatever it says, so\n"
 	"                         another root leaves bpf and pcap off unless --collectors\n"
 	"                         or collectors names them\n"
-	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf,pcap\n"
+	"  --procfs-root DIR      where procfs is (default /proc): pressure reads\n"
+	"                         DIR/pressure/{cpu,io,memory} there\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,pressure,bpf,pcap\n"
 	"                         (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
@@ -132,6 +134,7 @@ static const struct option config_options[] = {
 	{ "db", required_argument, NULL, 0 },
 	{ "interval", required_argument, NULL, 0 },
 	{ "sysfs-root", required_argument, NULL, 0 },
+	{ "procfs-root", required_argument, NULL, 0 },
 	{ "collectors", required_argument, NULL, 0 },
 	{ "interfaces", required_argument, NULL, 0 },
 	{ "ethtool-include", required_argument, NULL, 0 },

@@ -4,13 +4,8 @@
 #include "collector/collector.h"
 
 const struct collector_ops *const collector_all[] = {
-	&netdev_collector,
-	&ethtool_collector,
-	&rdma_collector,
-	&qdisc_collector,
-	&bpf_collector,
-	&pcap_collector,
-	NULL,
+	&netdev_collector,   &ethtool_collector, &rdma_collector, &qdisc_collector,
+	&pressure_collector, &bpf_collector,	 &pcap_collector, NULL,
 };
 
 const struct collector_ops *collector_find(const char *name)
