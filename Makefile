@@ -13,7 +13,7 @@ DESTDIR    ?=
 DEB_PKGS_RUN := gcc make pkg-config libc6-dev libmicrohttpd-dev libsqlite3-dev \
 	libinih-dev libnl-3-dev libnl-route-3-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev libpcap-dev libjansson-dev libcap-ng-dev libyaml-dev libgnutls28-dev \
-	libcrypt-dev iproute2 ethtool curl
+	libcrypt-dev libcurl4-openssl-dev iproute2 ethtool curl
 DEB_PKGS_TEST := check sqlite3 prometheus prometheus-node-exporter iputils-ping \
 	netcat-openbsd clang-format procps nftables chromium tshark tcpdump lldpd \
 	libclang-rt-14-dev jq e2fsprogs dpkg-dev lintian systemd python3-yaml adduser man-db \
@@ -21,7 +21,7 @@ DEB_PKGS_TEST := check sqlite3 prometheus prometheus-node-exporter iputils-ping 
 DEB_PKGS := $(DEB_PKGS_RUN) $(DEB_PKGS_TEST)
 
 PKG_LIBS := libmicrohttpd sqlite3 inih libnl-3.0 libnl-route-3.0 libbpf libpcap jansson libcap-ng \
-	yaml-0.1 gnutls libxcrypt
+	yaml-0.1 gnutls libxcrypt libcurl
 
 CC      ?= cc
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror

@@ -11,11 +11,14 @@
 #include "agent/lib/regex_bounded.h"
 #include "agent/lib/timefmt.h"
 #include "collector/collector.h"
+#include "collector/topology_file.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
 
 static int check_listen(const char *value, char *why, size_t why_len);
 static int check_collectors(const char *value, char *why, size_t why_len);
+static int check_topology(const char *value, char *why, size_t why_len);
+static int check_topology_name(const char *value, char *why, size_t why_len);
 static int check_regex(const char *value, char *why, size_t why_len);
 static int check_user(const char *value, char *why, size_t why_len);
 static int check_nonempty(const char *value, char *why, size_t why_len);
@@ -110,6 +113,11 @@ static const struct key_def config_keys[] = {
 	UINT_CHECKED("roce_pmtu", roce_pmtu, 256, 4096, "a power of two from 256 to 4096",
 		     check_power_of_two),
 	STR("user", user, "a user name or uid (letters, digits, '.', '_', '-')", check_user),
+	STR("topology_file", topology_file,
+	    "a topology file: lines 'host NAME [rack R] [rail R] [pod P] [leaf SWITCH]' and "
+	    "'link A B' (docs/cluster.md)",
+	    check_topology),
+	STR("topology_host", topology_host, "1 to 63 of [A-Za-z0-9._:/-]", check_topology_name),
 };
 
 void config_defaults(struct config *cfg)
@@ -122,7 +130,7 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
 	snprintf(cfg->procfs_root, sizeof(cfg->procfs_root), "/proc");
 	snprintf(cfg->collectors, sizeof(cfg->collectors), "%s",
-		 CONFIG_SYSFS_COLLECTORS "," CONFIG_HOST_COLLECTORS);
+		 CONFIG_SYSFS_COLLECTORS "," CONFIG_HOST_COLLECTORS "," CONFIG_FILE_COLLECTORS);
 	cfg->max_series = 100000;
 	cfg->retention_ms = 48LL * 3600 * 1000;
 	cfg->event_retention_ms = 90LL * 86400 * 1000;
@@ -440,6 +448,35 @@ static int check_collectors(const char *value, char *why, size_t why_len)
 	return 0;
 }
 
+/* The file is read and checked when the configuration is: a mistake in it
+ * is a configuration error with its line, not a collector quietly down. */
+static int check_topology(const char *value, char *why, size_t why_len)
+{
+	struct topology *t = NULL;
+	char *text = NULL;
+	size_t len;
+	int r;
+
+	if (!value[0])
+		return 0;
+	r = file_read(value, &text, &len);
+	if (r < 0) {
+		snprintf(why, why_len, "unable to read '%s': %s", value, file_read_strerror(r));
+		return -EINVAL;
+	}
+	r = topology_parse(text, value, &t, why, why_len);
+	free(text);
+	topology_free(t);
+	return r < 0 ? -EINVAL : 0;
+}
+
+static int check_topology_name(const char *value, char *why, size_t why_len)
+{
+	(void)why;
+	(void)why_len;
+	return !value[0] || topology_name_ok(value) ? 0 : -EINVAL;
+}
+
 /* Called on a number already parsed and in range. */
 static int check_power_of_two(const char *value, char *why, size_t why_len)
 {
@@ -548,7 +585,8 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 		}
 	}
 	if (r == 0 && !cfg.collectors_given && strcmp(cfg.sysfs_root, "/sys") != 0) {
-		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s", CONFIG_SYSFS_COLLECTORS);
+		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s",
+			 CONFIG_SYSFS_COLLECTORS "," CONFIG_FILE_COLLECTORS);
 		cfg.host_collectors_off = 1;
 	}
 	if (r == 0)

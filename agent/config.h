@@ -24,6 +24,9 @@
  */
 #define CONFIG_SYSFS_COLLECTORS "netdev,ethtool,rdma,qdisc,pressure"
 #define CONFIG_HOST_COLLECTORS "bpf,pcap"
+/* Collectors of a file the operator writes, on by default; they export
+ * nothing until it is set. */
+#define CONFIG_FILE_COLLECTORS "topology"
 #define CONFIG_HOST_COLLECTORS_OFF                                                                 \
 	"bpf and pcap left off: sysfs_root is not /sys, and they would attach to and capture "     \
 	"on this host's interfaces, not the tree's; name them in collectors to run them"
@@ -74,6 +77,8 @@ struct config {
 	int64_t bpf_flow_idle_ms; /* flows idle this long are deleted from the maps */
 	unsigned roce_pmtu; /* RoCE path MTU a READ is counted by until its path shows one */
 	char user[64]; /* a root start drops to this user once set up; "" = stay */
+	char topology_file[PATH_MAX]; /* the static topology file; "" = none */
+	char topology_host[64]; /* this node's host name in it; "" = the host name */
 };
 
 /* Fills cfg with the built-in defaults. */

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "agent/cli/events.h"
+#include "agent/cli/export.h"
 #include "agent/cli/history.h"
+#include "agent/cli/locate.h"
 #include "agent/cli/replay.h"
 #include "agent/cli/snapshot.h"
 #include "agent/cli/top.h"
@@ -36,13 +38,17 @@ static const char agent_usage[] =
 	"                         or collectors names them\n"
 	"  --procfs-root DIR      where procfs is (default /proc): pressure reads\n"
 	"                         DIR/pressure/{cpu,io,memory} there\n"
-	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,pressure,bpf,pcap\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,pressure,bpf,\n"
+	"                         pcap,topology\n"
 	"                         (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
 	"  --pcap-interfaces REGEX  mirror (SPAN) ports to capture RoCEv2 on (default none)\n"
 	"  --lldp-interfaces REGEX  where to listen for LLDP (default: the physical NICs\n"
 	"                         --interfaces selects)\n"
+	"  --topology-file FILE   static topology (hosts, racks, rails, leaves, links) this\n"
+	"                         node exports its own line of (default none)\n"
+	"  --topology-host NAME   this node's name in it (default: the host name)\n"
 	"  --max-series N         bound on series held (default 100000)\n"
 	"  --retention DURATION   keep raw samples this long (default 48h)\n"
 	"  --rollup-retention DURATION  keep 1-minute rollups this long (default 30d)\n"
@@ -118,7 +124,9 @@ static const char main_usage[] =
 	"  agent     run the agent (collect, store, serve /metrics)\n"
 	"  doctor    tell which collectors work on this host, and why not\n"
 	"  events    list the events the detectors raised, from the database\n"
+	"  export    write the stored history as OpenMetrics (backfill Prometheus)\n"
 	"  history   one metric's stored samples over a window, per step\n"
+	"  locate    ask Prometheus which host, switch port or hop the nodes implicate\n"
 	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
 	"  snapshot  copy the database consistently, while the agent writes\n"
 	"  top       links and peers ranked by time in congestion over a window\n"
@@ -140,6 +148,8 @@ static const struct option config_options[] = {
 	{ "ethtool-include", required_argument, NULL, 0 },
 	{ "pcap-interfaces", required_argument, NULL, 0 },
 	{ "lldp-interfaces", required_argument, NULL, 0 },
+	{ "topology-file", required_argument, NULL, 0 },
+	{ "topology-host", required_argument, NULL, 0 },
 	{ "max-series", required_argument, NULL, 0 },
 	{ "retention", required_argument, NULL, 0 },
 	{ "event-retention", required_argument, NULL, 0 },
@@ -294,8 +304,12 @@ int main(int argc, char **argv)
 		return cmd_agent_or_doctor(argc - 1, argv + 1, 1);
 	if (strcmp(cmd, "events") == 0)
 		return events_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return export_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "history") == 0)
 		return history_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "locate") == 0)
+		return locate_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "top") == 0)
 		return top_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "snapshot") == 0)

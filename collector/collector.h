@@ -90,6 +90,8 @@ struct collector_env {
 	 * but attached nowhere, as `fabmon doctor` wants */
 	struct bpf_tc_lock *tc_lock;
 	int64_t retry_ms; /* a source found gone is looked for again after this */
+	const char *topology_file; /* the static topology file; "" or NULL: none */
+	const char *topology_host; /* this node's name in it */
 };
 
 /* True if the interface name passes env->interfaces. */
@@ -131,6 +133,7 @@ extern const struct collector_ops qdisc_collector;
 extern const struct collector_ops bpf_collector;
 extern const struct collector_ops pcap_collector;
 extern const struct collector_ops pressure_collector;
+extern const struct collector_ops topology_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated. */
 extern const struct collector_ops *const collector_all[];

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/daemon/collector_set.h"
 #include "agent/lib/clock.h"
@@ -53,6 +54,10 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.tc_lock = tc_lock;
 	set->env.retry_ms = cfg->collector_retry_ms;
 	set->env.roce_pmtu = cfg->roce_pmtu;
+	set->env.topology_file = cfg->topology_file;
+	set->env.topology_host = cfg->topology_host;
+	if (!cfg->topology_host[0] && gethostname(set->host, sizeof(set->host)) == 0)
+		set->env.topology_host = set->host;
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;

@@ -31,6 +31,7 @@ struct collector_set {
 	int has_interfaces, has_ethtool_include, has_pcap_interfaces, has_lldp_interfaces;
 	struct collector_slot slots[8];
 	unsigned n;
+	char host[256]; /* the host name, env.topology_host's default */
 };
 
 /*

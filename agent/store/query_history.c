@@ -315,8 +315,12 @@ static int scan_blocks(struct scan *sc, struct history_series *hs, struct scan_s
 				rate = (v - sc->rows.vals[i - 1]) * 1000.0 / (double)(ts - pts);
 				has_rate = 1;
 			}
-			if (ts >= ss->raw_from && (!hs->counter || has_rate))
-				sample_add(q, hs, ts, hs->counter ? rate : v);
+			if (ts < ss->raw_from)
+				continue;
+			if (!hs->counter || q->raw)
+				sample_add(q, hs, ts, v);
+			else if (has_rate)
+				sample_add(q, hs, ts, rate);
 		}
 		if (!r && clock_past(q->deadline_ms))
 			r = -ETIMEDOUT;
@@ -354,7 +358,7 @@ static int scan_stage(struct scan *sc, struct history_result *res, struct scan_s
 			if (ts < ss[i].raw_from || ts <= ss[i].packed_until ||
 			    !stage_find(blob, (size_t)n, hs->id, &rec))
 				continue;
-			if (!hs->counter)
+			if (!hs->counter || q->raw)
 				sample_add(q, hs, ts, rec.value);
 			else if (rec.flags & STAGE_HAS_RATE)
 				sample_add(q, hs, ts, rec.rate);

@@ -47,6 +47,7 @@ struct history_query {
 	int nlabels;
 	int64_t since_ms, until_ms, step_ms;
 	enum history_agg agg;
+	int raw; /* counters keep their stored totals, not their rates (export) */
 	size_t max_points; /* series x steps history_run takes on; 0: no bound */
 	int64_t deadline_ms; /* monotonic: history_run gives up then; 0: never */
 };

@@ -38,6 +38,10 @@
 #      recall, false events per clean hour and onset -> event latency per
 #      fault, on tuning seeds MATRIX_TUNE (default 0-14) and report seeds
 #      MATRIX_REPORT (default 1000-1014): about 25 min on 2 cores
+#  13. locate and the cluster rules over a synthetic fabric of
+#      BENCH_LOCATE_NODES nodes (default 2000) loaded into Prometheus with
+#      promtool (tests/bench/locate_scale.sh): rule evaluation, locate's
+#      time and top-1
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -1279,6 +1283,15 @@ bench_http() {
 # 11: the robustness tests run longer; their last lines are the figures
 # 12: the matrix prints its own tables and goals; a run that could not run
 # at all is an error here, what it found is not
+bench_locate() {
+	header "13. locate over ${BENCH_LOCATE_NODES:-2000} simulated nodes"
+	if env FABMON="$FABMON" bash tests/bench/locate_scale.sh >"$WORK/locate.out" 2>&1; then
+		cat "$WORK/locate.out"
+	else
+		broken "locate_scale.sh: $(tail -n 1 "$WORK/locate.out")"
+	fi
+}
+
 bench_matrix() {
 	header "12. scenario matrix: tuning seeds ${MATRIX_TUNE:-0-14}, report seeds ${MATRIX_REPORT:-1000-1014}"
 	need_ns "the scenario matrix" || return 0
@@ -1317,7 +1330,7 @@ on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness matrix; do
+for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness locate matrix; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo

@@ -29,7 +29,8 @@ int main(void)
 		regex_bounded_suite, label_text_suite,
 		tcp_loss_suite,	     tcp_waits_suite,
 		capfile_suite,	     bpf_tc_lock_suite,
-		detect_lossy_suite,
+		detect_lossy_suite,  openmetrics_suite,
+		locate_score_suite,  topology_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cli/locate_score.h"
+
+const char *const locate_kind_names[] = { "host", "port", "hop", "link" };
+
+void locate_instance_host(const char *instance, char *buf, size_t len)
+{
+	const char *colon = strrchr(instance, ':');
+	size_t n = strlen(instance);
+
+	if (instance[0] == '[' && colon && colon[-1] == ']')
+		snprintf(buf, len, "%.*s", (int)(colon - instance - 2), instance + 1);
+	else if (colon && strchr(instance, ':') == colon)
+		snprintf(buf, len, "%.*s", (int)(colon - instance), instance);
+	else
+		snprintf(buf, len, "%.*s", (int)n, instance);
+}
+
+struct out {
+	struct locate_suspect *s;
+	int n, alloc;
+};
+
+static struct locate_suspect *out_add(struct out *o)
+{
+	if (o->n == o->alloc) {
+		int alloc = o->alloc ? 2 * o->alloc : 16;
+		struct locate_suspect *s = realloc(o->s, (size_t)alloc * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		o->s = s;
+		o->alloc = alloc;
+	}
+	memset(&o->s[o->n], 0, sizeof(o->s[0]));
+	return &o->s[o->n++];
+}
+
+/* Adds name to a comma-separated list once; "..." when it is full. */
+static int reporter_add(char *list, const char *name)
+{
+	size_t len = strlen(list), n = strlen(name);
+	const char *p = list;
+
+	for (; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 0;
+	if (len + n + 5 > LOCATE_REPORTERS_LEN) {
+		if (len < 3 || strcmp(list + len - 3, "...") != 0)
+			snprintf(list + len, LOCATE_REPORTERS_LEN - len, ",...");
+		return 1;
+	}
+	snprintf(list + len, LOCATE_REPORTERS_LEN - len, "%s%s", len ? "," : "", name);
+	return 1;
+}
+
+static void first_seen(struct locate_suspect *s, int64_t ms)
+{
+	if (ms && (!s->first_ms || ms < s->first_ms))
+		s->first_ms = ms;
+}
+
+/* Hosts: every peer named, by how many other nodes. */
+static int score_hosts(const struct locate_input *in, struct out *o)
+{
+	char self[256];
+
+	for (int i = 0; i < in->nblames; i++) {
+		const struct locate_blame *b = &in->blames[i];
+		struct locate_suspect *s = NULL;
+
+		locate_instance_host(b->reporter, self, sizeof(self));
+		if (strcmp(self, b->host) == 0)
+			continue; /* a node does not blame itself */
+		for (int k = 0; k < o->n && !s; k++)
+			if (o->s[k].kind == LOCATE_HOST && strcmp(o->s[k].name, b->host) == 0)
+				s = &o->s[k];
+		if (!s && !(s = out_add(o)))
+			return -ENOMEM;
+		if (!s->name[0]) {
+			s->kind = LOCATE_HOST;
+			snprintf(s->name, sizeof(s->name), "%s", b->host);
+		}
+		s->failing += reporter_add(s->reporters, b->reporter);
+		first_seen(s, b->first_ms);
+	}
+	/* the others of the nodes up, at least those that named it */
+	for (int k = 0; k < o->n; k++) {
+		struct locate_suspect *s = &o->s[k];
+
+		s->of = in->nodes - 1 > s->failing ? in->nodes - 1 : s->failing;
+		s->score = (double)s->failing / s->of;
+	}
+	return 0;
+}
+
+static int score_ports(const struct locate_input *in, struct out *o)
+{
+	for (int i = 0; i < in->nports; i++) {
+		const struct locate_port *p = &in->ports[i];
+		struct locate_suspect *s;
+
+		if (!(p->errors > 0))
+			continue;
+		if (!(s = out_add(o)))
+			return -ENOMEM;
+		s->kind = LOCATE_PORT;
+		snprintf(s->name, sizeof(s->name), "%s %s%s%s", p->node, p->interface,
+			 p->neighbor ? " -> " : "", p->neighbor ? p->neighbor : "");
+		s->failing = s->of = 1;
+		s->errors = p->errors;
+		s->score = p->errors / (p->errors + LOCATE_PORT_ERRORS_HALF);
+		reporter_add(s->reporters, p->node);
+		s->first_ms = p->first_ms;
+	}
+	return 0;
+}
+
+/* Elements of a path: its hops (idx even) and the links between two
+ * consecutive hops (idx odd), a link named by its ends in sorted order so
+ * that both directions are one link. */
+static int path_elements(const struct locate_path *p)
+{
+	return p->nhops ? 2 * p->nhops - 1 : 0;
+}
+
+static void path_element(const struct locate_path *p, int idx, char *buf, size_t len)
+{
+	const char *a = p->hops[idx / 2], *b;
+
+	if (!(idx % 2)) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	b = p->hops[idx / 2 + 1];
+	if (strcmp(a, b) > 0)
+		snprintf(buf, len, "%s - %s", b, a);
+	else
+		snprintf(buf, len, "%s - %s", a, b);
+}
+
+/* The elements all paths cross, each once (interned by name), with what
+ * crosses it: counted in one pass over the paths, whatever their number. */
+struct element {
+	char name[256];
+	enum locate_kind kind;
+	int lossy, healthy;
+	const char *reporter; /* the first lossy path's node */
+	int reporters; /* 1, or 2 for "more than one" */
+	int suspect; /* its suspect's index + 1; -1: not one */
+};
+
+struct elements {
+	struct element *e;
+	int n, cap; /* cap: a power of two, over twice the elements */
+	int *slot; /* hash slot -> element index + 1 */
+	int *ids; /* per path, its elements' indices (path_elements each) */
+};
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int intern(struct elements *es, const char *name, enum locate_kind kind)
+{
+	uint32_t i = name_hash(name) & (uint32_t)(es->cap - 1);
+
+	for (; es->slot[i]; i = (i + 1) & (uint32_t)(es->cap - 1))
+		if (strcmp(es->e[es->slot[i] - 1].name, name) == 0)
+			return es->slot[i] - 1;
+	snprintf(es->e[es->n].name, sizeof(es->e[0].name), "%s", name);
+	es->e[es->n].kind = kind;
+	es->slot[i] = ++es->n;
+	return es->n - 1;
+}
+
+static int elements_build(const struct locate_input *in, struct elements *es)
+{
+	char name[256];
+	int total = 0, k = 0;
+
+	for (int i = 0; i < in->npaths; i++)
+		total += path_elements(&in->paths[i]);
+	for (es->cap = 16; es->cap < 2 * total; es->cap *= 2)
+		;
+	es->e = calloc((size_t)total + 1, sizeof(*es->e));
+	es->slot = calloc((size_t)es->cap, sizeof(*es->slot));
+	es->ids = calloc((size_t)total + 1, sizeof(*es->ids));
+	if (!es->e || !es->slot || !es->ids)
+		return -ENOMEM;
+	for (int i = 0; i < in->npaths; i++) {
+		const struct locate_path *p = &in->paths[i];
+
+		for (int e = 0; e < path_elements(p); e++, k++) {
+			enum locate_kind kind = e % 2 ? LOCATE_LINK : LOCATE_HOP;
+			struct element *el;
+
+			path_element(p, e, name, sizeof(name));
+			if (kind == LOCATE_HOP && strcmp(name, p->peer) == 0)
+				kind = LOCATE_HOST;
+			es->ids[k] = intern(es, name, kind);
+			el = &es->e[es->ids[k]];
+			if (!p->lossy) {
+				el->healthy++;
+				continue;
+			}
+			el->lossy++;
+			if (!el->reporter)
+				el->reporter = p->reporter;
+			else if (strcmp(el->reporter, p->reporter) != 0)
+				el->reporters = 2;
+			if (!el->reporters)
+				el->reporters = 1;
+		}
+	}
+	return 0;
+}
+
+static void elements_release(struct elements *es)
+{
+	free(es->e);
+	free(es->slot);
+	free(es->ids);
+}
+
+static struct locate_suspect *find(struct out *o, enum locate_kind kind, const char *name)
+{
+	for (int k = 0; k < o->n; k++)
+		if (o->s[k].kind == kind && strcmp(o->s[k].name, name) == 0)
+			return &o->s[k];
+	return NULL;
+}
+
+/* Elements lossy paths of several nodes cross and no healthy path does: a
+ * hop, a link, or (the last hop, the peer itself) a host, whose stronger
+ * score of the two (events, paths) stands. */
+static int score_paths(const struct locate_input *in, struct out *o)
+{
+	struct elements es = { 0 };
+	int lossy = 0, r, k = 0;
+
+	for (int i = 0; i < in->npaths; i++)
+		lossy += in->paths[i].lossy != 0;
+	r = elements_build(in, &es);
+	for (int i = 0; !r && i < in->npaths; i++) {
+		const struct locate_path *p = &in->paths[i];
+
+		for (int e = 0; !r && e < path_elements(p); e++, k++) {
+			struct element *el = &es.e[es.ids[k]];
+			double score = (double)el->lossy / lossy;
+			struct locate_suspect *d;
+
+			if (!p->lossy || el->healthy || el->reporters < 2 || el->suspect < 0)
+				continue;
+			if (!el->suspect) { /* first met: named already, more strongly? */
+				d = find(o, el->kind, el->name);
+				if (d && d->score >= score) {
+					el->suspect = -1;
+					continue;
+				}
+				if (!d && !(d = out_add(o))) {
+					r = -ENOMEM;
+					break;
+				}
+				*d = (struct locate_suspect){ .kind = el->kind,
+							      .score = score,
+							      .by_paths = 1,
+							      .failing = el->lossy,
+							      .of = lossy };
+				snprintf(d->name, sizeof(d->name), "%s", el->name);
+				el->suspect = (int)(d - o->s) + 1;
+			}
+			d = &o->s[el->suspect - 1];
+			reporter_add(d->reporters, p->reporter);
+			first_seen(d, p->first_ms);
+		}
+	}
+	elements_release(&es);
+	return r;
+}
+
+static int cmp_suspect(const void *a, const void *b)
+{
+	const struct locate_suspect *x = a, *y = b;
+
+	if (fabs(x->score - y->score) > 1e-9)
+		return x->score > y->score ? -1 : 1;
+	if (x->failing != y->failing)
+		return x->failing > y->failing ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Same score, same count, same reporters: the data cannot tell them apart. */
+static int inseparable(const struct locate_suspect *x, const struct locate_suspect *y)
+{
+	return fabs(x->score - y->score) <= 1e-9 && x->failing == y->failing && x->of == y->of &&
+	       strcmp(x->reporters, y->reporters) == 0;
+}
+
+int locate_score(const struct locate_input *in, struct locate_suspect **ret, int *ret_n)
+{
+	struct out o = { 0 };
+	int r, hosts, tie = 0;
+
+	r = score_hosts(in, &o);
+	/* hosts named by fewer nodes than the bound are not suspects */
+	hosts = 0;
+	for (int k = 0; !r && k < o.n; k++)
+		if (o.s[k].failing >= LOCATE_MIN_REPORTERS)
+			o.s[hosts++] = o.s[k];
+	o.n = hosts;
+	if (!r)
+		r = score_ports(in, &o);
+	if (!r)
+		r = score_paths(in, &o);
+	if (r < 0) {
+		free(o.s);
+		return r;
+	}
+	if (o.n)
+		qsort(o.s, (size_t)o.n, sizeof(*o.s), cmp_suspect);
+	for (int k = 1; k < o.n; k++)
+		if (inseparable(&o.s[k - 1], &o.s[k]))
+			o.s[k].tie = o.s[k - 1].tie ? o.s[k - 1].tie : (o.s[k - 1].tie = ++tie);
+	*ret = o.s;
+	*ret_n = o.n;
+	return 0;
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cli/locate_score.h"
+#include "suites.h"
+
+static struct locate_suspect *run(const struct locate_input *in, int *n)
+{
+	struct locate_suspect *s = NULL;
+
+	ck_assert_int_eq(locate_score(in, &s, n), 0);
+	return s;
+}
+
+/* Nothing reported: nobody is named. */
+START_TEST(test_clean)
+{
+	struct locate_input in = { .nodes = 8 };
+	struct locate_suspect *s;
+	int n = -1;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 0);
+	free(s);
+}
+END_TEST
+
+/* A host two other nodes name is a suspect; one node's word, or a node
+ * naming itself, is not enough. */
+START_TEST(test_host)
+{
+	static const struct locate_blame b[] = {
+		{ "198.18.0.1:9478", "198.18.0.3", 2000 },
+		{ "198.18.0.2:9478", "198.18.0.3", 1000 },
+		{ "198.18.0.2:9478", "198.18.0.3", 3000 }, /* another event, same node */
+		{ "198.18.0.1:9478", "198.18.0.4", 1000 },
+		{ "198.18.0.4:9478", "198.18.0.4", 1000 },
+	};
+	struct locate_input in = { .blames = b, .nblames = 5, .nodes = 4 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(s[0].kind, LOCATE_HOST);
+	ck_assert_str_eq(s[0].name, "198.18.0.3");
+	ck_assert_int_eq(s[0].failing, 2);
+	ck_assert_int_eq(s[0].of, 3);
+	ck_assert_str_eq(s[0].reporters, "198.18.0.1:9478,198.18.0.2:9478");
+	ck_assert_int_eq(s[0].first_ms, 1000);
+	ck_assert_int_eq(s[0].tie, 0);
+	free(s);
+}
+END_TEST
+
+/* A port with errors on its own node, named with its switch port; many
+ * errors rank above a host two of eight nodes name, few below. */
+START_TEST(test_port)
+{
+	static const struct locate_blame b[] = {
+		{ "n1", "198.18.0.3", 0 },
+		{ "n2", "198.18.0.3", 0 },
+	};
+	static const struct locate_port p[] = {
+		{ "n5", "eth0", "leaf1 port Ethernet5", 500, 7000 },
+		{ "n6", "eth1", NULL, 1, 0 },
+		{ "n7", "eth0", NULL, 0, 0 },
+	};
+	struct locate_input in = { .blames = b, .nblames = 2, .ports = p, .nports = 3, .nodes = 8 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(s[0].name, "n5 eth0 -> leaf1 port Ethernet5");
+	ck_assert_int_eq(s[0].kind, LOCATE_PORT);
+	ck_assert_int_eq(s[0].first_ms, 7000);
+	ck_assert_str_eq(s[1].name, "198.18.0.3");
+	ck_assert_str_eq(s[2].name, "n6 eth1");
+	free(s);
+}
+END_TEST
+
+/* Tomography: the spine both lossy paths cross and no healthy one does,
+ * with the link they share into it, cannot be told apart (a tie); the leaf
+ * a healthy path crosses is cleared. */
+START_TEST(test_hops)
+{
+	static const char *const p1[] = { "leaf1", "spine1", "leaf2" };
+	static const char *const p2[] = { "leaf3", "spine1", "leaf2" };
+	static const char *const p3[] = { "leaf1", "spine2", "leaf2" };
+	static const char *const p4[] = { "leaf4", "spine3", "leaf5" };
+	struct locate_path paths[] = {
+		{ "n1", "x", p1, 3, 1, 5000 },
+		{ "n3", "y", p2, 3, 1, 4000 },
+		{ "n1", "z", p3, 3, 0, 0 },
+		{ "n4", "w", p4, 3, 0, 0 },
+	};
+	struct locate_input in = { .paths = paths, .npaths = 4, .nodes = 4 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(s[0].kind, LOCATE_LINK);
+	ck_assert_str_eq(s[0].name, "leaf2 - spine1");
+	ck_assert_int_eq(s[1].kind, LOCATE_HOP);
+	ck_assert_str_eq(s[1].name, "spine1");
+	ck_assert_int_eq(s[1].failing, 2);
+	ck_assert_int_eq(s[1].of, 2);
+	ck_assert_int_eq(s[1].first_ms, 4000);
+	ck_assert_int_ne(s[0].tie, 0);
+	ck_assert_int_eq(s[0].tie, s[1].tie);
+	free(s);
+
+	/* one node's lossy paths alone name nothing */
+	paths[1].reporter = "n1";
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 0);
+	free(s);
+}
+END_TEST
+
+/* A spine link: lossy paths cross it, healthy ones cross both its ends
+ * (through other links): only the link is named. */
+START_TEST(test_link)
+{
+	static const char *const bad1[] = { "leaf1", "spine1", "leaf2" };
+	static const char *const bad2[] = { "leaf3", "spine1", "leaf2" };
+	static const char *const ok1[] = { "leaf1", "spine1", "leaf3" };
+	static const char *const ok2[] = { "leaf1", "spine2", "leaf2" };
+	static const char *const ok3[] = { "leaf3", "spine2", "leaf2" };
+	const struct locate_path paths[] = {
+		{ "n1", "a", bad1, 3, 1, 0 }, { "n5", "b", bad2, 3, 1, 0 },
+		{ "n2", "c", ok1, 3, 0, 0 },  { "n1", "d", ok2, 3, 0, 0 },
+		{ "n5", "e", ok3, 3, 0, 0 },
+	};
+	struct locate_input in = { .paths = paths, .npaths = 5, .nodes = 6 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(s[0].kind, LOCATE_LINK);
+	ck_assert_str_eq(s[0].name, "leaf2 - spine1");
+	ck_assert_double_eq(s[0].score, 1.0);
+	free(s);
+}
+END_TEST
+
+/* Every path to a host lost, none of the others: the host (the paths' last
+ * hop) is named, with the paths' stronger score over one event's. */
+START_TEST(test_host_paths)
+{
+	static const char *const to_h1[] = { "leaf1", "spine1", "leaf2", "h" };
+	static const char *const to_h2[] = { "leaf3", "spine2", "leaf2", "h" };
+	static const char *const to_g[] = { "leaf1", "spine1", "leaf2", "g" };
+	static const char *const to_g2[] = { "leaf3", "spine2", "leaf2", "g" };
+	static const struct locate_blame b[] = { { "n1", "h", 0 }, { "n3", "h", 0 } };
+	const struct locate_path paths[] = {
+		{ "n1", "h", to_h1, 4, 1, 0 },
+		{ "n3", "h", to_h2, 4, 1, 0 },
+		{ "n1", "g", to_g, 4, 0, 0 },
+		{ "n3", "g", to_g2, 4, 0, 0 },
+	};
+	struct locate_input in = {
+		.blames = b, .nblames = 2, .paths = paths, .npaths = 4, .nodes = 10
+	};
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_ge(n, 1);
+	ck_assert_int_eq(s[0].kind, LOCATE_HOST);
+	ck_assert_str_eq(s[0].name, "h");
+	ck_assert_double_eq(s[0].score, 1.0);
+	for (int i = 1; i < n; i++)
+		ck_assert_int_eq(s[i].kind, LOCATE_LINK); /* leaf2 - h: the same paths */
+	free(s);
+}
+END_TEST
+
+START_TEST(test_instance_host)
+{
+	char buf[64];
+
+	locate_instance_host("198.18.0.2:9478", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "198.18.0.2");
+	locate_instance_host("[2001:db8::1]:9478", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2001:db8::1");
+	locate_instance_host("node17", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "node17");
+}
+END_TEST
+
+Suite *locate_score_suite(void)
+{
+	Suite *s = suite_create("locate_score");
+	TCase *tc = tcase_create("locate_score");
+
+	tcase_add_test(tc, test_clean);
+	tcase_add_test(tc, test_host);
+	tcase_add_test(tc, test_port);
+	tcase_add_test(tc, test_hops);
+	tcase_add_test(tc, test_link);
+	tcase_add_test(tc, test_host_paths);
+	tcase_add_test(tc, test_instance_host);
+	suite_add_tcase(s, tc);
+	return s;
+}
