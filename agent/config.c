@@ -57,8 +57,10 @@ static const struct key_def config_keys[] = {
 	STR("db", db_path, "a file path", check_nonempty),
 	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", check_nonempty),
+	STR("procfs_root", procfs_root, "a directory laid out like /proc", check_nonempty),
 	STR("collectors", collectors,
-	    "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf, pcap", check_collectors),
+	    "a comma-separated list of netdev, ethtool, rdma, qdisc, pressure, bpf, pcap",
+	    check_collectors),
 	STR("interfaces", interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
 	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names",
@@ -126,6 +128,7 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", CONFIG_DEFAULT_DB);
 	cfg->interval_ms = 1000;
 	snprintf(cfg->sysfs_root, sizeof(cfg->sysfs_root), "/sys");
+	snprintf(cfg->procfs_root, sizeof(cfg->procfs_root), "/proc");
 	snprintf(cfg->collectors, sizeof(cfg->collectors), "%s",
 		 CONFIG_SYSFS_COLLECTORS "," CONFIG_HOST_COLLECTORS "," CONFIG_FILE_COLLECTORS);
 	cfg->max_series = 100000;

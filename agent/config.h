@@ -19,10 +19,10 @@
 /*
  * The default collectors: those sysfs_root points elsewhere (netdev and rdma
  * read their counters under it, ethtool its list of interfaces; qdisc only
- * reads rtnetlink), then those that attach to and capture on this host's
+ * reads rtnetlink; pressure reads procfs_root), then those that attach to and capture on this host's
  * interfaces whatever sysfs_root says.
  */
-#define CONFIG_SYSFS_COLLECTORS "netdev,ethtool,rdma,qdisc"
+#define CONFIG_SYSFS_COLLECTORS "netdev,ethtool,rdma,qdisc,pressure"
 #define CONFIG_HOST_COLLECTORS "bpf,pcap"
 /* Collectors of a file the operator writes, on by default; they export
  * nothing until it is set. */
@@ -37,6 +37,7 @@ struct config {
 	char db_path[PATH_MAX];
 	int64_t interval_ms;
 	char sysfs_root[PATH_MAX];
+	char procfs_root[PATH_MAX]; /* the pressure collector's */
 	char collectors[256]; /* comma-separated names */
 	int collectors_given; /* collectors was set by the file or a flag */
 	int host_collectors_off; /* CONFIG_HOST_COLLECTORS left off for sysfs_root */

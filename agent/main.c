@@ -36,7 +36,10 @@ static const char agent_usage[] =
 	"                         pcap work on this host's interfaces whatever it says, so\n"
 	"                         another root leaves bpf and pcap off unless --collectors\n"
 	"                         or collectors names them\n"
-	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,bpf,pcap,topology\n"
+	"  --procfs-root DIR      where procfs is (default /proc): pressure reads\n"
+	"                         DIR/pressure/{cpu,io,memory} there\n"
+	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,pressure,bpf,\n"
+	"                         pcap,topology\n"
 	"                         (default all)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
@@ -139,6 +142,7 @@ static const struct option config_options[] = {
 	{ "db", required_argument, NULL, 0 },
 	{ "interval", required_argument, NULL, 0 },
 	{ "sysfs-root", required_argument, NULL, 0 },
+	{ "procfs-root", required_argument, NULL, 0 },
 	{ "collectors", required_argument, NULL, 0 },
 	{ "interfaces", required_argument, NULL, 0 },
 	{ "ethtool-include", required_argument, NULL, 0 },

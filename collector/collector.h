@@ -71,6 +71,7 @@ void sample_skip(struct sample_sink *out);
 /* What a collector may know about the agent's settings. */
 struct collector_env {
 	const char *sysfs_root; /* "/sys", or a fixture tree laid out like it */
+	const char *procfs_root; /* "/proc", or a tree laid out like it */
 	const regex_t *interfaces; /* NULL: every network interface */
 	const regex_t *ethtool_include; /* NULL: only the known ethtool counters */
 	const regex_t *pcap_interfaces; /* mirror ports to capture on; NULL: none */
@@ -131,6 +132,7 @@ extern const struct collector_ops rdma_collector;
 extern const struct collector_ops qdisc_collector;
 extern const struct collector_ops bpf_collector;
 extern const struct collector_ops pcap_collector;
+extern const struct collector_ops pressure_collector;
 extern const struct collector_ops topology_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated. */

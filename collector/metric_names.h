@@ -68,6 +68,8 @@
 #define M_TCP_WINDOW_LIMITED_CONNECTIONS "fabmon_tcp_window_limited_connections"
 #define M_TCP_ZERO_WINDOW_CONNECTIONS "fabmon_tcp_zero_window_connections"
 
+#define M_PRESSURE_CPU_WAITING_SECONDS_TOTAL "fabmon_pressure_cpu_waiting_seconds_total"
+
 /* every TCP series the probe reports starts so: the detectors skip others fast */
 #define M_TCP_PREFIX "fabmon_tcp_"
 

@@ -46,6 +46,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 
 	memset(set, 0, sizeof(*set));
 	set->env.sysfs_root = cfg->sysfs_root;
+	set->env.procfs_root = cfg->procfs_root;
 	set->env.bpf_max_flows = cfg->bpf_max_flows;
 	set->env.bpf_top_peers = cfg->bpf_top_peers;
 	set->env.bpf_flow_idle_ms = cfg->bpf_flow_idle_ms;

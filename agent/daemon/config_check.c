@@ -52,6 +52,11 @@ int config_check_host(const struct config *cfg, char *err, size_t err_len)
 		snprintf(err, err_len, "sysfs_root '%s': %s", cfg->sysfs_root, strerror(-r));
 		return r;
 	}
+	r = is_dir(cfg->procfs_root);
+	if (r < 0) {
+		snprintf(err, err_len, "procfs_root '%s': %s", cfg->procfs_root, strerror(-r));
+		return r;
+	}
 	dir_of(cfg->db_path, dir, sizeof(dir));
 	r = is_dir(dir);
 	if (r < 0) {

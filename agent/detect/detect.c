@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,6 +477,7 @@ struct series_kind {
 	int pfc; /* enum pfc_kind */
 	int hotspot; /* index in hotspot_series; -1 for none */
 	int lossy; /* index in lossy_series; -1 for none */
+	int cpu_pressure; /* this host's CPU waiting time */
 };
 
 static void series_kind_of(struct series_kind *k, const char *name)
@@ -510,6 +512,7 @@ static void series_kind_of(struct series_kind *k, const char *name)
 	for (i = 0; (size_t)i < LOSSY_SERIES && strcmp(name, lossy_series[i].name) != 0; i++)
 		;
 	k->lossy = (size_t)i < LOSSY_SERIES ? i : -1;
+	k->cpu_pressure = strcmp(name, M_PRESSURE_CPU_WAITING_SECONDS_TOTAL) == 0;
 }
 
 /* Every gatherer of a tick, in one pass over the registry. */
@@ -519,6 +522,7 @@ struct tick_gather {
 	struct pfc_gather *pfc;
 	struct hotspot_gather *hotspot;
 	struct lossy_gather *lossy;
+	double cpu_waiting; /* share of the tick a task here waited for a CPU; NAN: unknown */
 	struct series_kind kind; /* of the last series' family */
 };
 
@@ -541,7 +545,29 @@ static int gather_series(struct series *s, void *arg)
 		gather_hotspot(t->hotspot, s, (size_t)t->kind.hotspot);
 	if (t->kind.lossy >= 0)
 		gather_lossy(t->lossy, s, (size_t)t->kind.lossy);
+	if (t->kind.cpu_pressure && s->has_rate)
+		t->cpu_waiting = s->rate;
 	return 0;
+}
+
+/*
+ * Adds this host's CPU waiting share to a host_stall's evidence (none when
+ * unknown): where the stalled application runs here (another namespace of
+ * this host), a high share says the host starved it; a low one that it
+ * stopped on its own (paused, hung).
+ */
+static void evidence_add_cpu(struct event_verdict *v, double share)
+{
+	size_t len = strlen(v->evidence);
+	char add[64];
+	int n;
+
+	if (isnan(share) || len == 0 || v->evidence[len - 1] != '}')
+		return;
+	n = snprintf(add, sizeof(add), ",\"host_cpu_waiting_share\":%.2f}", share);
+	/* a full evidence keeps what it has */
+	if (n > 0 && len - 1 + (size_t)n < sizeof(v->evidence))
+		memcpy(v->evidence + len - 1, add, (size_t)n + 1);
 }
 
 /* The detectors' settings from the agent's configuration. */
@@ -609,8 +635,10 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
-	struct tick_gather tg = { rg, sg, pg, hg, lg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1 } };
-	size_t n;
+	struct tick_gather tg = {
+		rg, sg, pg, hg, lg, NAN, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0 }
+	};
+	size_t n, k;
 	int paced = 0; /* an incast verdict this tick */
 
 	sg->n = 0;
@@ -658,7 +686,11 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 		sg->in[i].paced = paced;
 	/* the paths above still see such waits as the stalls they are */
 	stall_aftermath(&d->sh, sg->in, sg->n, &cfg->stall, registry_now(reg));
-	n += detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
+	k = detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
+	for (size_t j = n; j < n + k; j++)
+		if (out[j].kind == EVENT_HOST_STALL)
+			evidence_add_cpu(&out[j], tg.cpu_waiting);
+	n += k;
 	handoff_history_update(&d->hh, sg->handoff, sg->n, cfg->handoff_ratio, pcfg.window_ms,
 			       registry_now(reg));
 	n += detect_handoff(&d->hh, cfg->handoff_ratio,

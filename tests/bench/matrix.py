@@ -271,16 +271,23 @@ def judge(run, expect):
     """Each event: clean (before the onset, or in a run without a fault),
     right (the expected kind and culprit, from the onset on: a culprit's
     event that re-opens after the fault is undone is still about it) or
-    wrong; right_cause also has the expected cause. The run: found (a right
-    event), found_cause, latency (onset -> first right event on /metrics)."""
+    wrong; right_cause also has the expected cause; located is the culprit
+    and the cause right, whatever the kind (the issue's own measure: a loss
+    named slow_handoff on the culprit still points at it). The run: found
+    (a right event), found_cause, found_located, latency (onset -> first
+    right event on /metrics)."""
     t = run["times"]
     onset = t.get("onset")
     exp = expect.get(run["fault"])
-    found = found_cause = False
+    found = found_cause = found_located = False
     lat = None
     for ev in run["events"]:
         ev["phase"] = "clean" if onset is None or ev["start_ms"] < onset else "fault"
         ev["right"] = ev["right_cause"] = False
+        ev["located"] = ev["phase"] == "fault" and exp is not None and \
+            ev["cause"] == exp["cause"] and \
+            any(subject_ok(r, ev, run["culprit"]) for r in exp["subjects"])
+        found_located |= ev["located"]
         if ev["phase"] == "fault" and exp and ev["kind"] in exp["kinds"] and \
                 any(subject_ok(r, ev, run["culprit"]) for r in exp["subjects"]):
             ev["right"] = True
@@ -290,7 +297,8 @@ def judge(run, expect):
             at = ev["seen_ms"] or ev["open_ms"] or ev["start_ms"]
             if at <= t.get("restore", at) + 2000:
                 lat = min(lat, at - onset) if lat is not None else at - onset
-    run.update(found=found, found_cause=found_cause, latency_ms=lat)
+    run.update(found=found, found_cause=found_cause, found_located=found_located,
+               latency_ms=lat)
     return run
 
 
@@ -389,6 +397,9 @@ def score(runs, expect, label, out):
     w("    %-14s %4d raised, precision %s, +cause %s\n" % (
         "all", len(evs), fmt(right / len(evs) if evs else None),
         fmt(right_c / len(evs) if evs else None)))
+    w("  culprit and cause right, any kind: recall %s, precision %s\n" % (
+        fmt(sum(r["found_located"] for r in faults) / n if n else None),
+        fmt(sum(e["located"] for e in evs) / len(evs) if evs else None)))
     # clean time: a clean run from its traffic's start to its end; a fault
     # run's traffic before the onset
     clean = {}

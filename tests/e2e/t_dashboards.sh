@@ -109,7 +109,7 @@ if [ "$(id -u)" = 0 ]; then
 	root=$WORK/sys
 	lab_sysfs "$root"
 	lab_agent 1 --db "$WORK/p.db" --interval 200ms --sysfs-root "$root" \
-		--collectors netdev,ethtool,rdma,qdisc,bpf,pcap \
+		--collectors netdev,ethtool,rdma,qdisc,pressure,bpf,pcap \
 		--ethtool-include 'peer_ifindex' --pcap-interfaces eth0
 	# a tbf for fabmon_qdisc_rate_bytes (1 Gbit/s: no bound on these few packets)
 	lab_exec 1 tc qdisc replace dev eth0 root tbf rate 1gbit burst 64kb latency 50ms ||

@@ -10,7 +10,7 @@ command -v promtool >/dev/null || skip "no promtool (make deps: prometheus)"
 command -v jq >/dev/null || skip "no jq (make deps)"
 port=$(free_port)
 db=$WORK/a.db
-start_agent "$port" --db "$db" --interval 1s
+start_agent "$port" --db "$db" --interval 1s --collectors netdev
 sleep 5
 kill "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null

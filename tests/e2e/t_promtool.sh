@@ -18,7 +18,7 @@ lab_up 2
 root=$WORK/sys
 lab_sysfs "$root"
 lab_agent 1 --db "$WORK/p.db" --interval 500ms --sysfs-root "$root" \
-	--collectors netdev,ethtool,rdma,qdisc,bpf,pcap --ethtool-include 'peer_ifindex'
+	--collectors netdev,ethtool,rdma,qdisc,pressure,bpf,pcap --ethtool-include 'peer_ifindex'
 lab_exec 2 ping -c 2 -i 0.2 198.18.0.1 >/dev/null
 sleep 1.2
 lab_scrape >"$WORK/metrics" || fail "scrape failed"

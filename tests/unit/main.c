@@ -12,19 +12,25 @@
 int main(void)
 {
 	Suite *(*const suites[])(void) = {
-		sysfs_suite,	      config_suite,	    registry_suite,
-		exposition_suite,     store_suite,	    http_suite,
-		netdev_suite,	      ethtool_suite,	    rdma_suite,
-		qdisc_suite,	      bpf_peers_suite,	    roce_suite,
-		bpf_flow_suite,	      bpf_tcp_suite,	    bpf_drop_reasons_suite,
-		events_suite,	      detect_hotspot_suite, detect_path_suite,
-		detect_handoff_suite, lldp_suite,	    kmap_suite,
-		detect_roce_suite,    timefmt_suite,	    pack_suite,
-		web_config_suite,     privilege_suite,	    window_suite,
-		regex_bounded_suite,  label_text_suite,	    tcp_loss_suite,
-		tcp_waits_suite,      capfile_suite,	    bpf_tc_lock_suite,
-		detect_lossy_suite,   openmetrics_suite,    locate_score_suite,
-		topology_suite,
+		sysfs_suite,	     config_suite,
+		registry_suite,	     exposition_suite,
+		store_suite,	     http_suite,
+		netdev_suite,	     ethtool_suite,
+		rdma_suite,	     qdisc_suite,
+		pressure_suite,	     bpf_peers_suite,
+		roce_suite,	     bpf_flow_suite,
+		bpf_tcp_suite,	     bpf_drop_reasons_suite,
+		events_suite,	     detect_hotspot_suite,
+		detect_path_suite,   detect_handoff_suite,
+		lldp_suite,	     kmap_suite,
+		detect_roce_suite,   timefmt_suite,
+		pack_suite,	     web_config_suite,
+		privilege_suite,     window_suite,
+		regex_bounded_suite, label_text_suite,
+		tcp_loss_suite,	     tcp_waits_suite,
+		capfile_suite,	     bpf_tc_lock_suite,
+		detect_lossy_suite,  openmetrics_suite,
+		locate_score_suite,  topology_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

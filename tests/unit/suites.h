@@ -15,6 +15,7 @@ Suite *netdev_suite(void);
 Suite *ethtool_suite(void);
 Suite *rdma_suite(void);
 Suite *qdisc_suite(void);
+Suite *pressure_suite(void);
 Suite *bpf_peers_suite(void);
 Suite *roce_suite(void);
 Suite *bpf_tcp_suite(void);

@@ -170,7 +170,7 @@ START_TEST(test_sysfs_root_collectors)
 	src.flags[src.nflags].key = "sysfs_root";
 	src.flags[src.nflags++].value = "/tmp";
 	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
-	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,topology");
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,pressure,topology");
 	ck_assert_int_eq(cfg.host_collectors_off, 1);
 	src.flags[src.nflags].key = "collectors";
 	src.flags[src.nflags++].value = "netdev,bpf";
@@ -186,7 +186,7 @@ START_TEST(test_sysfs_root_collectors)
 	src.path = "/nonexistent/fabmon.conf";
 	src.flags[0].value = "/sys";
 	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
-	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,bpf,pcap,topology");
+	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,pressure,bpf,pcap,topology");
 	ck_assert_int_eq(cfg.host_collectors_off, 0);
 }
 END_TEST

@@ -9,7 +9,8 @@
 # acknowledging, rank 2's data to it backs up behind a closed window, and a
 # host_stall (cause host: the host, not the fabric) naming 198.18.0.3 opens
 # once it has lasted host_stall_after; it closes after SIGCONT, and the
-# ring finishes. No other event: no network stall, no straggler.
+# ring finishes. No other event: no network stall, no straggler. Its
+# evidence carries this host's CPU waiting share (the pressure collector).
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
@@ -19,7 +20,7 @@ for r in 1 2 3 4; do
 	lab_shape "$LAB-p$r" 400mbit
 	lab_exec $r sysctl -qw net.ipv4.tcp_rmem="4096 131072 1048576" || fail "unable to set tcp_rmem"
 done
-lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf --interfaces eth0
+lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf,pressure --interfaces eth0
 culprit=peer=198.18.0.3
 
 lab_loadgen ring-allreduce 5
@@ -36,4 +37,9 @@ rank3=$(pgrep -P "$(echo $LAB_LOADGEN | cut -d' ' -f3)")
 lab_fault host_stall $culprit 4 "kill -STOP $rank3" "kill -CONT $rank3"
 lab_loadgen_wait
 lab_expect "$WORK/r.db" host_stall $culprit
+# what this host knows of its CPU: the pressure collector's share, in [0, 1]
+share=$(sqlite3 "$WORK/r.db" "SELECT json_extract(evidence, '$.host_cpu_waiting_share') FROM events WHERE kind = 'host_stall' LIMIT 1")
+awk -v s="$share" 'BEGIN { exit !(s != "" && s >= 0 && s <= 1) }' ||
+	fail "host_stall evidence without this host's CPU waiting share: '$share'"
+echo "host_stall evidence: host_cpu_waiting_share $share"
 exit 0
