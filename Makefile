@@ -44,7 +44,8 @@ endif
 .SUFFIXES:
 .PHONY: all help deps run test unit-test san-runner bench fuzz install deb format format-check clean
 
-LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c)
+LIB_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard collector/*.c) \
+	$(wildcard collector/mesh/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/schema/schema.o $(BUILD)/web/page.o
 MAIN_OBJ := $(BUILD)/agent/main.o
 SCHEMA_SQL := $(sort $(wildcard schema/[0-9]*.sql))

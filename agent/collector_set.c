@@ -52,6 +52,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.tc_lock = tc_lock;
 	set->env.retry_ms = cfg->collector_retry_ms;
 	set->env.roce_pmtu = cfg->roce_pmtu;
+	set->env.mesh = &cfg->mesh;
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../collector/collector.h"
+#include "../collector/mesh/mesh_allow.h"
 #include "config.h"
 #include "file_read.h"
 #include "regex_bounded.h"
@@ -19,6 +20,8 @@ static int check_regex(const char *value, char *why, size_t why_len);
 static int check_user(const char *value, char *why, size_t why_len);
 static int check_nonempty(const char *value, char *why, size_t why_len);
 static int check_power_of_two(const char *value, char *why, size_t why_len);
+static int check_cidrs(const char *value, char *why, size_t why_len);
+static int check_addrs(const char *value, char *why, size_t why_len);
 
 /* The one table of settings: file key, kind, where it lives, the form. */
 struct key_def {
@@ -54,7 +57,8 @@ static const struct key_def config_keys[] = {
 	DUR("interval", interval_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 1s, 500ms"),
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", check_nonempty),
 	STR("collectors", collectors,
-	    "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf, pcap", check_collectors),
+	    "a comma-separated list of netdev, ethtool, rdma, qdisc, bpf, pcap, mesh",
+	    check_collectors),
 	STR("interfaces", interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
 	STR("ethtool_include", ethtool_include, "a POSIX extended regex over ethtool stat names",
@@ -107,6 +111,20 @@ static const struct key_def config_keys[] = {
 	UINT_CHECKED("roce_pmtu", roce_pmtu, 256, 4096, "a power of two from 256 to 4096",
 		     check_power_of_two),
 	STR("user", user, "a user name or uid (letters, digits, '.', '_', '-')", check_user),
+	STR("mesh_targets", mesh.targets, "a Prometheus file_sd JSON file of targets", NULL),
+	STR("mesh_peers", mesh.peers, "a comma-separated list of IPv4 addresses", check_addrs),
+	STR("mesh_listen", mesh.listen, "ADDR:PORT, e.g. :9479 or 198.18.0.1:9479", check_listen),
+	DUR("mesh_interval", mesh.interval_ms, 100, 3600000,
+	    "a duration from 100ms to 1h, e.g. 1s"),
+	UINT("mesh_flows", mesh.flows, 1, MESH_FLOWS_MAX, "an integer from 1 to 64"),
+	UINT("mesh_dscp", mesh.dscp, 0, 63, "a DSCP from 0 to 63"),
+	UINT("mesh_pps", mesh.pps, 16, 1000000, "probes a second from 16 to 1000000"),
+	UINT("mesh_source_pps", mesh.source_pps, 1, 1000000, "probes a second from 1 to 1000000"),
+	STR("mesh_allow", mesh.allow, "a comma-separated list of IPv4 CIDRs, e.g. 198.18.0.0/15",
+	    check_cidrs),
+	DUR("mesh_path_interval", mesh.path_interval_ms, 10000, 86400000,
+	    "a duration from 10s to 1d, e.g. 5m"),
+	UINT("mesh_max_series", mesh.max_series, 16, 10000000, "an integer from 16 to 10000000"),
 };
 
 void config_defaults(struct config *cfg)
@@ -189,6 +207,19 @@ void config_defaults(struct config *cfg)
 	/* IBTA's largest: a READ counted by a PMTU above the path's real one
 	 * takes too few PSNs, which shows as a gap, never hides one */
 	cfg->roce_pmtu = 4096;
+	snprintf(cfg->mesh.listen, sizeof(cfg->mesh.listen), "%s", MESH_DEFAULT_LISTEN);
+	cfg->mesh.interval_ms = 1000;
+	/* 8 source ports leave one of 2 spines unprobed with chance 1/128,
+	 * of 4 spines about 1/10 (Pingmesh and R-Pingmesh sweep as few) */
+	cfg->mesh.flows = 8;
+	/* 1000 peers at 8 flows a second, and their path traces */
+	cfg->mesh.pps = 10000;
+	/* a peer's 8 flows a second, and a trace of 8 TTLs on several flows
+	 * at once when they start losing */
+	cfg->mesh.source_pps = 100;
+	cfg->mesh.path_interval_ms = 5 * 60 * 1000;
+	/* 1000 peers' per-peer series (22 each) and a share of flows and hops */
+	cfg->mesh.max_series = 50000;
 }
 
 int config_parse_duration(const char *text, int64_t *ret_ms)
@@ -505,6 +536,20 @@ static int check_regex(const char *value, char *why, size_t why_len)
 	return 0;
 }
 
+static int check_cidrs(const char *value, char *why, size_t why_len)
+{
+	struct mesh_cidr c[MESH_CIDRS_MAX];
+	int r = mesh_allow_parse(value, c, MESH_CIDRS_MAX, why, why_len);
+
+	return r < 0 ? r : 0;
+}
+
+/* Addresses, not networks: the probes go to each. */
+static int check_addrs(const char *value, char *why, size_t why_len)
+{
+	return strchr(value, '/') ? -EINVAL : check_cidrs(value, why, why_len);
+}
+
 /* A user name as useradd(8) takes it, or a uid: no path or shell characters. */
 static int check_user(const char *value, char *why, size_t why_len)
 {
@@ -574,6 +619,10 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 			snprintf(err, err_len, "--%s: %s", flag, msg);
 		}
 	}
+	/* probing is off until targets are given; given, it is on */
+	if (r == 0 && !cfg.collectors_given && (cfg.mesh.targets[0] || cfg.mesh.peers[0]))
+		snprintf(cfg.collectors + strlen(cfg.collectors),
+			 sizeof(cfg.collectors) - strlen(cfg.collectors), ",mesh");
 	if (r == 0 && !cfg.collectors_given && strcmp(cfg.sysfs_root, "/sys") != 0) {
 		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s", CONFIG_SYSFS_COLLECTORS);
 		cfg.host_collectors_off = 1;

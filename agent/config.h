@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../collector/mesh/mesh_conf.h"
+
 /*
  * The agent's settings: built-in defaults, then the INI file, then flags.
  * Every key of the file has a flag of the same name (sysfs_root is
@@ -73,6 +75,7 @@ struct config {
 	int64_t bpf_flow_idle_ms; /* flows idle this long are deleted from the maps */
 	unsigned roce_pmtu; /* RoCE path MTU a READ is counted by until its path shows one */
 	char user[64]; /* a root start drops to this user once set up; "" = stay */
+	struct mesh_conf mesh; /* mesh_* keys; given targets or peers add mesh to collectors */
 };
 
 /* Fills cfg with the built-in defaults. */

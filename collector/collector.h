@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 struct bpf_tc_lock;
+struct mesh_conf;
 
 /*
  * A collector reads one source (sysfs netdev statistics, SIOCETHTOOL, RDMA
@@ -89,6 +90,7 @@ struct collector_env {
 	 * but attached nowhere, as `fabmon doctor` wants */
 	struct bpf_tc_lock *tc_lock;
 	int64_t retry_ms; /* a source found gone is looked for again after this */
+	const struct mesh_conf *mesh; /* the mesh collector's settings (mesh/mesh_conf.h) */
 };
 
 /* True if the interface name passes env->interfaces. */
@@ -129,6 +131,7 @@ extern const struct collector_ops rdma_collector;
 extern const struct collector_ops qdisc_collector;
 extern const struct collector_ops bpf_collector;
 extern const struct collector_ops pcap_collector;
+extern const struct collector_ops mesh_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated. */
 extern const struct collector_ops *const collector_all[];

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_MESH_PEER_H
+#define FABMON_MESH_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mesh_conf.h"
+#include "mesh_wire.h"
+
+/*
+ * What the sender knows of one peer: per flow (source port), the probes in
+ * flight, what came back, and the hops the flow's path crosses. Pure state:
+ * the engine does the I/O and calls these with its clock.
+ */
+
+#define MESH_INFLIGHT 8 /* probes a flow may have unanswered at once */
+/* TTLs a path trace tries: a 3-tier Clos is 6 hops host to host, and 8 flows'
+ * traces at once stay within a responder's default 100 probes a second */
+#define MESH_HOPS_MAX 8
+/* histogram upper bounds, 10 us to 1 s (issue 33): a clean fabric's RTT is
+ * tens of microseconds, a lost-and-late one is a second */
+#define MESH_RTT_BUCKETS 16
+extern const double mesh_rtt_bounds[MESH_RTT_BUCKETS];
+
+struct mesh_inflight {
+	uint32_t seq;
+	int used;
+	int64_t sent_ns;
+};
+
+struct mesh_path {
+	uint32_t hop[MESH_HOPS_MAX]; /* hop[i] answered TTL i + 1; 0: unknown */
+	unsigned n; /* hops, the peer's own last; 0 until a trace ends */
+	unsigned reached; /* during a trace: the smallest TTL the peer answered */
+	uint32_t trace_seq; /* the sequence number every probe of the trace carries */
+	uint32_t id; /* a hash of the hops: the flow's "path" label */
+	int64_t trace_end_ns; /* a trace in flight ends then; 0: none */
+	int64_t next_ns; /* the next trace starts then */
+};
+
+struct mesh_flow {
+	uint32_t next_seq;
+	struct mesh_inflight inflight[MESH_INFLIGHT];
+	uint64_t sent, lost;
+	uint64_t answered;
+	double rtt_avg; /* seconds, moving average of the last ~8 answers */
+	int64_t last_loss_ns; /* 0: never lost */
+	struct mesh_path path;
+};
+
+struct mesh_peer {
+	uint32_t addr; /* host byte order */
+	int64_t next_ns; /* the next round of probes is due then */
+	uint64_t sent, lost, answered;
+	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
+	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
+	int64_t last_answer_ns;
+	struct mesh_flow flow[MESH_FLOWS_MAX];
+};
+
+/* Records a plain probe of flow f sent at now_ns; returns its sequence
+ * number. A probe still unanswered in the slot it takes is lost. */
+uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns);
+
+/*
+ * Starts a path trace of flow f, to end at end_ns: the engine sends one
+ * probe for each TTL 1..MESH_HOPS_MAX, all with the returned sequence number
+ * and the flow's own 5-tuple (as paris-traceroute does, so that ECMP hashes
+ * them onto the flow's path). The hops learnt so far are forgotten.
+ */
+uint32_t mesh_peer_trace_start(struct mesh_peer *p, unsigned f, int64_t now_ns, int64_t end_ns);
+
+/*
+ * Takes reply m (decoded, of flow m->flow) received at rx_ns. Returns 0 if
+ * it answers a probe in flight (a path probe's reply marks where the path
+ * reached the peer), -ENOENT if not (a wrong or late sequence,
+ * counted by the caller), -ERANGE for a flow out of range.
+ */
+int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns);
+
+/*
+ * An ICMP time-exceeded from hop (host byte order) for the path probe
+ * described by m (the probe's own payload, which the error quotes). Returns
+ * 0, or -ENOENT if no such path probe is in flight.
+ */
+int mesh_peer_hop(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, uint32_t hop);
+
+/*
+ * Counts the plain probes unanswered after timeout_ns as lost (a flow that
+ * starts losing has its path traced again at once), and ends the path traces
+ * due: hops that never answered stay unknown. Returns the number lost now.
+ */
+unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, int64_t timeout_ns);
+
+/* True if flow f stands out among its siblings: it lost a probe since
+ * since_ns, or its recent RTT is more than twice their median's and 50 us
+ * over it. */
+int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int64_t since_ns);
+
+#endif
