@@ -177,7 +177,13 @@ int mesh_engine_new(const struct mesh_conf *conf, int respond, struct mesh_engin
 		goto fail;
 	}
 	if (respond) {
+		struct sockaddr_in sa;
+		socklen_t len = sizeof(sa);
+
 		r = e->resp_fd = udp_open(e->bind_addr, e->port, conf->dscp);
+		/* port 0 (tests) takes any free one: the port probes go to */
+		if (r >= 0 && getsockname(r, (struct sockaddr *)&sa, &len) == 0)
+			e->port = ntohs(sa.sin_port);
 		if (r < 0) {
 			snprintf(why, why_len, "mesh: unable to bind the responder to '%s': %s",
 				 conf->listen, strerror(-r));

@@ -39,5 +39,8 @@ Suite *label_text_suite(void);
 Suite *tcp_loss_suite(void);
 Suite *tcp_waits_suite(void);
 Suite *capfile_suite(void);
+Suite *mesh_peer_suite(void);
+Suite *mesh_targets_suite(void);
+Suite *mesh_engine_suite(void);
 
 #endif
