@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "suites.h"
+#include "testutil.h"
 
 #include "../../agent/config.h"
 #include "../../collector/mesh/mesh_engine.h"
@@ -298,16 +299,14 @@ END_TEST
 
 Suite *mesh_engine_suite(void)
 {
-	Suite *s = suite_create("mesh_engine");
-	TCase *tc = tcase_create("engine");
+	const struct testutil_case cases[] = {
+		{ "refuses_unknown_source", test_refuses_unknown_source, 20 },
+		{ "malformed_and_answer", test_malformed_and_answer, 20 },
+		{ "flood_is_rate_limited", test_flood_is_rate_limited, 20 },
+		{ "flood_does_not_hold_the_tick", test_flood_does_not_hold_the_tick, 20 },
+		{ "probe_every_flow", test_probe_every_flow, 20 },
+		{ "wrong_sequence_reply", test_wrong_sequence_reply, 20 },
+	};
 
-	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, test_refuses_unknown_source);
-	tcase_add_test(tc, test_malformed_and_answer);
-	tcase_add_test(tc, test_flood_is_rate_limited);
-	tcase_add_test(tc, test_flood_does_not_hold_the_tick);
-	tcase_add_test(tc, test_probe_every_flow);
-	tcase_add_test(tc, test_wrong_sequence_reply);
-	suite_add_tcase(s, tc);
-	return s;
+	return TESTUTIL_SUITE("mesh_engine", cases);
 }

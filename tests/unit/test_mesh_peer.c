@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "suites.h"
+#include "testutil.h"
 
 #include "../../collector/mesh/mesh_allow.h"
 #include "../../collector/mesh/mesh_peer.h"
@@ -10,13 +11,8 @@
 
 #define MS 1000000LL
 
-static struct mesh_peer peer;
-
-static void setup(void)
-{
-	memset(&peer, 0, sizeof(peer));
-	peer.addr = 0xc6120102; /* 198.18.1.2 */
-}
+/* each test starts from this one (fork mode) */
+static struct mesh_peer peer = { .addr = 0xc6120102 }; /* 198.18.1.2 */
 
 static struct mesh_msg reply_to(unsigned flow, uint32_t seq, int64_t sent_ns)
 {
@@ -172,17 +168,15 @@ END_TEST
 
 Suite *mesh_peer_suite(void)
 {
-	Suite *s = suite_create("mesh_peer");
-	TCase *tc = tcase_create("peer");
+	const struct testutil_case cases[] = {
+		{ "wire_round_trip_and_refusal", test_wire_round_trip_and_refusal, 0 },
+		{ "allow_cidrs", test_allow_cidrs, 0 },
+		{ "reply_counts_rtt_and_delay", test_reply_counts_rtt_and_delay, 0 },
+		{ "wrong_sequence_is_refused", test_wrong_sequence_is_refused, 0 },
+		{ "loss_is_per_flow", test_loss_is_per_flow, 0 },
+		{ "slow_flow_differs", test_slow_flow_differs, 0 },
+		{ "trace_hops", test_trace_hops, 0 },
+	};
 
-	tcase_add_checked_fixture(tc, setup, NULL);
-	tcase_add_test(tc, test_wire_round_trip_and_refusal);
-	tcase_add_test(tc, test_allow_cidrs);
-	tcase_add_test(tc, test_reply_counts_rtt_and_delay);
-	tcase_add_test(tc, test_wrong_sequence_is_refused);
-	tcase_add_test(tc, test_loss_is_per_flow);
-	tcase_add_test(tc, test_slow_flow_differs);
-	tcase_add_test(tc, test_trace_hops);
-	suite_add_tcase(s, tc);
-	return s;
+	return TESTUTIL_SUITE("mesh_peer", cases);
 }

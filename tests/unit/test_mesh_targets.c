@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "suites.h"
+#include "testutil.h"
 
 #include "../../collector/mesh/mesh_targets.h"
 
@@ -20,11 +21,6 @@ static void write_file(const char *text)
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
 	fclose(f);
-}
-
-static void teardown(void)
-{
-	(void)unlink(path);
 }
 
 /* Prometheus' file_sd form: the hosts, sorted and once each, ports ignored. */
@@ -44,6 +40,7 @@ START_TEST(test_file_sd_and_static)
 	ck_assert(mesh_targets_has(&t, 0xc6120103));
 	ck_assert(!mesh_targets_has(&t, 0xc6120104));
 	mesh_targets_release(&t);
+	(void)unlink(path);
 }
 END_TEST
 
@@ -78,17 +75,16 @@ START_TEST(test_malformed_keeps_old_list)
 	ck_assert_int_eq(mesh_targets_load("", "198.18.1.300", &t, err, sizeof(err)), -EINVAL);
 	ck_assert_uint_eq(t.n, 1);
 	mesh_targets_release(&t);
+	(void)unlink(path);
 }
 END_TEST
 
 Suite *mesh_targets_suite(void)
 {
-	Suite *s = suite_create("mesh_targets");
-	TCase *tc = tcase_create("targets");
+	const struct testutil_case cases[] = {
+		{ "file_sd_and_static", test_file_sd_and_static, 0 },
+		{ "malformed_keeps_old_list", test_malformed_keeps_old_list, 0 },
+	};
 
-	tcase_add_checked_fixture(tc, NULL, teardown);
-	tcase_add_test(tc, test_file_sd_and_static);
-	tcase_add_test(tc, test_malformed_keeps_old_list);
-	suite_add_tcase(s, tc);
-	return s;
+	return TESTUTIL_SUITE("mesh_targets", cases);
 }
