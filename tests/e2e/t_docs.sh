@@ -5,7 +5,7 @@
 . tests/lib.sh
 
 missing=""
-for m in $(grep -oh '"fabmon_[a-z0-9_]*[a-z0-9]"' agent/*.c collector/*.c | tr -d '"' | sort -u); do
+for m in $(grep -oh '"fabmon_[a-z0-9_]*[a-z0-9]"' agent/*.c collector/*.c collector/*/*.c | tr -d '"' | sort -u); do
 	grep -q "\`$m\`" README.md || missing="$missing $m"
 done
 [ -z "$missing" ] || fail "metrics not in README.md's catalogue:$missing"
