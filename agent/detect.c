@@ -8,6 +8,7 @@
 #include "detect_handoff.h"
 #include "detect_hotspot.h"
 #include "detect_lossy.h"
+#include "detect_mesh.h"
 #include "detect_path.h"
 #include "detect_pfc.h"
 #include "detect_roce.h"
@@ -464,6 +465,7 @@ struct series_kind {
 	int pfc; /* enum pfc_kind */
 	int hotspot; /* index in hotspot_series; -1 for none */
 	int lossy; /* index in lossy_series; -1 for none */
+	int mesh; /* a family detect_mesh reads */
 };
 
 static void series_kind_of(struct series_kind *k, const char *name)
@@ -498,6 +500,7 @@ static void series_kind_of(struct series_kind *k, const char *name)
 	for (i = 0; (size_t)i < LOSSY_SERIES && strcmp(name, lossy_series[i].name) != 0; i++)
 		;
 	k->lossy = (size_t)i < LOSSY_SERIES ? i : -1;
+	k->mesh = mesh_gather_wants(name);
 }
 
 /* Every gatherer of a tick, in one pass over the registry. */
@@ -507,6 +510,7 @@ struct tick_gather {
 	struct pfc_gather *pfc;
 	struct hotspot_gather *hotspot;
 	struct lossy_gather *lossy;
+	struct mesh_gather *mesh;
 	struct series_kind kind; /* of the last series' family */
 };
 
@@ -529,6 +533,8 @@ static int gather_series(struct series *s, void *arg)
 		gather_hotspot(t->hotspot, s, (size_t)t->kind.hotspot);
 	if (t->kind.lossy >= 0)
 		gather_lossy(t->lossy, s, (size_t)t->kind.lossy);
+	if (t->kind.mesh)
+		mesh_gather_series(t->mesh, s);
 	return 0;
 }
 
@@ -561,12 +567,14 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	static struct stall_history sh;
 	static struct lossy_gather lg;
 	static struct lossy_history lh;
+	static struct mesh_gather mg;
+	static struct mesh_history mh;
 	const struct lossy_bounds lb = { cfg->lossy_error_share, cfg->hotspot_util,
 					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
 	struct tick_gather tg = {
-		&rg, &sg, &pg, &hg, &lg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1 }
+		&rg, &sg, &pg, &hg, &lg, &mg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0 }
 	};
 	size_t n;
 	int paced = 0; /* an incast verdict this tick */
@@ -575,6 +583,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	sg.next = 0;
 	pg.n = 0;
 	lg.n = 0;
+	mesh_gather_begin(&mg);
 	roce_gather_begin(&rg);
 	hg.cur ^= 1;
 	hg.n[hg.cur] = 0;
@@ -625,5 +634,7 @@ size_t detect_run(const struct detect_config *cfg, struct registry *reg, struct 
 	n += detect_roce(rg.in, rg.n, cfg->incast_fraction, out + n, max - n);
 	lossy_history_update(&lh, lg.in, lg.n, lb.window_ms, registry_now(reg));
 	n += detect_lossy(&lh, &lb, registry_now(reg), out + n, max - n);
+	mesh_history_update(&mh, &mg, registry_now(reg));
+	n += detect_mesh(&mh, registry_now(reg), out + n, max - n);
 	return n + detect_hotspot(hg.in[hg.cur], hg.n[hg.cur], cfg->hotspot_util, out + n, max - n);
 }

@@ -24,7 +24,7 @@ int main(void)
 		regex_bounded_suite,  label_text_suite,	    tcp_loss_suite,
 		tcp_waits_suite,      capfile_suite,	    bpf_tc_lock_suite,
 		detect_lossy_suite,   mesh_peer_suite,	    mesh_targets_suite,
-		mesh_engine_suite,
+		mesh_engine_suite,    detect_mesh_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -42,5 +42,6 @@ Suite *capfile_suite(void);
 Suite *mesh_peer_suite(void);
 Suite *mesh_targets_suite(void);
 Suite *mesh_engine_suite(void);
+Suite *detect_mesh_suite(void);
 
 #endif
