@@ -162,6 +162,22 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 	h->n = k;
 }
 
+/* The ticks of the loss window that lost a probe: a peer that stops
+ * answering loses on one tick before it is silent on the next. */
+static unsigned lossy_ticks(const struct mesh_history_peer *p, int64_t now_ms)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < p->count; i++) {
+		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+
+		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
+			break;
+		n += p->tick[t].lost >= 0.5;
+	}
+	return n;
+}
+
 /* Sums p's ticks since since_ms. */
 static void window(const struct mesh_history_peer *p, int64_t since_ms, double *sent, double *lost,
 		   uint64_t *lost_flows, unsigned *ticks)
@@ -268,8 +284,13 @@ size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_ve
 			n = verdict(out, max, n, EVENT_UNREACHABLE, o, 0, 1, ev, VERDICT_AT_ONCE);
 			continue;
 		}
+		/* silent on every flow this last second: going, not lossy
+		 * (unreachable once it lasts) */
+		window(p, now_ms - 1000, &sent, &lost, &lost_flows, &ticks);
+		if (sent >= 1.5 && lost >= 0.95 * sent)
+			continue;
 		window(p, now_ms - MESH_LOSS_WINDOW_MS, &sent, &lost, &lost_flows, &ticks);
-		if (lost >= 1.5 && lost < 0.95 * sent) {
+		if (lost >= 1.5 && lost < 0.95 * sent && lossy_ticks(p, now_ms) >= 2) {
 			snprintf(
 				ev, sizeof(ev),
 				"{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d}",

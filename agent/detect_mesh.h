@@ -79,8 +79,10 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
- * once); else lossy_link (2 probes or more lost over MESH_LOSS_WINDOW_MS
- * while other flows answered, at once: the window was the persistence);
+ * once); else, unless every probe of the last second was lost (a peer
+ * going), lossy_link (2 probes or more lost over MESH_LOSS_WINDOW_MS, on 2
+ * ticks or more, while other flows answered; at once: the window was the
+ * persistence);
  * path_latency (a flow more than twice as slow as its siblings, a tick over).
  * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow
  * crosses and some other flow avoids. Pure: no I/O. Returns how many were written.

@@ -89,17 +89,21 @@ START_TEST(test_one_loss_is_not_a_link)
 }
 END_TEST
 
-/* Every flow unanswered at once: unreachable, not lossy. */
+/* Every flow unanswered at once: unreachable, not lossy, on no tick
+ * (the first loses half, as a pause comes mid-tick). */
 START_TEST(test_silent_peer_is_unreachable)
 {
 	struct mesh_obs *o = leaf_spine_peer();
 	struct event_verdict v[4];
 
 	(void)run(1000, 3, v, 4);
-	o->lost = 8;
+	o->lost = 4;
 	o->lost_flows = 0xff;
+	ck_assert_uint_eq(run(4000, 1, v, 4), 0);
+	o->lost = 8;
 	o->rtt_count = o->rtt_sum = 0;
-	ck_assert_uint_eq(run(4000, 4, v, 4), 1);
+	ck_assert_uint_eq(run(5000, 2, v, 4), 0);
+	ck_assert_uint_eq(run(7000, 1, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_UNREACHABLE);
 	ck_assert_str_eq(v[0].subject, "peer=198.18.2.11");
 	ck_assert_int_eq(event_kind_cause(v[0].kind), EVENT_CAUSE_HOST);
