@@ -28,6 +28,10 @@
  * turn and cannot starve the sender's schedule */
 #define READ_BATCH 64
 #define OWN_MAX 64
+/* first traces are spread over this long: a router answers TTL expiry at
+ * 1000 a second with a burst of 50 (Linux's icmp_msgs_per_sec), and every
+ * flow of every peer traced at once would find most hops silent */
+#define FIRST_TRACES_NS (5 * NS_PER_S)
 
 struct mesh_engine {
 	struct mesh_conf conf;
@@ -233,10 +237,11 @@ static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n,
 			continue;
 		}
 		np[k].addr = addrs[i];
-		/* spread the first rounds and traces over an interval */
+		/* spread the first rounds over an interval */
 		np[k].next_ns = now + (int64_t)((double)rand_r(&e->seed) / RAND_MAX * interval_ns);
 		for (unsigned f = 0; f < e->flows; f++)
-			np[k].flow[f].path.next_ns = np[k].next_ns;
+			np[k].flow[f].path.next_ns = now + (int64_t)((double)rand_r(&e->seed) /
+								     RAND_MAX * FIRST_TRACES_NS);
 		k++;
 	}
 	free(e->peers);
@@ -351,6 +356,21 @@ static ssize_t recv_one(int fd, int flags, uint8_t *buf, size_t len, struct sock
 	return n < 0 ? -errno : n;
 }
 
+/*
+ * sendmsg() once more if it failed with an error an earlier datagram drew:
+ * with IP_RECVERR an ICMP error (a path probe's time-exceeded) is also
+ * reported, once, by the socket's next call, and that datagram is not sent.
+ * Returns 0 or -errno.
+ */
+static int send_once_more(int fd, const struct msghdr *msg)
+{
+	if (sendmsg(fd, msg, MSG_DONTWAIT) >= 0)
+		return 0;
+	if (errno == EAGAIN || errno == ENOBUFS || errno == EINVAL || errno == EMSGSIZE)
+		return -errno;
+	return sendmsg(fd, msg, MSG_DONTWAIT) >= 0 ? 0 : -errno;
+}
+
 /* Sends a reply from the address the probe was sent to (IP_PKTINFO): the
  * prober knows its peer by that address, and a host with several would
  * otherwise answer from the one its route picks. */
@@ -382,7 +402,7 @@ static void reply_send(struct mesh_engine *e, uint8_t *buf, struct sockaddr_in *
 			out->cmsg_len = CMSG_LEN(sizeof(pi));
 			memcpy(CMSG_DATA(out), &pi, sizeof(pi));
 		}
-	if (sendmsg(e->resp_fd, &msg, MSG_DONTWAIT) < 0)
+	if (send_once_more(e->resp_fd, &msg) < 0)
 		e->st.send_errors++;
 }
 
@@ -517,7 +537,7 @@ static void send_probe(struct mesh_engine *e, const struct mesh_peer *p, unsigne
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &ttl, sizeof(ttl));
 	}
-	if (sendmsg(e->flow_fd[f], &msg, MSG_DONTWAIT) < 0)
+	if (send_once_more(e->flow_fd[f], &msg) < 0)
 		e->st.send_errors++;
 }
 

@@ -36,7 +36,7 @@ uint32_t mesh_peer_trace_start(struct mesh_peer *p, unsigned f, int64_t now_ns, 
 	struct mesh_path *path = &p->flow[f].path;
 
 	(void)now_ns;
-	memset(path->hop, 0, sizeof(path->hop));
+	memset(path->trace_hop, 0, sizeof(path->trace_hop));
 	path->reached = 0;
 	path->trace_seq = p->flow[f].next_seq++;
 	path->trace_end_ns = end_ns;
@@ -100,7 +100,7 @@ int mesh_peer_hop(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows,
 	path = &p->flow[m->flow].path;
 	if (!path->trace_end_ns || m->seq != path->trace_seq)
 		return -ENOENT;
-	path->hop[m->ttl - 1] = hop;
+	path->trace_hop[m->ttl - 1] = hop;
 	return 0;
 }
 
@@ -124,12 +124,13 @@ static void trace_end(struct mesh_peer *p, struct mesh_path *path)
 	unsigned n = path->reached;
 
 	if (n) {
-		path->hop[n - 1] = p->addr;
+		path->trace_hop[n - 1] = p->addr;
 	} else {
 		for (unsigned i = 0; i < MESH_HOPS_MAX; i++)
-			if (path->hop[i])
+			if (path->trace_hop[i])
 				n = i + 1;
 	}
+	memcpy(path->hop, path->trace_hop, sizeof(path->hop));
 	path->n = n;
 	path->id = path_id(path);
 	path->trace_end_ns = 0;

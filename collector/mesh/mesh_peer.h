@@ -31,6 +31,7 @@ struct mesh_inflight {
 
 struct mesh_path {
 	uint32_t hop[MESH_HOPS_MAX]; /* hop[i] answered TTL i + 1; 0: unknown */
+	uint32_t trace_hop[MESH_HOPS_MAX]; /* the trace in flight's, as hop */
 	unsigned n; /* hops, the peer's own last; 0 until a trace ends */
 	unsigned reached; /* during a trace: the smallest TTL the peer answered */
 	uint32_t trace_seq; /* the sequence number every probe of the trace carries */
@@ -67,7 +68,7 @@ uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns);
  * Starts a path trace of flow f, to end at end_ns: the engine sends one
  * probe for each TTL 1..MESH_HOPS_MAX, all with the returned sequence number
  * and the flow's own 5-tuple (as paris-traceroute does, so that ECMP hashes
- * them onto the flow's path). The hops learnt so far are forgotten.
+ * them onto the flow's path). The hops learnt so far stay until it ends.
  */
 uint32_t mesh_peer_trace_start(struct mesh_peer *p, unsigned f, int64_t now_ns, int64_t end_ns);
 
