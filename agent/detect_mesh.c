@@ -205,6 +205,21 @@ static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
 	return 0;
 }
 
+/* A hop of flow f did not answer its last trace (the trace's own probes
+ * cross the lossy link too): f may cross any address. */
+static int flow_has_unknown(const struct mesh_obs *o, int f)
+{
+	int last = -1;
+
+	for (int k = 0; k < MESH_DETECT_HOPS; k++)
+		if (o->hop[f][k])
+			last = k;
+	for (int k = 0; k < last; k++)
+		if (!o->hop[f][k])
+			return 1;
+	return 0;
+}
+
 /*
  * Appends ",hops=A+B" to subject: the hops every flow of bad crosses and
  * some flow whose hops are known does not. A flow through the same hops
@@ -217,9 +232,10 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 	int first = -1, n = 0;
 
 	bad &= o->known_flows;
-	for (int f = 0; f < MESH_DETECT_FLOWS && first < 0; f++)
-		if (bad >> f & 1)
-			first = f;
+	/* the hops of a losing flow whose every hop answered */
+	for (int f = 0; f < MESH_DETECT_FLOWS; f++)
+		if ((bad >> f & 1) && (first < 0 || !flow_has_unknown(o, f)))
+			first = first < 0 || flow_has_unknown(o, first) ? f : first;
 	if (first < 0)
 		return;
 	for (int h = 0; h < MESH_DETECT_HOPS; h++) {
@@ -231,7 +247,7 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 
 		for (int f = 0; f < MESH_DETECT_FLOWS && keep; f++)
 			if (bad >> f & 1)
-				keep = flow_crosses(o, f, addr);
+				keep = flow_crosses(o, f, addr) || flow_has_unknown(o, f);
 			else if (o->known_flows >> f & 1)
 				avoided |= !flow_crosses(o, f, addr);
 		if (!keep || !avoided || !inet_ntop(AF_INET, &a, text, sizeof(text)) ||
@@ -284,10 +300,13 @@ size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_ve
 			n = verdict(out, max, n, EVENT_UNREACHABLE, o, 0, 1, ev, VERDICT_AT_ONCE);
 			continue;
 		}
-		/* silent on every flow this last second: going, not lossy
-		 * (unreachable once it lasts) */
+		/* silent on every flow this last second, or losing on every
+		 * flow this tick (a pause that began mid-tick): going, not
+		 * lossy (unreachable once it lasts). A link loses on the
+		 * flows that cross it. */
 		window(p, now_ms - 1000, &sent, &lost, &lost_flows, &ticks);
-		if (sent >= 1.5 && lost >= 0.95 * sent)
+		if ((sent >= 1.5 && lost >= 0.95 * sent) ||
+		    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows))
 			continue;
 		window(p, now_ms - MESH_LOSS_WINDOW_MS, &sent, &lost, &lost_flows, &ticks);
 		if (lost >= 1.5 && lost < 0.95 * sent && lossy_ticks(p, now_ms) >= 2) {

@@ -70,6 +70,11 @@ START_TEST(test_loss_names_the_hops)
 	ck_assert_str_eq(v[0].subject, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1");
 	ck_assert_int_eq(v[0].weight, VERDICT_AT_ONCE);
 	ck_assert_ptr_nonnull(strstr(v[0].evidence, "\"flows_losing\":2"));
+	/* a re-trace of a losing flow whose probe past the bad link was lost
+	 * leaves that hop unknown: it does not take the hop off the subject */
+	g.obs[0].hop[2][2] = 0;
+	ck_assert_uint_eq(run(7000, 1, v, 4), 1);
+	ck_assert_str_eq(v[0].subject, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1");
 }
 END_TEST
 
