@@ -356,6 +356,23 @@ static ssize_t recv_one(int fd, int flags, uint8_t *buf, size_t len, struct sock
 	return n < 0 ? -errno : n;
 }
 
+/* Gives msg one IPPROTO_IP control message of type, in ctl (ctl_len bytes,
+ * CMSG_SPACE(len) at least, aligned for struct cmsghdr). */
+static void cmsg_put(struct msghdr *msg, void *ctl, size_t ctl_len, int type, const void *data,
+		     size_t len)
+{
+	struct cmsghdr *c;
+
+	memset(ctl, 0, ctl_len);
+	msg->msg_control = ctl;
+	msg->msg_controllen = ctl_len;
+	c = CMSG_FIRSTHDR(msg);
+	c->cmsg_level = IPPROTO_IP;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+}
+
 /*
  * sendmsg() once more if it failed with an error an earlier datagram drew:
  * with IP_RECVERR an ICMP error (a path probe's time-exceeded) is also
@@ -389,18 +406,10 @@ static void reply_send(struct mesh_engine *e, uint8_t *buf, struct sockaddr_in *
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(probe); c; c = CMSG_NXTHDR(probe, c))
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
-			struct cmsghdr *out;
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 			pi = (struct in_pktinfo){ .ipi_spec_dst = pi.ipi_addr };
-			memset(&ctl, 0, sizeof(ctl));
-			msg.msg_control = ctl.buf;
-			msg.msg_controllen = sizeof(ctl.buf);
-			out = CMSG_FIRSTHDR(&msg);
-			out->cmsg_level = IPPROTO_IP;
-			out->cmsg_type = IP_PKTINFO;
-			out->cmsg_len = CMSG_LEN(sizeof(pi));
-			memcpy(CMSG_DATA(out), &pi, sizeof(pi));
+			cmsg_put(&msg, ctl.buf, sizeof(ctl.buf), IP_PKTINFO, &pi, sizeof(pi));
 		}
 	if (send_once_more(e->resp_fd, &msg) < 0)
 		e->st.send_errors++;
@@ -525,17 +534,9 @@ static void send_probe(struct mesh_engine *e, const struct mesh_peer *p, unsigne
 	mesh_wire_encode(m, buf);
 	if (m->ttl) {
 		/* the TTL for this datagram only: the flow's socket stays as it is */
-		struct cmsghdr *c;
 		int ttl = m->ttl;
 
-		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = IPPROTO_IP;
-		c->cmsg_type = IP_TTL;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &ttl, sizeof(ttl));
+		cmsg_put(&msg, ctl.buf, sizeof(ctl.buf), IP_TTL, &ttl, sizeof(ttl));
 	}
 	if (send_once_more(e->flow_fd[f], &msg) < 0)
 		e->st.send_errors++;
