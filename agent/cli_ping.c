@@ -89,7 +89,10 @@ int ping_main(int argc, char **argv)
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *res = NULL;
 	struct config cfg;
 	struct mesh_engine *e = NULL;
-	struct mesh_peer *copy = NULL;
+	struct mesh_flow flows[MESH_FLOWS_MAX];
+	const struct mesh_peer *p;
+	struct mesh_peer copy;
+	size_t n;
 	int64_t timeout_ms = 1000, deadline;
 	char why[512], err[256];
 	uint32_t addr;
@@ -141,29 +144,24 @@ int ping_main(int argc, char **argv)
 	deadline = mono_ns() + timeout_ms * 1000000LL;
 	while (mono_ns() < deadline)
 		mesh_engine_step(e, 20);
-	copy = malloc(sizeof(*copy));
 	r = EXIT_FAILURE;
-	if (copy) {
-		const struct mesh_peer *p;
-		size_t n;
-
-		mesh_engine_lock(e);
-		p = mesh_engine_peers(e, &n);
-		if (n)
-			*copy = *p;
-		mesh_engine_unlock(e);
-		if (!n) {
-			fprintf(stderr, "fabmon ping: '%s' is this host\n", argv[optind]);
-			goto out;
-		}
-		/* what is unanswered by now is lost, and the traces end */
-		(void)mesh_peer_expire(copy, cfg.mesh.flows, INT64_MAX, 0);
-		r = ping_print(e, copy, cfg.mesh.flows, argv[optind]) == cfg.mesh.flows
-			    ? EXIT_SUCCESS
-			    : EXIT_FAILURE;
+	mesh_engine_lock(e);
+	p = mesh_engine_peers(e, &n);
+	if (n) {
+		copy = *p;
+		memcpy(flows, p->flow, cfg.mesh.flows * sizeof(flows[0]));
+		copy.flow = flows;
 	}
+	mesh_engine_unlock(e);
+	if (!n) {
+		fprintf(stderr, "fabmon ping: '%s' is this host\n", argv[optind]);
+		goto out;
+	}
+	/* what is unanswered by now is lost, and the traces end */
+	(void)mesh_peer_expire(&copy, cfg.mesh.flows, INT64_MAX, 0);
+	r = ping_print(e, &copy, cfg.mesh.flows, argv[optind]) == cfg.mesh.flows ? EXIT_SUCCESS
+										 : EXIT_FAILURE;
 out:
-	free(copy);
 	mesh_engine_free(e);
 	return r;
 }

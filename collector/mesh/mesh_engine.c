@@ -85,7 +85,7 @@ static int udp_open(struct in_addr addr, unsigned port, unsigned dscp)
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr = addr,
 				  .sin_port = htons(port) };
-	int one = 1, tos = (int)dscp << 2, r = 0;
+	int one = 1, tos = (int)dscp << 2, r = 0, rcvbuf = 1 << 20;
 	int ts = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -94,6 +94,9 @@ static int udp_open(struct in_addr addr, unsigned port, unsigned dscp)
 	/* without software timestamps the receive time is read after the fact
 	 * (ts_or_now()): a kernel without them is no reason to stop */
 	(void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts));
+	/* a round's replies from many peers come in a burst (the kernel caps
+	 * this at net.core.rmem_max) */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0 ||
@@ -219,22 +222,40 @@ fail:
 
 /* Builds the peer table for addrs (sorted), keeping what is known of the
  * peers already there. */
+static void peers_free(struct mesh_peer *peers, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(peers[i].flow);
+	free(peers);
+}
+
 static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n, int64_t now)
 {
 	struct mesh_peer *np = n ? calloc(n, sizeof(*np)) : NULL;
+	/* from[k]: 1 + the index of new peer k in the old table; 0: a new peer */
+	size_t *from = n ? calloc(n, sizeof(*from)) : NULL;
 	size_t j = 0, k = 0;
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
+	int r = 0;
 
-	if (n && !np)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	if (n && (!np || !from)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
 		if (is_own(e, addrs[i]))
 			continue;
 		while (j < e->n_peers && e->peers[j].addr < addrs[i])
 			j++;
 		if (j < e->n_peers && e->peers[j].addr == addrs[i]) {
+			from[k] = j + 1;
 			np[k++] = e->peers[j];
 			continue;
+		}
+		np[k].flow = calloc(e->flows, sizeof(struct mesh_flow));
+		if (!np[k].flow) {
+			r = -ENOMEM;
+			break;
 		}
 		np[k].addr = addrs[i];
 		/* spread the first rounds over an interval */
@@ -244,10 +265,24 @@ static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n,
 								     RAND_MAX * FIRST_TRACES_NS);
 		k++;
 	}
-	free(e->peers);
+	/* the flows of kept peers now belong to the new table, or (on
+	 * failure) still to the old one */
+	for (size_t m = 0; m < k; m++)
+		if (from[m] && r == 0)
+			e->peers[from[m] - 1].flow = NULL;
+		else if (from[m])
+			np[m].flow = NULL;
+	if (r < 0)
+		goto out;
+	peers_free(e->peers, e->n_peers);
 	e->peers = np;
 	e->n_peers = k;
-	return 0;
+	np = NULL;
+	k = 0;
+out:
+	peers_free(np, k);
+	free(from);
+	return r;
 }
 
 int mesh_engine_set_peers(struct mesh_engine *e, const uint32_t *addrs, size_t n)
@@ -256,7 +291,7 @@ int mesh_engine_set_peers(struct mesh_engine *e, const uint32_t *addrs, size_t n
 
 	pthread_mutex_lock(&e->lock);
 	e->conf.targets[0] = e->conf.peers[0] = '\0';
-	free(e->peers);
+	peers_free(e->peers, e->n_peers);
 	e->peers = NULL;
 	e->n_peers = 0;
 	r = peers_replace(e, addrs, n, 0);
@@ -542,14 +577,14 @@ static void send_probe(struct mesh_engine *e, const struct mesh_peer *p, unsigne
 		e->st.send_errors++;
 }
 
-/* Takes n probes from the pps budget, if it has them. */
-static int budget_take(struct mesh_engine *e, unsigned n, int64_t now)
+/* Takes n probes from the pps budget, if it has them and keep more. */
+static int budget_take(struct mesh_engine *e, unsigned n, double keep, int64_t now)
 {
 	e->budget += (double)(now - e->budget_ns) * 1e-9 * e->conf.pps;
 	if (e->budget > e->conf.pps)
 		e->budget = e->conf.pps;
 	e->budget_ns = now;
-	if (e->budget < n)
+	if (e->budget < n + keep)
 		return 0;
 	e->budget -= n;
 	return 1;
@@ -564,7 +599,7 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 	 * a fabric's round trip is microseconds, a congested one milliseconds */
 	int64_t timeout_ns = interval_ns / 2 < NS_PER_S ? interval_ns / 2 : NS_PER_S;
 
-	if (!budget_take(e, e->flows, now)) {
+	if (!budget_take(e, e->flows, 0, now)) {
 		e->st.budget_deferred++;
 		p->next_ns = now + 10 * NS_PER_MS;
 		return;
@@ -580,8 +615,10 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 		struct mesh_path *path = &p->flow[f].path;
 		uint32_t seq;
 
+		/* traces take only the budget's upper half: the first ones
+		 * of a thousand peers would starve the rounds otherwise */
 		if (path->trace_end_ns || now < path->next_ns ||
-		    !budget_take(e, MESH_HOPS_MAX, now))
+		    !budget_take(e, MESH_HOPS_MAX, e->conf.pps / 2.0, now))
 			continue;
 		seq = mesh_peer_trace_start(p, f, now, now + timeout_ns);
 		for (unsigned ttl = 1; ttl <= MESH_HOPS_MAX; ttl++) {
@@ -631,6 +668,8 @@ static void *engine_thread(void *arg)
 {
 	struct mesh_engine *e = arg;
 
+	/* named, so that top -H and the bench can tell its CPU from the tick's */
+	(void)pthread_setname_np(pthread_self(), "fabmon-mesh");
 	while (!__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE))
 		mesh_engine_step(e, 1000);
 	return NULL;
@@ -714,7 +753,7 @@ void mesh_engine_free(struct mesh_engine *e)
 		if (e->flow_fd[f] >= 0)
 			close(e->flow_fd[f]);
 	mesh_targets_release(&e->targets);
-	free(e->peers);
+	peers_free(e->peers, e->n_peers);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 }

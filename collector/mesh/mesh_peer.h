@@ -57,7 +57,9 @@ struct mesh_peer {
 	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
 	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
 	int64_t last_answer_ns;
-	struct mesh_flow flow[MESH_FLOWS_MAX];
+	/* the flows, as many as the engine probes on (its own allocation: a
+	 * thousand peers at 8 flows, not at MESH_FLOWS_MAX) */
+	struct mesh_flow *flow;
 };
 
 /* Records a plain probe of flow f sent at now_ns; returns its sequence

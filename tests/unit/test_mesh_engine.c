@@ -199,8 +199,11 @@ START_TEST(test_flood_does_not_hold_the_tick)
 	}
 	ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	ck_assert_uint_gt(responder_stats(r).rate_limited, 1000);
-	/* a turn reads at most 64 datagrams a socket: well under a ms */
-	ck_assert_msg(worst < 0.02, "the tick waited %.3f s for the mesh's lock", worst);
+	/* a turn reads at most 64 datagrams a socket, well under a ms; an
+	 * engine that drained the flood under its lock would hold it for the
+	 * flood's 1.5 s. The bound leaves room for a loaded machine's
+	 * preemption of the lock's holder: a quarter of the default tick. */
+	ck_assert_msg(worst < 0.25, "the tick waited %.3f s for the mesh's lock", worst);
 	mesh_engine_free(r);
 }
 END_TEST
@@ -213,6 +216,7 @@ START_TEST(test_probe_every_flow)
 	struct mesh_engine *r = engine(&rc, 1), *s;
 	uint32_t peer = 0x7f000002; /* 127.0.0.2: not one of this host's own addresses */
 	const struct mesh_peer *p;
+	struct mesh_flow flows[4];
 	struct mesh_peer copy;
 	char listen[32];
 	size_t n;
@@ -229,6 +233,8 @@ START_TEST(test_probe_every_flow)
 	p = mesh_engine_peers(s, &n);
 	ck_assert_uint_eq(n, 1);
 	copy = *p;
+	memcpy(flows, p->flow, sizeof(flows));
+	copy.flow = flows;
 	ck_assert_uint_eq(mesh_engine_stats(s)->replies_invalid, 0);
 	mesh_engine_unlock(s);
 	(void)mesh_peer_expire(&copy, 4, INT64_MAX, 0);

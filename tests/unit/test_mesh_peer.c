@@ -12,7 +12,8 @@
 #define MS 1000000LL
 
 /* each test starts from this one (fork mode) */
-static struct mesh_peer peer = { .addr = 0xc6120102 }; /* 198.18.1.2 */
+static struct mesh_flow flows[8];
+static struct mesh_peer peer = { .addr = 0xc6120102, .flow = flows }; /* 198.18.1.2 */
 
 static struct mesh_msg reply_to(unsigned flow, uint32_t seq, int64_t sent_ns)
 {
