@@ -32,6 +32,9 @@
  * 1000 a second with a burst of 50 (Linux's icmp_msgs_per_sec), and every
  * flow of every peer traced at once would find most hops silent */
 #define FIRST_TRACES_NS (5 * NS_PER_S)
+/* rounds due this soon go with the ones due now: a thousand peers do not
+ * wake the engine, and walk its table, a thousand times a second */
+#define ROUND_QUANTUM_NS (5 * NS_PER_MS)
 
 struct mesh_engine {
 	struct mesh_conf conf;
@@ -55,6 +58,7 @@ struct mesh_engine {
 	struct mesh_responder resp;
 	struct mesh_peer *peers;
 	size_t n_peers;
+	int64_t next_due; /* the earliest peer's next_ns; 0: walk the table */
 	struct mesh_engine_stats st;
 	double budget;
 	int64_t budget_ns;
@@ -277,6 +281,7 @@ static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n,
 	peers_free(e->peers, e->n_peers);
 	e->peers = np;
 	e->n_peers = k;
+	e->next_due = 0;
 	np = NULL;
 	k = 0;
 out:
@@ -639,9 +644,8 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	int wait_ms;
 
 	pthread_mutex_lock(&e->lock);
-	for (size_t i = 0; i < e->n_peers; i++)
-		if (e->peers[i].next_ns < due)
-			due = e->peers[i].next_ns;
+	if (e->next_due < due)
+		due = e->next_due;
 	pthread_mutex_unlock(&e->lock);
 	wait_ms = due > now ? (int)((due - now + NS_PER_MS - 1) / NS_PER_MS) : 0;
 	pfd[n++] = (struct pollfd){ .fd = e->wake_fd, .events = POLLIN };
@@ -658,9 +662,15 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	for (unsigned f = 0; f < e->flows; f++)
 		flow_batch(e, f);
 	targets_refresh(e, now, 0);
-	for (size_t i = 0; i < e->n_peers; i++)
-		if (e->peers[i].next_ns <= now)
-			peer_round(e, &e->peers[i], now);
+	if (now >= e->next_due) {
+		e->next_due = INT64_MAX;
+		for (size_t i = 0; i < e->n_peers; i++) {
+			if (e->peers[i].next_ns <= now + ROUND_QUANTUM_NS)
+				peer_round(e, &e->peers[i], now);
+			if (e->peers[i].next_ns < e->next_due)
+				e->next_due = e->peers[i].next_ns;
+		}
+	}
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -7,7 +7,8 @@
 #   - RTT accuracy: `fabmon ping` (8 flows) beside ping(8) on the same path
 #   - an agent probing every peer on 8 flows at 1 s for BENCH_MESH_SECS
 #     (default 60): CPU of its mesh thread and of the whole process, its RSS
-#     beside the same agent without the mesh, the probes lost
+#     beside the same agent without the mesh, the probes lost; and the same
+#     with mesh_max_series 16, which leaves the probing and drops its series
 # Figures only; the goal (< 1 % of a core, < 10 MB extra) is printed beside.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 1
@@ -64,7 +65,7 @@ echo "== mesh: RTT accuracy on one veth path (ping 100 x vs fabmon ping 10 x 8 f
 p=$(ip netns exec $A ping -q -c 100 -i 0.01 198.19.0.1 | awk -F/ '/^rtt/ { print $5 }')
 f=$(for _ in $(seq 10); do
 	ip netns exec $A "$FABMON" ping --port 9479 198.19.0.1 | awk '/rtt avg/ {
-		for (i = 1; i <= NF; i++) if ($i == "avg") print $(i + 1), $(i + 6) }'
+		for (i = 1; i <= NF; i++) if ($i == "avg") print $(i + 1), $(i + 7) }'
 done | awk '{ r += $1; d += $2; n++ } END { if (n) printf "%.3f %.3f", r / n, d / n }')
 echo "  ping avg ${p:-?} ms; fabmon ping avg ${f% *} ms, of which the responder's ${f#* } ms"
 
@@ -90,6 +91,8 @@ run_agent() {
 
 echo "== mesh: agent probing $PEERS peers x 8 flows at 1 s, ${SECS} s (first 10 s not counted)"
 read -r _ base_t base_rss <<<"$(run_agent --collectors netdev)"
+read -r cap_m cap_t cap_rss <<<"$(run_agent --collectors netdev,mesh --mesh-targets "$targets" \
+	--mesh-max-series 16)"
 read -r mesh_m mesh_t mesh_rss <<<"$(run_agent --collectors netdev,mesh --mesh-targets "$targets")"
 s=$((SECS - 10))
 awk -v m="$mesh_m" -v t="$mesh_t" -v b="$base_t" -v hz="$HZ" -v s="$s" 'BEGIN {
@@ -98,6 +101,9 @@ awk -v m="$mesh_m" -v t="$mesh_t" -v b="$base_t" -v hz="$HZ" -v s="$s" 'BEGIN {
 awk -v a="$mesh_rss" -v b="$base_rss" 'BEGIN {
 	printf "  RSS %.1f MB, without the mesh %.1f MB: %.1f MB extra (goal < 10 MB: %s)\n",
 		a / 1024, b / 1024, (a - b) / 1024, (a - b) < 10240 ? "met" : "not met" }'
+awk -v m="$cap_m" -v t="$cap_t" -v a="$cap_rss" -v b="$base_rss" -v hz="$HZ" -v s="$s" 'BEGIN {
+	printf "  with mesh_max_series 16 (the probing alone, its series not kept): mesh thread %.2f %%, agent %.2f %%, %.1f MB extra\n",
+		100 * m / hz / s, 100 * t / hz / s, (a - b) / 1024 }'
 awk '/^fabmon_mesh_probes_sent_total\{/ { s += $2 } /^fabmon_mesh_probes_lost_total\{/ { l += $2 }
 	/^fabmon_mesh_peers / { p = $2 } /^fabmon_registry_series / { r = $2 }
 	/^fabmon_mesh_budget_deferred_total / { d = $2 }
