@@ -49,7 +49,7 @@ static unsigned ping_print(const struct mesh_engine *e, struct mesh_peer *p, uns
 
 		printf("flow %u sport %u: ", f, mesh_engine_flow_port(e, f));
 		if (fl->answered) {
-			printf("rtt %.3f ms", fl->rtt_avg * 1e3);
+			printf("rtt %.3f ms", fl->rtt_last * 1e3);
 			answered++;
 		} else {
 			printf("lost");

@@ -7,13 +7,24 @@
 #include "detect_mesh.h"
 #include "label_text.h"
 
-enum mesh_family { F_SENT, F_LOST, F_RTT_SUM, F_RTT_COUNT, F_FLOW_LOST, F_FLOW_RTT, F_HOP, F_NONE };
+enum mesh_family {
+	F_SENT,
+	F_LOST,
+	F_RTT_SUM,
+	F_RTT_COUNT,
+	F_DELAY,
+	F_FLOW_LOST,
+	F_FLOW_RTT,
+	F_HOP,
+	F_NONE
+};
 
 static const char *const mesh_families[F_NONE] = {
 	[F_SENT] = "fabmon_mesh_probes_sent_total",
 	[F_LOST] = "fabmon_mesh_probes_lost_total",
 	[F_RTT_SUM] = "fabmon_mesh_rtt_seconds_sum",
 	[F_RTT_COUNT] = "fabmon_mesh_rtt_seconds_count",
+	[F_DELAY] = "fabmon_mesh_responder_delay_seconds_total",
 	[F_FLOW_LOST] = "fabmon_mesh_flow_probes_lost_total",
 	[F_FLOW_RTT] = "fabmon_mesh_flow_rtt_seconds",
 	[F_HOP] = "fabmon_mesh_hop_info",
@@ -99,6 +110,9 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 		break;
 	case F_RTT_COUNT:
 		o->rtt_count = rate;
+		break;
+	case F_DELAY:
+		o->delay_sum = rate;
 		break;
 	case F_FLOW_LOST:
 		/* a flow's series shows from its first loss on: its first
@@ -318,10 +332,11 @@ size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_ve
 			n = verdict(out, max, n, EVENT_LOSSY_LINK, o, lost_flows, lost / 1.5, ev,
 				    VERDICT_AT_ONCE);
 		}
-		avg = o->rtt_count > 0 ? o->rtt_sum / o->rtt_count : 0;
+		/* the network's share, as the flows' own figures are */
+		avg = o->rtt_count > 0 ? (o->rtt_sum - o->delay_sum) / o->rtt_count : 0;
 		for (int f = 0; f < MESH_DETECT_FLOWS && avg > 0; f++)
 			if (!(lost_flows >> f & 1) && o->flow_rtt[f] > 2 * avg &&
-			    o->flow_rtt[f] > avg + 50e-6) {
+			    o->flow_rtt[f] > avg + MESH_SLOW_MARGIN_S) {
 				slow |= 1ULL << f;
 				if (o->flow_rtt[f] > worst)
 					worst = o->flow_rtt[f];

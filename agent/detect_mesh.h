@@ -27,12 +27,17 @@
 #define MESH_LOSS_WINDOW_MS 10000
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
+/* A flow's network time this far over its peer's average, and twice it,
+ * is a slow path (collector/mesh's MESH_SLOW_MARGIN: under it, a busy
+ * sender's own scheduling) */
+#define MESH_SLOW_MARGIN_S 100e-6
 
 /* One peer this tick, from its series. Rates are per second. */
 struct mesh_obs {
 	char peer[48];
 	double sent, lost; /* fabmon_mesh_probes_{sent,lost}_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
+	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
 	uint64_t lost_flows; /* flows whose own lost series rose (bit = flow) */
 	double flow_rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
 	uint64_t known_flows; /* flows whose hops are known */
@@ -83,7 +88,8 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
  * going), lossy_link (2 probes or more lost over MESH_LOSS_WINDOW_MS, on 2
  * ticks or more, while other flows answered; at once: the window was the
  * persistence);
- * path_latency (a flow more than twice as slow as its siblings, a tick over).
+ * path_latency (a flow's network time, the responder's delay taken out,
+ * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).
  * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow
  * crosses and some other flow avoids. Pure: no I/O. Returns how many were written.
  */

@@ -11,9 +11,10 @@
 
 /*
  * The mesh collector: starts the engine (mesh_engine.h) and, each tick,
- * shows what it found. Per peer always; per flow only where a flow stands
- * out from its siblings, so that a healthy fabric costs one set of series a
- * peer; the hops of every learnt path; all within mesh_max_series.
+ * shows what it found. Per peer always; per flow, and the hops of every
+ * flow, only for a peer one of whose flows stands out from its siblings, so
+ * that a healthy fabric costs one set of series a peer; all within
+ * mesh_max_series.
  */
 
 /* A flow that lost a probe this recently still shows on its own. */
@@ -102,13 +103,15 @@ static const struct metric_desc d_flost = { "fabmon_mesh_flow_probes_lost_total"
 					    METRIC_COUNTER, 0, 0 };
 static const struct metric_desc d_frtt = {
 	"fabmon_mesh_flow_rtt_seconds",
-	"Recent round trip (moving average of about 8) on one flow that stands out.", METRIC_GAUGE,
-	0, 0
+	"Recent network round trip (the responder's delay taken out; the least of the last 8) "
+	"on one flow that stands out.",
+	METRIC_GAUGE, 0, 0
 };
 static const struct metric_desc d_hop = {
 	"fabmon_mesh_hop_info",
 	"A hop a flow's path to the peer crosses, from TTL-limited probes on the flow's own "
-	"5-tuple; address \"unknown\" where no ICMP time-exceeded came back.",
+	"5-tuple, for every flow of a peer one of whose flows stands out; address "
+	"\"unknown\" where no ICMP time-exceeded came back.",
 	METRIC_GAUGE, 0, 0
 };
 
@@ -153,14 +156,24 @@ static void emit_flows(struct mesh_state *st, struct sample_sink *out, const str
 		emit(st, out, &d_fsent, l, 3, (double)fl->sent);
 		emit(st, out, &d_flost, l, 3, (double)fl->lost);
 		if (fl->answered)
-			emit(st, out, &d_frtt, l, 3, fl->rtt_avg);
+			emit(st, out, &d_frtt, l, 3, mesh_flow_rtt(fl));
 	}
 }
 
+/* The hops of every flow to a peer one of whose flows stands out: what
+ * the bad flows cross beside what their siblings cross (detect_mesh names
+ * the difference). A peer whose flows agree shows none: at a thousand peers
+ * its hops were most of the mesh's series. */
 static void emit_hops(struct mesh_state *st, struct sample_sink *out, const struct mesh_peer *p,
-		      const char *peer)
+		      const char *peer, int64_t since_ns)
 {
-	for (unsigned f = 0; f < st->flows; f++) {
+	unsigned f = 0;
+
+	while (f < st->flows && !mesh_flow_differs(p, st->flows, f, since_ns))
+		f++;
+	if (f == st->flows)
+		return;
+	for (f = 0; f < st->flows; f++) {
 		const struct mesh_path *path = &p->flow[f].path;
 
 		for (unsigned h = 0; h < path->n; h++) {
@@ -260,7 +273,7 @@ static int mesh_sample(void *state, const struct collector_env *env, struct samp
 			else if (pass == 1)
 				emit_flows(st, out, &peers[i], peer, since_ns);
 			else
-				emit_hops(st, out, &peers[i], peer);
+				emit_hops(st, out, &peers[i], peer, since_ns);
 		}
 	emit_counters(st, out, n);
 	mesh_engine_unlock(st->engine);

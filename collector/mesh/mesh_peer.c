@@ -10,9 +10,6 @@ const double mesh_rtt_bounds[MESH_RTT_BUCKETS] = {
 	5e-3,  10e-3, 25e-3, 50e-3,  100e-3, 250e-3, 500e-3, 1,
 };
 
-/* The moving average's weight of a new answer: about the last 8 count. */
-#define RTT_AVG_WEIGHT 0.125
-
 uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns)
 {
 	struct mesh_flow *fl = &p->flow[f];
@@ -54,7 +51,10 @@ static void rtt_record(struct mesh_peer *p, struct mesh_flow *fl, int64_t rtt_ns
 	p->rtt_sum_ns += (uint64_t)rtt_ns;
 	p->delay_sum_ns += (uint64_t)delay_ns;
 	p->answered++;
-	fl->rtt_avg = fl->answered ? fl->rtt_avg + RTT_AVG_WEIGHT * (rtt - fl->rtt_avg) : rtt;
+	/* a flow's own figure is the network's time: its siblings share the
+	 * responder's, which a loaded host makes vary by milliseconds */
+	fl->recent[fl->recent_next++ % MESH_RECENT] = (float)((double)(rtt_ns - delay_ns) * 1e-9);
+	fl->rtt_last = rtt;
 	fl->answered++;
 }
 
@@ -164,6 +164,17 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
 	return lost;
 }
 
+double mesh_flow_rtt(const struct mesh_flow *fl)
+{
+	unsigned n = fl->recent_next < MESH_RECENT ? fl->recent_next : MESH_RECENT;
+	double least = n ? fl->recent[0] : 0;
+
+	for (unsigned i = 1; i < n; i++)
+		if (fl->recent[i] < least)
+			least = fl->recent[i];
+	return least;
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -183,8 +194,8 @@ int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int
 		return 0;
 	for (unsigned i = 0; i < flows; i++)
 		if (p->flow[i].answered)
-			avg[n++] = p->flow[i].rtt_avg;
+			avg[n++] = mesh_flow_rtt(&p->flow[i]);
 	qsort(avg, n, sizeof(avg[0]), dbl_cmp);
 	median = avg[n / 2];
-	return fl->rtt_avg > 2 * median && fl->rtt_avg > median + 50e-6;
+	return mesh_flow_rtt(fl) > 2 * median && mesh_flow_rtt(fl) > median + MESH_SLOW_MARGIN;
 }

@@ -15,6 +15,7 @@
  */
 
 #define MESH_INFLIGHT 8 /* probes a flow may have unanswered at once */
+#define MESH_RECENT 8 /* answers a flow's recent network time is the least of */
 /* TTLs a path trace tries: a 3-tier Clos is 6 hops host to host, and 8 flows'
  * traces at once stay within a responder's default 100 probes a second */
 #define MESH_HOPS_MAX 8
@@ -45,7 +46,11 @@ struct mesh_flow {
 	struct mesh_inflight inflight[MESH_INFLIGHT];
 	uint64_t sent, lost;
 	uint64_t answered;
-	double rtt_avg; /* seconds, moving average of the last ~8 answers */
+	/* network times (RTT less the responder's delay) of the last
+	 * MESH_RECENT answers, seconds; their least is the flow's figure */
+	float recent[MESH_RECENT];
+	unsigned recent_next;
+	double rtt_last; /* seconds, the last answer's whole round trip */
 	int64_t last_loss_ns; /* 0: never lost */
 	struct mesh_path path;
 };
@@ -96,9 +101,19 @@ int mesh_peer_hop(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows,
  */
 unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, int64_t timeout_ns);
 
+/* A flow's recent network time: the least of its last MESH_RECENT
+ * answers, which a path slower for all of them raises and one late
+ * answer (a sender descheduled between its clock and its send) does not.
+ * 0 before the first answer. */
+double mesh_flow_rtt(const struct mesh_flow *fl);
+
+/* A flow slower than its siblings by less is noise: a sender's own
+ * scheduling varies by this much on a busy host. */
+#define MESH_SLOW_MARGIN 100e-6
+
 /* True if flow f stands out among its siblings: it lost a probe since
- * since_ns, or its recent RTT is more than twice their median's and 50 us
- * over it. */
+ * since_ns, or its recent network time is more than twice their median's
+ * and MESH_SLOW_MARGIN over it. */
 int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int64_t since_ns);
 
 #endif
