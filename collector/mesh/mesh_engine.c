@@ -83,8 +83,10 @@ static int64_t jitter(struct mesh_engine *e, int64_t d)
 }
 
 /* A UDP socket bound to addr:port, non-blocking, with receive timestamps
- * and ICMP errors queued. Returns the fd or -errno. */
-static int udp_open(struct in_addr addr, unsigned port, unsigned dscp)
+ * and, with recverr, ICMP errors queued (a flow's, for its path probes; a
+ * responder has no use for the errors its replies draw). Returns the fd or
+ * -errno. */
+static int udp_open(struct in_addr addr, unsigned port, unsigned dscp, int recverr)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr = addr,
@@ -101,7 +103,7 @@ static int udp_open(struct in_addr addr, unsigned port, unsigned dscp)
 	/* a round's replies from many peers come in a burst (the kernel caps
 	 * this at net.core.rmem_max) */
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0 ||
+	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &recverr, sizeof(recverr)) < 0 ||
 	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
@@ -191,7 +193,7 @@ int mesh_engine_new(const struct mesh_conf *conf, int respond, struct mesh_engin
 		struct sockaddr_in sa;
 		socklen_t len = sizeof(sa);
 
-		r = e->resp_fd = udp_open(e->bind_addr, e->port, conf->dscp);
+		r = e->resp_fd = udp_open(e->bind_addr, e->port, conf->dscp, 0);
 		/* port 0 (tests) takes any free one: the port probes go to */
 		if (r >= 0 && getsockname(r, (struct sockaddr *)&sa, &len) == 0)
 			e->port = ntohs(sa.sin_port);
@@ -205,7 +207,7 @@ int mesh_engine_new(const struct mesh_conf *conf, int respond, struct mesh_engin
 		struct sockaddr_in sa;
 		socklen_t len = sizeof(sa);
 
-		r = e->flow_fd[f] = udp_open(e->bind_addr, 0, conf->dscp);
+		r = e->flow_fd[f] = udp_open(e->bind_addr, 0, conf->dscp, 1);
 		if (r < 0 || getsockname(r, (struct sockaddr *)&sa, &len) < 0) {
 			r = r < 0 ? r : -errno;
 			snprintf(why, why_len, "mesh: unable to open flow %u's socket: %s", f,
@@ -473,7 +475,7 @@ static void respond_batch(struct mesh_engine *e)
 		if (n == -EAGAIN)
 			break;
 		if (n < 0)
-			continue; /* a queued ICMP error for a reply: nothing to do */
+			continue; /* EINTR */
 		rx = ts_or_now(&msg);
 		src = ntohl(from.sin_addr.s_addr);
 		if (msg.msg_flags & MSG_TRUNC)
@@ -491,13 +493,14 @@ static void respond_batch(struct mesh_engine *e)
 	}
 }
 
-/* Reads flow f's replies and the ICMP errors its path probes drew. */
-static void flow_batch(struct mesh_engine *e, unsigned f)
+/* Reads flow f's replies (with POLLIN in revents) and the ICMP errors its
+ * path probes drew (POLLERR): no read that poll() said would find nothing. */
+static void flow_batch(struct mesh_engine *e, unsigned f, short revents)
 {
 	uint8_t buf[MESH_WIRE_LEN + 1];
 	char ctl[512];
 
-	for (int i = 0; i < READ_BATCH; i++) {
+	for (int i = 0; i < READ_BATCH && (revents & POLLIN); i++) {
 		struct sockaddr_in from;
 		struct msghdr msg;
 		struct mesh_msg m;
@@ -515,7 +518,7 @@ static void flow_batch(struct mesh_engine *e, unsigned f)
 		    m.flow != f || mesh_peer_reply(p, &m, e->flows, ts_or_now(&msg)) < 0)
 			e->st.replies_invalid++;
 	}
-	for (int i = 0; i < READ_BATCH; i++) {
+	for (int i = 0; i < READ_BATCH && (revents & POLLERR); i++) {
 		struct sockaddr_in to;
 		struct msghdr msg;
 		struct mesh_msg m;
@@ -653,14 +656,17 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 		pfd[n++] = (struct pollfd){ .fd = e->resp_fd, .events = POLLIN };
 	for (unsigned f = 0; f < e->flows; f++)
 		pfd[n++] = (struct pollfd){ .fd = e->flow_fd[f], .events = POLLIN };
-	(void)poll(pfd, n, wait_ms);
+	if (poll(pfd, n, wait_ms) < 0)
+		n = 0; /* EINTR: nothing read this turn */
 
 	pthread_mutex_lock(&e->lock);
 	now = now_ns();
-	if (e->resp_fd >= 0)
-		respond_batch(e);
-	for (unsigned f = 0; f < e->flows; f++)
-		flow_batch(e, f);
+	for (unsigned i = 1; i < n; i++) {
+		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
+			respond_batch(e);
+		else if (pfd[i].fd != e->resp_fd && pfd[i].revents)
+			flow_batch(e, i - (e->resp_fd >= 0 ? 2 : 1), pfd[i].revents);
+	}
 	targets_refresh(e, now, 0);
 	if (now >= e->next_due) {
 		e->next_due = INT64_MAX;
