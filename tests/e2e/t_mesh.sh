@@ -26,6 +26,9 @@ lost=$(awk '$1 == "fabmon_mesh_probes_lost_total{peer=\"127.0.0.2\"}" { print $2
 echo "127.0.0.2: $count probes answered, none lost; $(grep -c '^fabmon_mesh' "$WORK/metrics") mesh series"
 # flows that agree show neither per-flow series nor hops
 grep '^fabmon_mesh_\(flow_\|hop_info\)' "$WORK/metrics" && fail "per-flow series of a clean peer"
+# stored, for fabmon history and the API, as every series is
+stored=$(stored_count "$WORK/m.db" fabmon_mesh_probes_sent_total --label peer=127.0.0.2)
+[ "${stored:-0}" -ge 1 ] || fail "fabmon history has no probes to 127.0.0.2"
 if command -v promtool >/dev/null; then
 	out=$(promtool check metrics <"$WORK/metrics" 2>&1) || fail "promtool: $out"
 	[ -z "$out" ] || fail "promtool: $out"
