@@ -311,8 +311,9 @@ int mesh_engine_set_peers(struct mesh_engine *e, const uint32_t *addrs, size_t n
 	return r;
 }
 
-/* Reads the targets again if the file changed (or first). On error the old
- * list stays and the reason is news. */
+/* Reads the targets again if the file changed (or first), from the engine's
+ * thread, without the lock but to swap the list in. On error the old list
+ * stays and the reason is news. */
 static int same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_ino == b->st_ino && a->st_size == b->st_size &&
@@ -324,6 +325,7 @@ static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
 	struct mesh_targets t = { 0 };
 	struct stat st = { 0 };
 	char err[400];
+	int r;
 
 	if (!force && (now < e->targets_check_ns || !e->conf.targets[0]))
 		return;
@@ -334,19 +336,24 @@ static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
 	if (!force && same_file(&st, &e->targets_st))
 		return;
 	e->targets_st = st;
-	if (mesh_targets_load(e->conf.targets, e->conf.peers, &t, err, sizeof(err)) < 0) {
+	/* names may be resolved (getaddrinfo), which may take seconds: not
+	 * under the lock the tick reads the state by */
+	r = mesh_targets_load(e->conf.targets, e->conf.peers, &t, err, sizeof(err));
+	pthread_mutex_lock(&e->lock);
+	if (r < 0) {
 		e->st.targets_errors++;
 		snprintf(e->news, sizeof(e->news), "%s (the previous %zu targets kept)", err,
 			 e->targets.n);
-		return;
-	}
-	own_addresses(e);
-	if (peers_replace(e, t.addrs, t.n, now) == 0) {
-		mesh_targets_release(&e->targets);
-		e->targets = t;
 	} else {
-		mesh_targets_release(&t);
+		own_addresses(e);
+		if (peers_replace(e, t.addrs, t.n, now) == 0) {
+			mesh_targets_release(&e->targets);
+			e->targets = t;
+		} else {
+			mesh_targets_release(&t);
+		}
 	}
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* The kernel's receive time of msg, or now. */
@@ -659,15 +666,15 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	if (poll(pfd, n, wait_ms) < 0)
 		n = 0; /* EINTR: nothing read this turn */
 
-	pthread_mutex_lock(&e->lock);
 	now = now_ns();
+	targets_refresh(e, now, 0);
+	pthread_mutex_lock(&e->lock);
 	for (unsigned i = 1; i < n; i++) {
 		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
 			respond_batch(e);
 		else if (pfd[i].fd != e->resp_fd && pfd[i].revents)
 			flow_batch(e, i - (e->resp_fd >= 0 ? 2 : 1), pfd[i].revents);
 	}
-	targets_refresh(e, now, 0);
 	if (now >= e->next_due) {
 		e->next_due = INT64_MAX;
 		for (size_t i = 0; i < e->n_peers; i++) {
@@ -695,9 +702,7 @@ int mesh_engine_start(struct mesh_engine *e, char *why, size_t why_len)
 {
 	int r;
 
-	pthread_mutex_lock(&e->lock);
 	targets_refresh(e, now_ns(), 1);
-	pthread_mutex_unlock(&e->lock);
 	r = -pthread_create(&e->thread, NULL, engine_thread, e);
 	if (r < 0)
 		snprintf(why, why_len, "mesh: unable to start its thread: %s", strerror(-r));

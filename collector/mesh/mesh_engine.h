@@ -43,7 +43,8 @@ int mesh_engine_start(struct mesh_engine *e, char *why, size_t why_len);
 /*
  * Probes exactly these peers (host byte order), every flow at once and its
  * path now, instead of the targets: for a one-off probe (fabmon ping)
- * driven by mesh_engine_step(). Returns 0 or -ENOMEM.
+ * driven by mesh_engine_step(), on an engine not started. Returns 0 or
+ * -ENOMEM.
  */
 int mesh_engine_set_peers(struct mesh_engine *e, const uint32_t *addrs, size_t n);
 
