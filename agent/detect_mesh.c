@@ -122,10 +122,11 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 		break;
 	case F_FLOW_RTT:
 		if (flow >= 0)
-			o->flow_rtt[flow] = s->value;
+			o->flow_rtt[flow] = (float)s->value;
 		break;
 	case F_HOP:
-		if (flow < 0 || label_value(s->labels, "hop", v, sizeof(v)) < 0)
+		if (flow < 0 || flow >= MESH_DETECT_HOP_FLOWS ||
+		    label_value(s->labels, "hop", v, sizeof(v)) < 0)
 			break;
 		hop = atoi(v);
 		if (hop < 1 || hop > MESH_DETECT_HOPS)
@@ -247,7 +248,7 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 
 	bad &= o->known_flows;
 	/* the hops of a losing flow whose every hop answered */
-	for (int f = 0; f < MESH_DETECT_FLOWS; f++)
+	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
 		if ((bad >> f & 1) && (first < 0 || !flow_has_unknown(o, f)))
 			first = first < 0 || flow_has_unknown(o, first) ? f : first;
 	if (first < 0)
@@ -259,7 +260,7 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 		size_t used = strlen(subject);
 		int keep = addr != 0, avoided = 0;
 
-		for (int f = 0; f < MESH_DETECT_FLOWS && keep; f++)
+		for (int f = 0; f < MESH_DETECT_HOP_FLOWS && keep; f++)
 			if (bad >> f & 1)
 				keep = flow_crosses(o, f, addr) || flow_has_unknown(o, f);
 			else if (o->known_flows >> f & 1)

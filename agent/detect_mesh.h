@@ -17,8 +17,12 @@
  * names them: that is where the fault sits.
  */
 
-#define MESH_DETECT_PEERS 256
+/* every peer of a thousand-node cluster (MESH_ADDRS_MAX is the targets'
+ * bound); about 4 KB each once seen */
+#define MESH_DETECT_PEERS 1024
 #define MESH_DETECT_FLOWS 64 /* MESH_FLOWS_MAX */
+/* flows whose hops are compared: the default 8 and then some */
+#define MESH_DETECT_HOP_FLOWS 16
 #define MESH_DETECT_HOPS 8 /* MESH_HOPS_MAX */
 #define MESH_DETECT_TICKS 64
 /* Loss is judged over the last 10 s: long enough that 2 % loss on some of 8
@@ -39,9 +43,9 @@ struct mesh_obs {
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
 	uint64_t lost_flows; /* flows whose own lost series rose (bit = flow) */
-	double flow_rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
+	float flow_rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
 	uint64_t known_flows; /* flows whose hops are known */
-	uint32_t hop[MESH_DETECT_FLOWS][MESH_DETECT_HOPS]; /* 0: none or unknown */
+	uint32_t hop[MESH_DETECT_HOP_FLOWS][MESH_DETECT_HOPS]; /* 0: none or unknown */
 	int64_t last_ms; /* detect_mesh's: the tick it was last in */
 };
 
