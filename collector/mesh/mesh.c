@@ -82,8 +82,8 @@ static const struct metric_desc d_sent = { "fabmon_mesh_probes_sent_total",
 					   0, 0 };
 static const struct metric_desc d_lost = {
 	"fabmon_mesh_probes_lost_total",
-	"Probes to the peer not answered within half an interval (at most 1 s).", METRIC_COUNTER, 0,
-	0
+	"Probes to the peer not answered within half an interval (200 ms to 1 s).", METRIC_COUNTER,
+	0, 0
 };
 static const struct metric_desc d_delay = {
 	"fabmon_mesh_responder_delay_seconds_total",

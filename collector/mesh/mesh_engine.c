@@ -610,9 +610,12 @@ static int budget_take(struct mesh_engine *e, unsigned n, double keep, int64_t n
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
-	/* a reply later than half an interval (at most a second) is lost:
-	 * a fabric's round trip is microseconds, a congested one milliseconds */
-	int64_t timeout_ns = interval_ns / 2 < NS_PER_S ? interval_ns / 2 : NS_PER_S;
+	/* a reply later than half an interval is lost, but not before 200 ms
+	 * (a loaded host leaves a responder unscheduled for tens of ms) nor
+	 * after a second: a fabric's round trip is microseconds */
+	int64_t timeout_ns = interval_ns / 2 < 200 * NS_PER_MS ? 200 * NS_PER_MS
+			     : interval_ns / 2 < NS_PER_S      ? interval_ns / 2
+							       : NS_PER_S;
 
 	if (!budget_take(e, e->flows, 0, now)) {
 		e->st.budget_deferred++;

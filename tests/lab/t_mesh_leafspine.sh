@@ -47,8 +47,13 @@ for i in $(seq $LS_HOSTS); do
 		{ cat "$WORK/h$i.log"; fail "agent on host $i not ready"; }
 done
 
-# fabmon ping: host 1's flows to host 5 spread over both spines
-out=$(ip netns exec "$LAB-h1" "$FABMON" ping 198.18.2.11) || { echo "$out"; fail "ping of host 5"; }
+# fabmon ping: host 1's flows to host 5 spread over both spines (8 fresh
+# source ports miss one of 2 spines once in 128 runs: a second try)
+for _ in 1 2; do
+	out=$(ip netns exec "$LAB-h1" "$FABMON" ping 198.18.2.11) || { echo "$out"; fail "ping of host 5"; }
+	echo "$out" | grep -q ' 198\.19\.11\.2 198\.19\.21\.1 198\.18\.2\.11$' &&
+		echo "$out" | grep -q ' 198\.19\.12\.2 198\.19\.22\.1 198\.18\.2\.11$' && break
+done
 echo "$out"
 echo "$out" | grep -q ' 198\.19\.11\.2 198\.19\.21\.1 198\.18\.2\.11$' &&
 	echo "$out" | grep -q ' 198\.19\.12\.2 198\.19\.22\.1 198\.18\.2\.11$' ||
@@ -84,18 +89,20 @@ echo "every host of leaf 1 named spine 1 in a lossy_link after $((seen - t0)) ms
 sleep 3
 for i in 1 2 3 4; do
 	m=$(scrape "$i")
-	echo "$m" | grep '^fabmon_event_active{kind="lossy_link"' | grep -v '198\.19\.11\.2' &&
-		fail "host $i has lossy_link events that do not name spine 1"
+	other=$(echo "$m" | grep '^fabmon_event_active{kind="lossy_link"' | grep -v '198\.19\.11\.2')
+	[ -z "$other" ] || fail "host $i has lossy_link events that do not name spine 1: $other"
 	# every flow that lost since the fault crosses spine 1
 	{ sed 's/^/before /' "$WORK/before.$i"; echo "$m"; } | awk -v host="$i" '
 		function key() { match($0, /peer="[^"]*",flow="[^"]*"/); return substr($0, RSTART, RLENGTH) }
 		/^before / { sub(/^before /, ""); before[key()] = $2; next }
+		/^fabmon_mesh_hop_info\{/ { hops[key()] = hops[key()] " " $1 }
 		/^fabmon_mesh_hop_info\{/ && /address="198\.19\.11\.2"/ { via1[key()] = 1 }
 		/^fabmon_mesh_flow_probes_lost_total\{/ {
 			k = key()
 			if (k ~ /198\.18\.2\./ && $2 > before[k] + 0) { lost[k] = $2 - before[k]; n++ } }
 		END {
-			for (k in lost) if (!(k in via1)) { print "host " host ": " k " lost " lost[k] " off spine 1"; bad = 1 }
+			for (k in lost) if (!(k in via1)) {
+				print "host " host ": " k " lost " lost[k] " off spine 1; hops:" hops[k]; bad = 1 }
 			printf "host %s: %d flows to leaf 2 lost probes, all through spine 1\n", host, n
 			exit bad }' || fail "a flow that does not cross spine 1 lost probes"
 done
