@@ -11,6 +11,7 @@
 #include "agent/lib/regex_bounded.h"
 #include "agent/lib/timefmt.h"
 #include "collector/collector.h"
+#include "collector/mesh/mesh_allow.h"
 #include "collector/topology_file.h"
 
 enum key_kind { KEY_STRING, KEY_DURATION, KEY_UINT };
@@ -23,6 +24,8 @@ static int check_regex(const char *value, char *why, size_t why_len);
 static int check_user(const char *value, char *why, size_t why_len);
 static int check_nonempty(const char *value, char *why, size_t why_len);
 static int check_power_of_two(const char *value, char *why, size_t why_len);
+static int check_cidrs(const char *value, char *why, size_t why_len);
+static int check_addrs(const char *value, char *why, size_t why_len);
 
 /* The one table of settings: file key, kind, where it lives, the form. */
 struct key_def {
@@ -59,7 +62,7 @@ static const struct key_def config_keys[] = {
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", check_nonempty),
 	STR("procfs_root", procfs_root, "a directory laid out like /proc", check_nonempty),
 	STR("collectors", collectors,
-	    "a comma-separated list of netdev, ethtool, rdma, qdisc, pressure, bpf, pcap",
+	    "a comma-separated list of netdev, ethtool, rdma, qdisc, pressure, bpf, pcap, topology, mesh",
 	    check_collectors),
 	STR("interfaces", interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
@@ -118,6 +121,20 @@ static const struct key_def config_keys[] = {
 	    "'link A B' (docs/cluster.md)",
 	    check_topology),
 	STR("topology_host", topology_host, "1 to 63 of [A-Za-z0-9._:/-]", check_topology_name),
+	STR("mesh_targets", mesh.targets, "a Prometheus file_sd JSON file of targets", NULL),
+	STR("mesh_peers", mesh.peers, "a comma-separated list of IPv4 addresses", check_addrs),
+	STR("mesh_listen", mesh.listen, "ADDR:PORT, e.g. :9479 or 198.18.0.1:9479", check_listen),
+	DUR("mesh_interval", mesh.interval_ms, 100, 3600000,
+	    "a duration from 100ms to 1h, e.g. 1s"),
+	UINT("mesh_flows", mesh.flows, 1, MESH_FLOWS_MAX, "an integer from 1 to 64"),
+	UINT("mesh_dscp", mesh.dscp, 0, 63, "a DSCP from 0 to 63"),
+	UINT("mesh_pps", mesh.pps, 16, 1000000, "probes a second from 16 to 1000000"),
+	UINT("mesh_source_pps", mesh.source_pps, 1, 1000000, "probes a second from 1 to 1000000"),
+	STR("mesh_allow", mesh.allow, "a comma-separated list of IPv4 CIDRs, e.g. 198.18.0.0/15",
+	    check_cidrs),
+	DUR("mesh_path_interval", mesh.path_interval_ms, 10000, 86400000,
+	    "a duration from 10s to 1d, e.g. 5m"),
+	UINT("mesh_max_series", mesh.max_series, 16, 10000000, "an integer from 16 to 10000000"),
 };
 
 void config_defaults(struct config *cfg)
@@ -201,6 +218,19 @@ void config_defaults(struct config *cfg)
 	/* IBTA's largest: a READ counted by a PMTU above the path's real one
 	 * takes too few PSNs, which shows as a gap, never hides one */
 	cfg->roce_pmtu = 4096;
+	snprintf(cfg->mesh.listen, sizeof(cfg->mesh.listen), "%s", MESH_DEFAULT_LISTEN);
+	cfg->mesh.interval_ms = 1000;
+	/* 8 source ports leave one of 2 spines unprobed with chance 1/128,
+	 * of 4 spines about 1/10 (Pingmesh and R-Pingmesh sweep as few) */
+	cfg->mesh.flows = 8;
+	/* 1000 peers at 8 flows a second, and their path traces */
+	cfg->mesh.pps = 10000;
+	/* a peer's 8 flows a second, and a trace of 8 TTLs on several flows
+	 * at once when they start losing */
+	cfg->mesh.source_pps = 100;
+	cfg->mesh.path_interval_ms = 5 * 60 * 1000;
+	/* 1000 peers' per-peer series (22 each) and a share of flows and hops */
+	cfg->mesh.max_series = 50000;
 }
 
 int config_parse_listen(const char *text, char *host, size_t host_len, unsigned *ret_port)
@@ -515,6 +545,20 @@ static int check_regex(const char *value, char *why, size_t why_len)
 	return 0;
 }
 
+static int check_cidrs(const char *value, char *why, size_t why_len)
+{
+	struct mesh_cidr c[MESH_CIDRS_MAX];
+	int r = mesh_allow_parse(value, c, MESH_CIDRS_MAX, why, why_len);
+
+	return r < 0 ? r : 0;
+}
+
+/* Addresses, not networks: the probes go to each. */
+static int check_addrs(const char *value, char *why, size_t why_len)
+{
+	return strchr(value, '/') ? -EINVAL : check_cidrs(value, why, why_len);
+}
+
 /* A user name as useradd(8) takes it, or a uid: no path or shell characters. */
 static int check_user(const char *value, char *why, size_t why_len)
 {
@@ -584,6 +628,10 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 			snprintf(err, err_len, "--%s: %s", flag, msg);
 		}
 	}
+	/* probing is off until targets are given; given, it is on */
+	if (r == 0 && !cfg.collectors_given && (cfg.mesh.targets[0] || cfg.mesh.peers[0]))
+		snprintf(cfg.collectors + strlen(cfg.collectors),
+			 sizeof(cfg.collectors) - strlen(cfg.collectors), ",mesh");
 	if (r == 0 && !cfg.collectors_given && strcmp(cfg.sysfs_root, "/sys") != 0) {
 		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s",
 			 CONFIG_SYSFS_COLLECTORS "," CONFIG_FILE_COLLECTORS);

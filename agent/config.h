@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collector/mesh/mesh_conf.h"
+
 /*
  * The agent's settings: built-in defaults, then the INI file, then flags.
  * Every key of the file has a flag of the same name (sysfs_root is
@@ -79,6 +81,7 @@ struct config {
 	char user[64]; /* a root start drops to this user once set up; "" = stay */
 	char topology_file[PATH_MAX]; /* the static topology file; "" = none */
 	char topology_host[64]; /* this node's host name in it; "" = the host name */
+	struct mesh_conf mesh; /* mesh_* keys; given targets or peers add mesh to collectors */
 };
 
 /* Fills cfg with the built-in defaults. */

@@ -8,6 +8,7 @@
 #include "agent/cli/export.h"
 #include "agent/cli/history.h"
 #include "agent/cli/locate.h"
+#include "agent/cli/ping.h"
 #include "agent/cli/replay.h"
 #include "agent/cli/snapshot.h"
 #include "agent/cli/top.h"
@@ -39,8 +40,8 @@ static const char agent_usage[] =
 	"  --procfs-root DIR      where procfs is (default /proc): pressure reads\n"
 	"                         DIR/pressure/{cpu,io,memory} there\n"
 	"  --collectors LIST      comma-separated: netdev,ethtool,rdma,qdisc,pressure,bpf,\n"
-	"                         pcap,topology\n"
-	"                         (default all)\n"
+	"                         pcap,topology,mesh\n"
+	"                         (default all; mesh once it has targets)\n"
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
 	"  --pcap-interfaces REGEX  mirror (SPAN) ports to capture RoCEv2 on (default none)\n"
@@ -96,6 +97,18 @@ static const char agent_usage[] =
 	"  --user NAME            started as root, run as this user once the probes, sockets\n"
 	"                         and database are open, keeping only the capabilities the\n"
 	"                         collectors need (default: stay as started)\n"
+	"  --mesh-targets FILE    probe these peers (Prometheus file_sd JSON, re-read when it\n"
+	"                         changes); given, it or --mesh-peers turns the mesh on\n"
+	"  --mesh-peers ADDR,...  probe these IPv4 addresses too\n"
+	"  --mesh-listen ADDR:PORT  the mesh responder, and the peers' port (default :9479)\n"
+	"  --mesh-interval DURATION  each peer probed on every flow this often (default 1s)\n"
+	"  --mesh-flows N         source ports each peer is probed from (default 8)\n"
+	"  --mesh-dscp N          DSCP of the probes (default 0)\n"
+	"  --mesh-pps N           probes a second at most, every peer (default 10000)\n"
+	"  --mesh-source-pps N    probes a second answered from one source (default 100)\n"
+	"  --mesh-allow CIDR,...  answer these sources too, not only the targets\n"
+	"  --mesh-path-interval DURATION  learn each flow's hops this often (default 5m)\n"
+	"  --mesh-max-series N    mesh series at most; the rest are counted (default 50000)\n"
 	"  --check-config         check the configuration and what a start would find (the\n"
 	"                         user exists, the database's directory is writable by\n"
 	"                         whoever runs this and reachable by --user, sysfs_root\n"
@@ -127,6 +140,7 @@ static const char main_usage[] =
 	"  export    write the stored history as OpenMetrics (backfill Prometheus)\n"
 	"  history   one metric's stored samples over a window, per step\n"
 	"  locate    ask Prometheus which host, switch port or hop the nodes implicate\n"
+	"  ping      probe a peer's mesh responder on every flow: RTT, loss, hops\n"
 	"  replay    count a capture file's traffic (RoCEv2 per queue pair, per peer)\n"
 	"  snapshot  copy the database consistently, while the agent writes\n"
 	"  top       links and peers ranked by time in congestion over a window\n"
@@ -182,6 +196,17 @@ static const struct option config_options[] = {
 	{ "api-timeout", required_argument, NULL, 0 },
 	{ "api-concurrency", required_argument, NULL, 0 },
 	{ "user", required_argument, NULL, 0 },
+	{ "mesh-targets", required_argument, NULL, 0 },
+	{ "mesh-peers", required_argument, NULL, 0 },
+	{ "mesh-listen", required_argument, NULL, 0 },
+	{ "mesh-interval", required_argument, NULL, 0 },
+	{ "mesh-flows", required_argument, NULL, 0 },
+	{ "mesh-dscp", required_argument, NULL, 0 },
+	{ "mesh-pps", required_argument, NULL, 0 },
+	{ "mesh-source-pps", required_argument, NULL, 0 },
+	{ "mesh-allow", required_argument, NULL, 0 },
+	{ "mesh-path-interval", required_argument, NULL, 0 },
+	{ "mesh-max-series", required_argument, NULL, 0 },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -310,6 +335,8 @@ int main(int argc, char **argv)
 		return history_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "locate") == 0)
 		return locate_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "ping") == 0)
+		return ping_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "top") == 0)
 		return top_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "snapshot") == 0)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 struct bpf_tc_lock;
+struct mesh_conf;
 
 /*
  * A collector reads one source (sysfs netdev statistics, SIOCETHTOOL, RDMA
@@ -92,6 +93,7 @@ struct collector_env {
 	int64_t retry_ms; /* a source found gone is looked for again after this */
 	const char *topology_file; /* the static topology file; "" or NULL: none */
 	const char *topology_host; /* this node's name in it */
+	const struct mesh_conf *mesh; /* the mesh collector's settings (mesh/mesh_conf.h) */
 };
 
 /* True if the interface name passes env->interfaces. */
@@ -134,6 +136,7 @@ extern const struct collector_ops bpf_collector;
 extern const struct collector_ops pcap_collector;
 extern const struct collector_ops pressure_collector;
 extern const struct collector_ops topology_collector;
+extern const struct collector_ops mesh_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated. */
 extern const struct collector_ops *const collector_all[];

@@ -4,9 +4,16 @@
 #include "collector/collector.h"
 
 const struct collector_ops *const collector_all[] = {
-	&netdev_collector, &ethtool_collector,	&rdma_collector,
-	&qdisc_collector,  &pressure_collector, &bpf_collector,
-	&pcap_collector,   &topology_collector, NULL,
+	&netdev_collector,
+	&ethtool_collector,
+	&rdma_collector,
+	&qdisc_collector,
+	&pressure_collector,
+	&bpf_collector,
+	&pcap_collector,
+	&topology_collector,
+	&mesh_collector, /* probes peers: only with mesh_targets or mesh_peers */
+	NULL,
 };
 
 const struct collector_ops *collector_find(const char *name)

@@ -70,6 +70,18 @@
 
 #define M_PRESSURE_CPU_WAITING_SECONDS_TOTAL "fabmon_pressure_cpu_waiting_seconds_total"
 
+#define M_MESH_PROBES_SENT_TOTAL "fabmon_mesh_probes_sent_total"
+#define M_MESH_PROBES_LOST_TOTAL "fabmon_mesh_probes_lost_total"
+#define M_MESH_RTT_SECONDS_SUM "fabmon_mesh_rtt_seconds_sum"
+#define M_MESH_RTT_SECONDS_COUNT "fabmon_mesh_rtt_seconds_count"
+#define M_MESH_RESPONDER_DELAY_SECONDS_TOTAL "fabmon_mesh_responder_delay_seconds_total"
+#define M_MESH_FLOW_PROBES_LOST_TOTAL "fabmon_mesh_flow_probes_lost_total"
+#define M_MESH_FLOW_RTT_SECONDS "fabmon_mesh_flow_rtt_seconds"
+#define M_MESH_HOP_INFO "fabmon_mesh_hop_info"
+
+/* every mesh series starts so: the detector skips others fast */
+#define M_MESH_PREFIX "fabmon_mesh_"
+
 /* every TCP series the probe reports starts so: the detectors skip others fast */
 #define M_TCP_PREFIX "fabmon_tcp_"
 

@@ -25,8 +25,8 @@
 static const char events_usage[] =
 	"usage: fabmon events [OPTION]...\n"
 	"Lists the events the detectors raised (hotspot, incast, stall, pfc_storm,\n"
-	"straggler, slow_handoff, lossy_link: cause network; host_stall: cause\n"
-	"host) that overlap a window, oldest first, from the agent's database,\n"
+	"straggler, slow_handoff, lossy_link, path_latency: cause network;\n"
+	"host_stall, unreachable: cause host) that overlap a window, oldest first, from the agent's database,\n"
 	"read-only: safe while the agent runs, and on a copy.\n"
 	"\n"
 	"  --since TIME           window start (default 24h: a day ago)\n"
@@ -77,7 +77,7 @@ static int parse_args(int argc, char **argv, struct events_args *a)
 					"events",
 					"--kind: '%s' is not one of hotspot, incast, "
 					"stall, pfc_storm, straggler, slow_handoff, "
-					"host_stall, lossy_link",
+					"host_stall, lossy_link, path_latency, unreachable",
 					optarg);
 			a->kind = optarg;
 			break;

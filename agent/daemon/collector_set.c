@@ -58,6 +58,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.topology_host = cfg->topology_host;
 	if (!cfg->topology_host[0] && gethostname(set->host, sizeof(set->host)) == 0)
 		set->env.topology_host = set->host;
+	set->env.mesh = &cfg->mesh;
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;

@@ -10,6 +10,7 @@
 #include "agent/detect/handoff.h"
 #include "agent/detect/hotspot.h"
 #include "agent/detect/lossy.h"
+#include "agent/detect/mesh.h"
 #include "agent/detect/path.h"
 #include "agent/detect/pfc.h"
 #include "agent/detect/roce.h"
@@ -478,6 +479,7 @@ struct series_kind {
 	int hotspot; /* index in hotspot_series; -1 for none */
 	int lossy; /* index in lossy_series; -1 for none */
 	int cpu_pressure; /* this host's CPU waiting time */
+	int mesh; /* a family detect_mesh reads */
 };
 
 static void series_kind_of(struct series_kind *k, const char *name)
@@ -513,6 +515,7 @@ static void series_kind_of(struct series_kind *k, const char *name)
 		;
 	k->lossy = (size_t)i < LOSSY_SERIES ? i : -1;
 	k->cpu_pressure = strcmp(name, M_PRESSURE_CPU_WAITING_SECONDS_TOTAL) == 0;
+	k->mesh = mesh_gather_wants(name);
 }
 
 /* Every gatherer of a tick, in one pass over the registry. */
@@ -523,6 +526,7 @@ struct tick_gather {
 	struct hotspot_gather *hotspot;
 	struct lossy_gather *lossy;
 	double cpu_waiting; /* share of the tick a task here waited for a CPU; NAN: unknown */
+	struct mesh_gather *mesh;
 	struct series_kind kind; /* of the last series' family */
 };
 
@@ -547,6 +551,8 @@ static int gather_series(struct series *s, void *arg)
 		gather_lossy(t->lossy, s, (size_t)t->kind.lossy);
 	if (t->kind.cpu_pressure && s->has_rate)
 		t->cpu_waiting = s->rate;
+	if (t->kind.mesh)
+		mesh_gather_series(t->mesh, s);
 	return 0;
 }
 
@@ -600,6 +606,8 @@ struct detect {
 	struct stall_history sh;
 	struct lossy_gather lg;
 	struct lossy_history lh;
+	struct mesh_gather mg;
+	struct mesh_history mh;
 };
 
 int detect_new(const struct config *cfg, struct detect **ret)
@@ -636,7 +644,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
 	struct tick_gather tg = {
-		rg, sg, pg, hg, lg, NAN, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0 }
+		rg, sg, pg, hg, lg, NAN, &d->mg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0, 0 }
 	};
 	size_t n, k;
 	int paced = 0; /* an incast verdict this tick */
@@ -645,6 +653,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	sg->next = 0;
 	pg->n = 0;
 	lg->n = 0;
+	mesh_gather_begin(&d->mg);
 	roce_gather_begin(rg);
 	hg->cur ^= 1;
 	hg->n[hg->cur] = 0;
@@ -700,6 +709,8 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_roce(rg->in, rg->n, cfg->incast_fraction, out + n, max - n);
 	lossy_history_update(&d->lh, lg->in, lg->n, lb.window_ms, registry_now(reg));
 	n += detect_lossy(&d->lh, &lb, registry_now(reg), out + n, max - n);
+	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
+	n += detect_mesh(&d->mh, registry_now(reg), out + n, max - n);
 	return n +
 	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
 }

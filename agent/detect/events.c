@@ -19,6 +19,10 @@ static const struct {
 	[EVENT_SLOW_HANDOFF] = { "slow_handoff", EVENT_CAUSE_NETWORK },
 	[EVENT_HOST_STALL] = { "host_stall", EVENT_CAUSE_HOST },
 	[EVENT_LOSSY_LINK] = { "lossy_link", EVENT_CAUSE_NETWORK },
+	[EVENT_PATH_LATENCY] = { "path_latency", EVENT_CAUSE_NETWORK },
+	/* every path to the peer failed at once: what they share is the
+	 * host (or its only cable), not a link of the fabric */
+	[EVENT_UNREACHABLE] = { "unreachable", EVENT_CAUSE_HOST },
 };
 
 int event_kind_parse(const char *name)

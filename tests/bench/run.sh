@@ -34,6 +34,9 @@
 #      (8 clients on 1 h query_ranges) for BENCH_API_LOAD_SECS (default 60):
 #      the scrape p99 idle and under the load, a flow explosion of
 #      BENCH_FLOOD_FLOWS distinct flows (default 4 million)
+#  13. the mesh collector (tests/bench/mesh.sh): fabmon ping's RTT beside
+#      ping's on one path; CPU and RSS of an agent probing BENCH_MESH_PEERS
+#      (default 1000) peers x 8 flows at 1 s for BENCH_MESH_SECS (default 60)
 #  12. the seeded scenario matrix (tests/bench/matrix.sh): precision,
 #      recall, false events per clean hour and onset -> event latency per
 #      fault, on tuning seeds MATRIX_TUNE (default 0-14) and report seeds
@@ -1330,7 +1333,13 @@ on_exit ns_down
 echo "fabmon benchmarks ($("$FABMON" version 2>/dev/null | head -n 1)); $(nproc) cores, $(uname -r)"
 start=$(date +%s)
 # BENCH_ONLY="probe_cost flows" runs only those blocks
-for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness locate matrix; do
+bench_mesh() {
+	echo
+	bash tests/bench/mesh.sh || broken "tests/bench/mesh.sh failed"
+}
+
+for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness mesh \
+	locate matrix; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo

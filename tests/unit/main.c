@@ -31,6 +31,8 @@ int main(void)
 		capfile_suite,	     bpf_tc_lock_suite,
 		detect_lossy_suite,  openmetrics_suite,
 		locate_score_suite,  topology_suite,
+		mesh_peer_suite,     mesh_targets_suite,
+		mesh_engine_suite,   detect_mesh_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -43,5 +43,9 @@ Suite *label_text_suite(void);
 Suite *tcp_loss_suite(void);
 Suite *tcp_waits_suite(void);
 Suite *capfile_suite(void);
+Suite *mesh_peer_suite(void);
+Suite *mesh_targets_suite(void);
+Suite *mesh_engine_suite(void);
+Suite *detect_mesh_suite(void);
 
 #endif

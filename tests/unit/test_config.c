@@ -103,7 +103,13 @@ START_TEST(test_file_errors)
 		{ "[agent]\nthis is not ini\n", ":2: syntax error" },
 		{ "[agent]\ncollectors = netdev,bogus\n",
 		  ":2: bad value 'netdev,bogus' for 'collectors'" },
-		{ "[agent]\ncollectors = netdev,bogus\n", "bpf, pcap (no collector 'bogus')" },
+		{ "[agent]\ncollectors = netdev,bogus\n", "topology, mesh (no collector 'bogus')" },
+		{ "[agent]\nmesh_allow = 198.18.0.0/40\n",
+		  ":2: bad value '198.18.0.0/40' for 'mesh_allow': expected a comma-separated list of "
+		  "IPv4 CIDRs" },
+		{ "[agent]\nmesh_peers = 198.18.0.0/15\n",
+		  "bad value '198.18.0.0/15' for 'mesh_peers'" },
+		{ "[agent]\nmesh_flows = 65\n", "bad value '65' for 'mesh_flows'" },
 		{ "[agent]\ninterfaces = eth(\n",
 		  ":2: bad value 'eth(' for 'interfaces': expected a POSIX" },
 		{ "[agent]\nmax_series = -5\n", "bad value '-5' for 'max_series'" },
@@ -191,6 +197,30 @@ START_TEST(test_sysfs_root_collectors)
 }
 END_TEST
 
+/* Probing is off until it has targets, and on once it has, unless
+ * collectors says otherwise. */
+START_TEST(test_mesh_on_with_targets)
+{
+	struct config_source src = { .path = "/nonexistent/fabmon.conf" };
+	struct config cfg;
+	char err[512];
+
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_ptr_null(strstr(cfg.collectors, "mesh"));
+	ck_assert_str_eq(cfg.mesh.listen, ":9479");
+	ck_assert_uint_eq(cfg.mesh.flows, 8);
+	src.flags[src.nflags].key = "mesh_peers";
+	src.flags[src.nflags++].value = "198.18.1.2,198.18.1.3";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors,
+			 "netdev,ethtool,rdma,qdisc,pressure,bpf,pcap,topology,mesh");
+	src.flags[src.nflags].key = "collectors";
+	src.flags[src.nflags++].value = "netdev";
+	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.collectors, "netdev");
+}
+END_TEST
+
 /* A FIFO or a directory is refused before a byte is read (a FIFO would
  * block until a writer came), a file over the bound as such. */
 START_TEST(test_file_read)
@@ -273,6 +303,7 @@ Suite *config_suite(void)
 		{ "missing", test_missing, 0 },
 		{ "shipped_config", test_shipped_config, 0 },
 		{ "sysfs_root_collectors", test_sysfs_root_collectors, 0 },
+		{ "mesh_on_with_targets", test_mesh_on_with_targets, 0 },
 		{ "file_read", test_file_read, 0 },
 		{ "reload", test_reload, 0 },
 	};

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/detect/mesh.h"
+#include "agent/registry/label_text.h"
+#include "collector/metric_names.h"
+
+enum mesh_family {
+	F_SENT,
+	F_LOST,
+	F_RTT_SUM,
+	F_RTT_COUNT,
+	F_DELAY,
+	F_FLOW_LOST,
+	F_FLOW_RTT,
+	F_HOP,
+	F_NONE
+};
+
+static const char *const mesh_families[F_NONE] = {
+	[F_SENT] = M_MESH_PROBES_SENT_TOTAL,
+	[F_LOST] = M_MESH_PROBES_LOST_TOTAL,
+	[F_RTT_SUM] = M_MESH_RTT_SECONDS_SUM,
+	[F_RTT_COUNT] = M_MESH_RTT_SECONDS_COUNT,
+	[F_DELAY] = M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
+	[F_FLOW_LOST] = M_MESH_FLOW_PROBES_LOST_TOTAL,
+	[F_FLOW_RTT] = M_MESH_FLOW_RTT_SECONDS,
+	[F_HOP] = M_MESH_HOP_INFO,
+};
+
+static enum mesh_family family_of(const char *name)
+{
+	int f = 0;
+
+	if (strncmp(name, M_MESH_PREFIX, sizeof(M_MESH_PREFIX) - 1) != 0)
+		return F_NONE;
+	while (f < F_NONE && strcmp(name, mesh_families[f]) != 0)
+		f++;
+	return (enum mesh_family)f;
+}
+
+void mesh_gather_begin(struct mesh_gather *g)
+{
+	g->n = 0;
+	g->hint = 0;
+}
+
+int mesh_gather_wants(const char *name)
+{
+	return family_of(name) != F_NONE;
+}
+
+static struct mesh_obs *obs_for(struct mesh_gather *g, const char *peer)
+{
+	/* a family's series come in label order, peer first: the last peer
+	 * or the one after it, mostly */
+	for (size_t k = 0; k < 2; k++)
+		if (g->hint + k < g->n && strcmp(g->obs[g->hint + k].peer, peer) == 0)
+			return &g->obs[g->hint += k];
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(g->obs[i].peer, peer) == 0)
+			return &g->obs[g->hint = i];
+	if (g->n == MESH_DETECT_PEERS)
+		return NULL;
+	memset(&g->obs[g->n], 0, sizeof(g->obs[0]));
+	snprintf(g->obs[g->n].peer, sizeof(g->obs[0].peer), "%s", peer);
+	g->hint = g->n;
+	return &g->obs[g->n++];
+}
+
+/* The flow label as a bit index, or -1. */
+static int flow_of(const struct series *s)
+{
+	char v[8];
+	char *end;
+	long f;
+
+	if (label_value(s->labels, "flow", v, sizeof(v)) < 0)
+		return -1;
+	f = strtol(v, &end, 10);
+	return *end || f < 0 || f >= MESH_DETECT_FLOWS ? -1 : (int)f;
+}
+
+void mesh_gather_series(struct mesh_gather *g, const struct series *s)
+{
+	enum mesh_family fam = family_of(s->name);
+	char peer[48], v[48];
+	struct mesh_obs *o;
+	struct in_addr a;
+	int flow, hop;
+	double rate = s->has_rate ? s->rate : 0;
+
+	if (fam == F_NONE || label_value(s->labels, "peer", peer, sizeof(peer)) < 0)
+		return;
+	o = obs_for(g, peer);
+	if (!o)
+		return;
+	flow = flow_of(s);
+	switch (fam) {
+	case F_SENT:
+		o->sent = rate;
+		break;
+	case F_LOST:
+		o->lost = rate;
+		break;
+	case F_RTT_SUM:
+		o->rtt_sum = rate;
+		break;
+	case F_RTT_COUNT:
+		o->rtt_count = rate;
+		break;
+	case F_DELAY:
+		o->delay_sum = rate;
+		break;
+	case F_FLOW_LOST:
+		/* a flow's series shows from its first loss on: its first
+		 * reading, with no rate yet, is a loss too */
+		if (flow >= 0 && (rate > 0 || (!s->has_rate && s->value > 0)))
+			o->lost_flows |= 1ULL << flow;
+		break;
+	case F_FLOW_RTT:
+		if (flow >= 0)
+			o->flow_rtt[flow] = (float)s->value;
+		break;
+	case F_HOP:
+		if (flow < 0 || flow >= MESH_DETECT_HOP_FLOWS ||
+		    label_value(s->labels, "hop", v, sizeof(v)) < 0)
+			break;
+		hop = atoi(v);
+		if (hop < 1 || hop > MESH_DETECT_HOPS)
+			break;
+		o->known_flows |= 1ULL << flow;
+		if (label_value(s->labels, "address", v, sizeof(v)) == 0 &&
+		    inet_pton(AF_INET, v, &a) == 1)
+			o->hop[flow][hop - 1] = ntohl(a.s_addr);
+		break;
+	case F_NONE:
+		break;
+	}
+}
+
+void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct mesh_obs *o = &g->obs[i];
+		struct mesh_history_peer *p = NULL;
+		double dt;
+
+		for (size_t j = 0; j < h->n && !p; j++)
+			if (strcmp(h->peers[j].now.peer, o->peer) == 0)
+				p = &h->peers[j];
+		if (!p) {
+			if (h->n == MESH_DETECT_PEERS)
+				continue;
+			p = &h->peers[h->n++];
+			memset(p, 0, sizeof(*p));
+			p->now.last_ms = now_ms;
+		}
+		dt = (double)(now_ms - p->now.last_ms) / 1000.0;
+		p->now = *o;
+		p->now.last_ms = now_ms;
+		p->tick[p->next].ms = now_ms;
+		p->tick[p->next].sent = o->sent * dt;
+		p->tick[p->next].lost = o->lost * dt;
+		p->tick[p->next].lost_flows = o->lost_flows;
+		p->next = (p->next + 1) % MESH_DETECT_TICKS;
+		if (p->count < MESH_DETECT_TICKS)
+			p->count++;
+	}
+	for (size_t j = 0; j < h->n; j++)
+		if (now_ms - h->peers[j].now.last_ms < MESH_LOSS_WINDOW_MS)
+			h->peers[k++] = h->peers[j];
+	h->n = k;
+}
+
+/* The ticks of the loss window that lost a probe: a peer that stops
+ * answering loses on one tick before it is silent on the next. */
+static unsigned lossy_ticks(const struct mesh_history_peer *p, int64_t now_ms)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < p->count; i++) {
+		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+
+		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
+			break;
+		n += p->tick[t].lost >= 0.5;
+	}
+	return n;
+}
+
+/* Sums p's ticks since since_ms. */
+static void window(const struct mesh_history_peer *p, int64_t since_ms, double *sent, double *lost,
+		   uint64_t *lost_flows, unsigned *ticks)
+{
+	*sent = *lost = 0;
+	*lost_flows = 0;
+	*ticks = 0;
+	for (unsigned i = 0; i < p->count; i++) {
+		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+
+		if (p->tick[t].ms <= since_ms)
+			break;
+		*sent += p->tick[t].sent;
+		*lost += p->tick[t].lost;
+		*lost_flows |= p->tick[t].lost_flows;
+		(*ticks)++;
+	}
+}
+
+static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
+{
+	for (int k = 0; k < MESH_DETECT_HOPS; k++)
+		if (o->hop[f][k] == addr)
+			return 1;
+	return 0;
+}
+
+/* A hop of flow f did not answer its last trace (the trace's own probes
+ * cross the lossy link too): f may cross any address. */
+static int flow_has_unknown(const struct mesh_obs *o, int f)
+{
+	int last = -1;
+
+	for (int k = 0; k < MESH_DETECT_HOPS; k++)
+		if (o->hop[f][k])
+			last = k;
+	for (int k = 0; k < last; k++)
+		if (!o->hop[f][k])
+			return 1;
+	return 0;
+}
+
+/*
+ * Appends ",hops=A+B" to subject: the hops every flow of bad crosses and
+ * some flow whose hops are known does not. A flow through the same hops
+ * that did not lose is no alibi: 2 % loss leaves most probes through a bad
+ * link alone, so a sibling on the same path is clean by chance. A hop every
+ * flow crosses (this host's leaf, the peer) names nothing.
+ */
+static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, size_t len)
+{
+	int first = -1, n = 0;
+
+	bad &= o->known_flows;
+	/* the hops of a losing flow whose every hop answered */
+	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
+		if ((bad >> f & 1) && (first < 0 || !flow_has_unknown(o, f)))
+			first = first < 0 || flow_has_unknown(o, first) ? f : first;
+	if (first < 0)
+		return;
+	for (int h = 0; h < MESH_DETECT_HOPS; h++) {
+		uint32_t addr = o->hop[first][h];
+		struct in_addr a = { htonl(addr) };
+		char text[INET_ADDRSTRLEN];
+		size_t used = strlen(subject);
+		int keep = addr != 0, avoided = 0;
+
+		for (int f = 0; f < MESH_DETECT_HOP_FLOWS && keep; f++)
+			if (bad >> f & 1)
+				keep = flow_crosses(o, f, addr) || flow_has_unknown(o, f);
+			else if (o->known_flows >> f & 1)
+				avoided |= !flow_crosses(o, f, addr);
+		if (!keep || !avoided || !inet_ntop(AF_INET, &a, text, sizeof(text)) ||
+		    strcmp(text, o->peer) == 0 || used + strlen(text) + 7 >= len)
+			continue;
+		snprintf(subject + used, len - used, "%s%s", n++ ? "+" : ",hops=", text);
+	}
+}
+
+static size_t verdict(struct event_verdict *out, size_t max, size_t n, enum event_kind kind,
+		      const struct mesh_obs *o, uint64_t flows, double score, const char *evidence,
+		      enum verdict_weight weight)
+{
+	struct event_verdict *v = &out[n];
+
+	if (n == max)
+		return n;
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	snprintf(v->subject, sizeof(v->subject), "peer=%s", o->peer);
+	if (flows)
+		hops_append(o, flows, v->subject, sizeof(v->subject));
+	v->score = score;
+	snprintf(v->evidence, sizeof(v->evidence), "%s", evidence);
+	v->weight = weight;
+	return n + 1;
+}
+
+size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
+		   size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct mesh_history_peer *p = &h->peers[i];
+		const struct mesh_obs *o = &p->now;
+		double sent, lost, avg;
+		uint64_t lost_flows, slow = 0;
+		unsigned ticks;
+		char ev[EVENT_EVIDENCE_MAX];
+		double worst = 0;
+
+		if (o->last_ms != now_ms)
+			continue;
+		window(p, now_ms - MESH_UNREACHABLE_MS, &sent, &lost, &lost_flows, &ticks);
+		/* rates times ticks: a probe counted is about 1, never exactly */
+		if (ticks >= 2 && sent >= 1.5 && lost >= 0.95 * sent) {
+			snprintf(ev, sizeof(ev), "{\"sent\":%.0f,\"lost\":%.0f,\"window_s\":%d}",
+				 sent, lost, MESH_UNREACHABLE_MS / 1000);
+			n = verdict(out, max, n, EVENT_UNREACHABLE, o, 0, 1, ev, VERDICT_AT_ONCE);
+			continue;
+		}
+		/* silent on every flow this last second, or losing on every
+		 * flow this tick (a pause that began mid-tick): going, not
+		 * lossy (unreachable once it lasts). A link loses on the
+		 * flows that cross it. */
+		window(p, now_ms - 1000, &sent, &lost, &lost_flows, &ticks);
+		if ((sent >= 1.5 && lost >= 0.95 * sent) ||
+		    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows))
+			continue;
+		window(p, now_ms - MESH_LOSS_WINDOW_MS, &sent, &lost, &lost_flows, &ticks);
+		if (lost >= 1.5 && lost < 0.95 * sent && lossy_ticks(p, now_ms) >= 2) {
+			snprintf(
+				ev, sizeof(ev),
+				"{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d}",
+				sent, lost, __builtin_popcountll(lost_flows),
+				MESH_LOSS_WINDOW_MS / 1000);
+			n = verdict(out, max, n, EVENT_LOSSY_LINK, o, lost_flows, lost / 1.5, ev,
+				    VERDICT_AT_ONCE);
+		}
+		/* the network's share, as the flows' own figures are */
+		avg = o->rtt_count > 0 ? (o->rtt_sum - o->delay_sum) / o->rtt_count : 0;
+		for (int f = 0; f < MESH_DETECT_FLOWS && avg > 0; f++)
+			if (!(lost_flows >> f & 1) && o->flow_rtt[f] > 2 * avg &&
+			    o->flow_rtt[f] > avg + MESH_SLOW_MARGIN_S) {
+				slow |= 1ULL << f;
+				if (o->flow_rtt[f] > worst)
+					worst = o->flow_rtt[f];
+			}
+		if (slow) {
+			snprintf(ev, sizeof(ev),
+				 "{\"rtt_s\":%.6f,\"peer_rtt_s\":%.6f,\"flows_slow\":%d}", worst,
+				 avg, __builtin_popcountll(slow));
+			n = verdict(out, max, n, EVENT_PATH_LATENCY, o, slow, worst / (2 * avg), ev,
+				    VERDICT_OVER);
+		}
+	}
+	return n;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_MESH_H
+#define FABMON_DETECT_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/detect/events.h"
+#include "agent/registry/registry.h"
+
+/*
+ * What the mesh collector's probes say about each peer's paths (collector/mesh):
+ * a peer that stops answering on every flow at once is unreachable; one
+ * whose probes are lost on some flows only has a lossy link on those flows'
+ * path; one whose flows are slow on some paths only has a path_latency.
+ * Where the failing flows share hops that other flows avoid, the subject
+ * names them: that is where the fault sits.
+ */
+
+/* every peer of a thousand-node cluster (MESH_ADDRS_MAX is the targets'
+ * bound); about 4 KB each once seen */
+#define MESH_DETECT_PEERS 1024
+#define MESH_DETECT_FLOWS 64 /* MESH_FLOWS_MAX */
+/* flows whose hops are compared: the default 8 and then some */
+#define MESH_DETECT_HOP_FLOWS 16
+#define MESH_DETECT_HOPS 8 /* MESH_HOPS_MAX */
+#define MESH_DETECT_TICKS 64
+/* Loss is judged over the last 10 s: long enough that 2 % loss on some of 8
+ * flows probed every 100 ms shows twice or more, short enough to name it
+ * within the issue's 10 s. */
+#define MESH_LOSS_WINDOW_MS 10000
+/* Every flow unanswered for 3 s: a peer gone, not a path losing. */
+#define MESH_UNREACHABLE_MS 3000
+/* A flow's network time this far over its peer's average, and twice it,
+ * is a slow path (collector/mesh's MESH_SLOW_MARGIN: under it, a busy
+ * sender's own scheduling) */
+#define MESH_SLOW_MARGIN_S 100e-6
+
+/* One peer this tick, from its series. Rates are per second. */
+struct mesh_obs {
+	char peer[48];
+	double sent, lost; /* fabmon_mesh_probes_{sent,lost}_total */
+	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
+	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
+	uint64_t lost_flows; /* flows whose own lost series rose (bit = flow) */
+	float flow_rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
+	uint64_t known_flows; /* flows whose hops are known */
+	uint32_t hop[MESH_DETECT_HOP_FLOWS][MESH_DETECT_HOPS]; /* 0: none or unknown */
+	int64_t last_ms; /* detect_mesh's: the tick it was last in */
+};
+
+/* This tick's observations, filled from the registry's series. */
+struct mesh_gather {
+	struct mesh_obs obs[MESH_DETECT_PEERS];
+	size_t n;
+	size_t hint; /* the peer found last */
+};
+
+/* Clears g for a new tick. */
+void mesh_gather_begin(struct mesh_gather *g);
+
+/* True if name is a family mesh_gather_series() reads. */
+int mesh_gather_wants(const char *name);
+
+/* Takes one series of the mesh collector's; others are ignored. Peers past
+ * MESH_DETECT_PEERS are ignored. */
+void mesh_gather_series(struct mesh_gather *g, const struct series *s);
+
+struct mesh_history_peer {
+	struct mesh_obs now; /* the last tick's */
+	struct {
+		int64_t ms;
+		double sent, lost; /* counted over the tick */
+		uint64_t lost_flows;
+	} tick[MESH_DETECT_TICKS];
+	unsigned next, count;
+};
+
+struct mesh_history {
+	struct mesh_history_peer peers[MESH_DETECT_PEERS];
+	size_t n;
+};
+
+/* Adds this tick's observations to h (zeroed before first use): each rate
+ * times the time since the peer's last tick. Peers absent for the loss
+ * window are forgotten. */
+void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms);
+
+/*
+ * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
+ * once); else, unless every probe of the last second was lost (a peer
+ * going), lossy_link (2 probes or more lost over MESH_LOSS_WINDOW_MS, on 2
+ * ticks or more, while other flows answered; at once: the window was the
+ * persistence);
+ * path_latency (a flow's network time, the responder's delay taken out,
+ * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).
+ * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow
+ * crosses and some other flow avoids. Pure: no I/O. Returns how many were written.
+ */
+size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
+		   size_t max);
+
+#endif

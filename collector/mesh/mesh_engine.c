@@ -1,0 +1,783 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/mesh/mesh_engine.h"
+#include "collector/mesh/mesh_allow.h"
+#include "collector/mesh/mesh_targets.h"
+
+#define NS_PER_MS 1000000LL
+#define NS_PER_S 1000000000LL
+/* the target file is looked at this often for a change */
+#define TARGETS_CHECK_NS NS_PER_S
+/* datagrams read from one socket in one turn: a flood waits for the next
+ * turn and cannot starve the sender's schedule */
+#define READ_BATCH 64
+#define OWN_MAX 64
+/* first traces are spread over this long: a router answers TTL expiry at
+ * 1000 a second with a burst of 50 (Linux's icmp_msgs_per_sec), and every
+ * flow of every peer traced at once would find most hops silent */
+#define FIRST_TRACES_NS (5 * NS_PER_S)
+/* rounds due this soon go with the ones due now: a thousand peers do not
+ * wake the engine, and walk its table, a thousand times a second */
+#define ROUND_QUANTUM_NS (5 * NS_PER_MS)
+
+struct mesh_engine {
+	struct mesh_conf conf;
+	unsigned flows;
+	struct in_addr bind_addr;
+	unsigned port;
+	int respond;
+	int resp_fd, wake_fd;
+	int flow_fd[MESH_FLOWS_MAX];
+	unsigned flow_port[MESH_FLOWS_MAX];
+	pthread_t thread;
+	int running, stop;
+	pthread_mutex_t lock;
+	struct mesh_targets targets;
+	struct stat targets_st;
+	int64_t targets_check_ns;
+	struct mesh_cidr allow[MESH_CIDRS_MAX];
+	size_t n_allow;
+	uint32_t own[OWN_MAX];
+	size_t n_own;
+	struct mesh_responder resp;
+	struct mesh_peer *peers;
+	size_t n_peers;
+	int64_t next_due; /* the earliest peer's next_ns; 0: walk the table */
+	struct mesh_engine_stats st;
+	double budget;
+	int64_t budget_ns;
+	unsigned seed;
+	char news[512];
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	/* CLOCK_REALTIME: the clock of the kernel's software timestamps */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* d scaled by a random factor in [0.9, 1.1): peers probed in step would
+ * meet in the same queues at once */
+static int64_t jitter(struct mesh_engine *e, int64_t d)
+{
+	return d - d / 10 + (int64_t)((double)rand_r(&e->seed) / RAND_MAX * (double)(d / 5));
+}
+
+/* A UDP socket bound to addr:port, non-blocking, with receive timestamps
+ * and, with recverr, ICMP errors queued (a flow's, for its path probes; a
+ * responder has no use for the errors its replies draw). Returns the fd or
+ * -errno. */
+static int udp_open(struct in_addr addr, unsigned port, unsigned dscp, int recverr)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr = addr,
+				  .sin_port = htons(port) };
+	int one = 1, tos = (int)dscp << 2, r = 0, rcvbuf = 1 << 20;
+	int ts = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	/* without software timestamps the receive time is read after the fact
+	 * (ts_or_now()): a kernel without them is no reason to stop */
+	(void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts));
+	/* a round's replies from many peers come in a burst (the kernel caps
+	 * this at net.core.rmem_max) */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &recverr, sizeof(recverr)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static void own_addresses(struct mesh_engine *e)
+{
+	struct ifaddrs *ifa = NULL;
+
+	e->n_own = 0;
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (struct ifaddrs *i = ifa; i && e->n_own < OWN_MAX; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+			e->own[e->n_own++] =
+				ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)
+					      ->sin_addr.s_addr);
+	freeifaddrs(ifa);
+}
+
+static int is_own(const struct mesh_engine *e, uint32_t addr)
+{
+	for (size_t i = 0; i < e->n_own; i++)
+		if (e->own[i] == addr)
+			return 1;
+	return 0;
+}
+
+/* "A.B.C.D:PORT" or ":PORT" (config.c checked the form; the probes are
+ * IPv4 only). Returns 0 or -EINVAL. */
+static int listen_parse(const char *text, struct in_addr *ret_addr, unsigned *ret_port)
+{
+	const char *colon = strrchr(text, ':');
+	char host[INET_ADDRSTRLEN] = "";
+	unsigned long port;
+	char *end;
+
+	if (!colon || (size_t)(colon - text) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, text, (size_t)(colon - text));
+	host[colon - text] = '\0';
+	port = strtoul(colon + 1, &end, 10);
+	if (*end || port > 65535 || (host[0] && inet_pton(AF_INET, host, ret_addr) != 1))
+		return -EINVAL;
+	*ret_port = (unsigned)port;
+	return 0;
+}
+
+int mesh_engine_new(const struct mesh_conf *conf, int respond, struct mesh_engine **ret, char *why,
+		    size_t why_len)
+{
+	struct mesh_engine *e = calloc(1, sizeof(*e));
+	int r = e ? 0 : -ENOMEM;
+
+	if (r < 0)
+		goto fail;
+	e->conf = *conf;
+	e->flows = conf->flows ? conf->flows : 1;
+	e->respond = respond;
+	e->resp_fd = e->wake_fd = -1;
+	for (unsigned f = 0; f < MESH_FLOWS_MAX; f++)
+		e->flow_fd[f] = -1;
+	e->seed = (unsigned)now_ns() ^ (unsigned)getpid();
+	pthread_mutex_init(&e->lock, NULL);
+	mesh_responder_init(&e->resp, conf->source_pps);
+	r = listen_parse(conf->listen, &e->bind_addr, &e->port);
+	if (r < 0) {
+		snprintf(why, why_len, "mesh: mesh_listen '%s' is not IPV4:PORT", conf->listen);
+		goto fail;
+	}
+	r = mesh_allow_parse(conf->allow, e->allow, MESH_CIDRS_MAX, why, why_len);
+	if (r < 0)
+		goto fail;
+	e->n_allow = (size_t)r;
+	e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (e->wake_fd < 0) {
+		r = -errno;
+		snprintf(why, why_len, "mesh: eventfd: %s", strerror(-r));
+		goto fail;
+	}
+	if (respond) {
+		struct sockaddr_in sa;
+		socklen_t len = sizeof(sa);
+
+		r = e->resp_fd = udp_open(e->bind_addr, e->port, conf->dscp, 0);
+		/* port 0 (tests) takes any free one: the port probes go to */
+		if (r >= 0 && getsockname(r, (struct sockaddr *)&sa, &len) == 0)
+			e->port = ntohs(sa.sin_port);
+		if (r < 0) {
+			snprintf(why, why_len, "mesh: unable to bind the responder to '%s': %s",
+				 conf->listen, strerror(-r));
+			goto fail;
+		}
+	}
+	for (unsigned f = 0; f < e->flows; f++) {
+		struct sockaddr_in sa;
+		socklen_t len = sizeof(sa);
+
+		r = e->flow_fd[f] = udp_open(e->bind_addr, 0, conf->dscp, 1);
+		if (r < 0 || getsockname(r, (struct sockaddr *)&sa, &len) < 0) {
+			r = r < 0 ? r : -errno;
+			snprintf(why, why_len, "mesh: unable to open flow %u's socket: %s", f,
+				 strerror(-r));
+			goto fail;
+		}
+		e->flow_port[f] = ntohs(sa.sin_port);
+	}
+	own_addresses(e);
+	e->budget = conf->pps;
+	e->budget_ns = now_ns();
+	*ret = e;
+	return 0;
+fail:
+	mesh_engine_free(e);
+	return r;
+}
+
+/* Builds the peer table for addrs (sorted), keeping what is known of the
+ * peers already there. */
+static void peers_free(struct mesh_peer *peers, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(peers[i].flow);
+	free(peers);
+}
+
+static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n, int64_t now)
+{
+	struct mesh_peer *np = n ? calloc(n, sizeof(*np)) : NULL;
+	/* from[k]: 1 + the index of new peer k in the old table; 0: a new peer */
+	size_t *from = n ? calloc(n, sizeof(*from)) : NULL;
+	size_t j = 0, k = 0;
+	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
+	int r = 0;
+
+	if (n && (!np || !from)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (is_own(e, addrs[i]))
+			continue;
+		while (j < e->n_peers && e->peers[j].addr < addrs[i])
+			j++;
+		if (j < e->n_peers && e->peers[j].addr == addrs[i]) {
+			from[k] = j + 1;
+			np[k++] = e->peers[j];
+			continue;
+		}
+		np[k].flow = calloc(e->flows, sizeof(struct mesh_flow));
+		if (!np[k].flow) {
+			r = -ENOMEM;
+			break;
+		}
+		np[k].addr = addrs[i];
+		/* spread the first rounds over an interval */
+		np[k].next_ns = now + (int64_t)((double)rand_r(&e->seed) / RAND_MAX * interval_ns);
+		for (unsigned f = 0; f < e->flows; f++)
+			np[k].flow[f].path.next_ns = now + (int64_t)((double)rand_r(&e->seed) /
+								     RAND_MAX * FIRST_TRACES_NS);
+		k++;
+	}
+	/* the flows of kept peers now belong to the new table, or (on
+	 * failure) still to the old one */
+	for (size_t m = 0; m < k; m++)
+		if (from[m] && r == 0)
+			e->peers[from[m] - 1].flow = NULL;
+		else if (from[m])
+			np[m].flow = NULL;
+	if (r < 0)
+		goto out;
+	peers_free(e->peers, e->n_peers);
+	e->peers = np;
+	e->n_peers = k;
+	e->next_due = 0;
+	np = NULL;
+	k = 0;
+out:
+	peers_free(np, k);
+	free(from);
+	return r;
+}
+
+int mesh_engine_set_peers(struct mesh_engine *e, const uint32_t *addrs, size_t n)
+{
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	e->conf.targets[0] = e->conf.peers[0] = '\0';
+	peers_free(e->peers, e->n_peers);
+	e->peers = NULL;
+	e->n_peers = 0;
+	r = peers_replace(e, addrs, n, 0);
+	for (size_t i = 0; i < e->n_peers; i++) {
+		e->peers[i].next_ns = 0;
+		for (unsigned f = 0; f < e->flows; f++)
+			e->peers[i].flow[f].path.next_ns = 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+/* Reads the targets again if the file changed (or first), from the engine's
+ * thread, without the lock but to swap the list in. On error the old list
+ * stays and the reason is news. */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
+{
+	struct mesh_targets t = { 0 };
+	struct stat st = { 0 };
+	char err[400];
+	int r;
+
+	if (!force && (now < e->targets_check_ns || !e->conf.targets[0]))
+		return;
+	e->targets_check_ns = now + TARGETS_CHECK_NS;
+	/* a file that cannot be stat()ed is reported once, when it goes */
+	if (e->conf.targets[0] && stat(e->conf.targets, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	if (!force && same_file(&st, &e->targets_st))
+		return;
+	e->targets_st = st;
+	/* names may be resolved (getaddrinfo), which may take seconds: not
+	 * under the lock the tick reads the state by */
+	r = mesh_targets_load(e->conf.targets, e->conf.peers, &t, err, sizeof(err));
+	pthread_mutex_lock(&e->lock);
+	if (r < 0) {
+		e->st.targets_errors++;
+		snprintf(e->news, sizeof(e->news), "%s (the previous %zu targets kept)", err,
+			 e->targets.n);
+	} else {
+		own_addresses(e);
+		if (peers_replace(e, t.addrs, t.n, now) == 0) {
+			mesh_targets_release(&e->targets);
+			e->targets = t;
+		} else {
+			mesh_targets_release(&t);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The kernel's receive time of msg, or now. */
+static int64_t ts_or_now(struct msghdr *msg)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPING) {
+			struct scm_timestamping tss;
+
+			memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+			if (tss.ts[0].tv_sec)
+				return (int64_t)tss.ts[0].tv_sec * NS_PER_S + tss.ts[0].tv_nsec;
+		}
+	return now_ns();
+}
+
+static struct mesh_peer *peer_find(struct mesh_engine *e, uint32_t addr)
+{
+	size_t lo = 0, hi = e->n_peers;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->peers[mid].addr == addr)
+			return &e->peers[mid];
+		if (e->peers[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Receives one datagram (or, with MSG_ERRQUEUE, one queued ICMP error) into
+ * buf. Returns its length or -errno. */
+static ssize_t recv_one(int fd, int flags, uint8_t *buf, size_t len, struct sockaddr_in *from,
+			char *ctl, size_t ctl_len, struct msghdr *msg)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	ssize_t n;
+
+	*msg = (struct msghdr){ .msg_name = from,
+				.msg_namelen = sizeof(*from),
+				.msg_iov = &iov,
+				.msg_iovlen = 1,
+				.msg_control = ctl,
+				.msg_controllen = ctl_len };
+	n = recvmsg(fd, msg, flags | MSG_DONTWAIT);
+	return n < 0 ? -errno : n;
+}
+
+/* Gives msg one IPPROTO_IP control message of type, in ctl (ctl_len bytes,
+ * CMSG_SPACE(len) at least, aligned for struct cmsghdr). */
+static void cmsg_put(struct msghdr *msg, void *ctl, size_t ctl_len, int type, const void *data,
+		     size_t len)
+{
+	struct cmsghdr *c;
+
+	memset(ctl, 0, ctl_len);
+	msg->msg_control = ctl;
+	msg->msg_controllen = ctl_len;
+	c = CMSG_FIRSTHDR(msg);
+	c->cmsg_level = IPPROTO_IP;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+}
+
+/*
+ * sendmsg() once more if it failed with an error an earlier datagram drew:
+ * with IP_RECVERR an ICMP error (a path probe's time-exceeded) is also
+ * reported, once, by the socket's next call, and that datagram is not sent.
+ * Returns 0 or -errno.
+ */
+static int send_once_more(int fd, const struct msghdr *msg)
+{
+	if (sendmsg(fd, msg, MSG_DONTWAIT) >= 0)
+		return 0;
+	if (errno == EAGAIN || errno == ENOBUFS || errno == EINVAL || errno == EMSGSIZE)
+		return -errno;
+	return sendmsg(fd, msg, MSG_DONTWAIT) >= 0 ? 0 : -errno;
+}
+
+/* Sends a reply from the address the probe was sent to (IP_PKTINFO): the
+ * prober knows its peer by that address, and a host with several would
+ * otherwise answer from the one its route picks. */
+static void reply_send(struct mesh_engine *e, uint8_t *buf, struct sockaddr_in *to,
+		       struct msghdr *probe)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = MESH_WIRE_LEN };
+	struct msghdr msg = {
+		.msg_name = to, .msg_namelen = sizeof(*to), .msg_iov = &iov, .msg_iovlen = 1
+	};
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(probe); c; c = CMSG_NXTHDR(probe, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			pi = (struct in_pktinfo){ .ipi_spec_dst = pi.ipi_addr };
+			cmsg_put(&msg, ctl.buf, sizeof(ctl.buf), IP_PKTINFO, &pi, sizeof(pi));
+		}
+	if (send_once_more(e->resp_fd, &msg) < 0)
+		e->st.send_errors++;
+}
+
+static void respond_batch(struct mesh_engine *e)
+{
+	/* one byte more than a probe: an oversized datagram shows as such */
+	uint8_t buf[MESH_WIRE_LEN + 1];
+	char ctl[256];
+
+	for (int i = 0; i < READ_BATCH; i++) {
+		struct sockaddr_in from;
+		struct msghdr msg;
+		struct mesh_msg m;
+		ssize_t n =
+			recv_one(e->resp_fd, 0, buf, sizeof(buf), &from, ctl, sizeof(ctl), &msg);
+		int64_t rx;
+		uint32_t src;
+
+		if (n == -EAGAIN)
+			break;
+		if (n < 0)
+			continue; /* EINTR */
+		rx = ts_or_now(&msg);
+		src = ntohl(from.sin_addr.s_addr);
+		if (msg.msg_flags & MSG_TRUNC)
+			n = sizeof(buf);
+		if (mesh_responder_admit(&e->resp, src,
+					 mesh_targets_has(&e->targets, src) ||
+						 mesh_allow_match(e->allow, e->n_allow, src),
+					 buf, (size_t)n, rx, &m) < 0)
+			continue;
+		m.type = MESH_REPLY;
+		m.rx_ns = (uint64_t)rx;
+		m.tx_ns = (uint64_t)now_ns();
+		mesh_wire_encode(&m, buf);
+		reply_send(e, buf, &from, &msg);
+	}
+}
+
+/* Reads flow f's replies (with POLLIN in revents) and the ICMP errors its
+ * path probes drew (POLLERR): no read that poll() said would find nothing. */
+static void flow_batch(struct mesh_engine *e, unsigned f, short revents)
+{
+	uint8_t buf[MESH_WIRE_LEN + 1];
+	char ctl[512];
+
+	for (int i = 0; i < READ_BATCH && (revents & POLLIN); i++) {
+		struct sockaddr_in from;
+		struct msghdr msg;
+		struct mesh_msg m;
+		struct mesh_peer *p;
+		ssize_t n =
+			recv_one(e->flow_fd[f], 0, buf, sizeof(buf), &from, ctl, sizeof(ctl), &msg);
+
+		if (n == -EAGAIN)
+			break;
+		if (n < 0)
+			continue;
+		p = peer_find(e, ntohl(from.sin_addr.s_addr));
+		if (!p || ntohs(from.sin_port) != e->port || (msg.msg_flags & MSG_TRUNC) ||
+		    mesh_wire_decode(buf, (size_t)n, &m) < 0 || m.type != MESH_REPLY ||
+		    m.flow != f || mesh_peer_reply(p, &m, e->flows, ts_or_now(&msg)) < 0)
+			e->st.replies_invalid++;
+	}
+	for (int i = 0; i < READ_BATCH && (revents & POLLERR); i++) {
+		struct sockaddr_in to;
+		struct msghdr msg;
+		struct mesh_msg m;
+		struct mesh_peer *p;
+		ssize_t n = recv_one(e->flow_fd[f], MSG_ERRQUEUE, buf, sizeof(buf), &to, ctl,
+				     sizeof(ctl), &msg);
+
+		if (n < 0)
+			break;
+		/* to: the probe's destination; the data: the probe, as the
+		 * ICMP error quoted it */
+		p = peer_find(e, ntohl(to.sin_addr.s_addr));
+		if (!p || mesh_wire_decode(buf, (size_t)n, &m) < 0 || !m.ttl)
+			continue;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			struct sock_extended_err *ee = (struct sock_extended_err *)CMSG_DATA(c);
+			const struct sockaddr_in *off =
+				(const struct sockaddr_in *)(const void *)SO_EE_OFFENDER(ee);
+
+			if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR ||
+			    ee->ee_origin != SO_EE_ORIGIN_ICMP || off->sin_family != AF_INET)
+				continue;
+			/* RFC 792: type 11 time exceeded; type 3 from the peer
+			 * itself (no responder there) ends the path too */
+			if (ee->ee_type == 11)
+				(void)mesh_peer_hop(p, &m, e->flows, ntohl(off->sin_addr.s_addr));
+			else if (ee->ee_type == 3 && ntohl(off->sin_addr.s_addr) == p->addr)
+				(void)mesh_peer_reply(p,
+						      &(struct mesh_msg){ .type = MESH_REPLY,
+									  .flow = m.flow,
+									  .ttl = m.ttl,
+									  .seq = m.seq },
+						      e->flows, 0);
+		}
+	}
+}
+
+static void send_probe(struct mesh_engine *e, const struct mesh_peer *p, unsigned f,
+		       struct mesh_msg *m)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(p->addr),
+				  .sin_port = htons(e->port) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint8_t buf[MESH_WIRE_LEN];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov, .msg_iovlen = 1
+	};
+
+	m->type = MESH_PROBE;
+	m->flow = (uint8_t)f;
+	mesh_wire_encode(m, buf);
+	if (m->ttl) {
+		/* the TTL for this datagram only: the flow's socket stays as it is */
+		int ttl = m->ttl;
+
+		cmsg_put(&msg, ctl.buf, sizeof(ctl.buf), IP_TTL, &ttl, sizeof(ttl));
+	}
+	if (send_once_more(e->flow_fd[f], &msg) < 0)
+		e->st.send_errors++;
+}
+
+/* Takes n probes from the pps budget, if it has them and keep more. */
+static int budget_take(struct mesh_engine *e, unsigned n, double keep, int64_t now)
+{
+	e->budget += (double)(now - e->budget_ns) * 1e-9 * e->conf.pps;
+	if (e->budget > e->conf.pps)
+		e->budget = e->conf.pps;
+	e->budget_ns = now;
+	if (e->budget < n + keep)
+		return 0;
+	e->budget -= n;
+	return 1;
+}
+
+/* A peer's round: what timed out is lost, a probe on every flow, and a path
+ * trace on each flow that is due one. */
+static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
+{
+	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
+	/* a reply later than half an interval is lost, but not before 200 ms
+	 * (a loaded host leaves a responder unscheduled for tens of ms) nor
+	 * after a second: a fabric's round trip is microseconds */
+	int64_t timeout_ns = interval_ns / 2 < 200 * NS_PER_MS ? 200 * NS_PER_MS
+			     : interval_ns / 2 < NS_PER_S      ? interval_ns / 2
+							       : NS_PER_S;
+
+	if (!budget_take(e, e->flows, 0, now)) {
+		e->st.budget_deferred++;
+		p->next_ns = now + 10 * NS_PER_MS;
+		return;
+	}
+	(void)mesh_peer_expire(p, e->flows, now, timeout_ns);
+	for (unsigned f = 0; f < e->flows; f++) {
+		struct mesh_msg m = { .send_ns = (uint64_t)now_ns() };
+
+		m.seq = mesh_peer_sent(p, f, (int64_t)m.send_ns);
+		send_probe(e, p, f, &m);
+	}
+	for (unsigned f = 0; f < e->flows; f++) {
+		struct mesh_path *path = &p->flow[f].path;
+		uint32_t seq;
+
+		/* traces take only the budget's upper half: the first ones
+		 * of a thousand peers would starve the rounds otherwise */
+		if (path->trace_end_ns || now < path->next_ns ||
+		    !budget_take(e, MESH_HOPS_MAX, e->conf.pps / 2.0, now))
+			continue;
+		seq = mesh_peer_trace_start(p, f, now, now + timeout_ns);
+		for (unsigned ttl = 1; ttl <= MESH_HOPS_MAX; ttl++) {
+			struct mesh_msg m = { .seq = seq, .ttl = (uint8_t)ttl };
+
+			send_probe(e, p, f, &m);
+		}
+		path->next_ns = now + jitter(e, e->conf.path_interval_ms * NS_PER_MS);
+	}
+	p->next_ns = now + jitter(e, interval_ns);
+}
+
+void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
+{
+	struct pollfd pfd[MESH_FLOWS_MAX + 2];
+	int64_t now = now_ns(), due = now + (int64_t)max_wait_ms * NS_PER_MS;
+	unsigned n = 0;
+	int wait_ms;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->next_due < due)
+		due = e->next_due;
+	pthread_mutex_unlock(&e->lock);
+	wait_ms = due > now ? (int)((due - now + NS_PER_MS - 1) / NS_PER_MS) : 0;
+	pfd[n++] = (struct pollfd){ .fd = e->wake_fd, .events = POLLIN };
+	if (e->resp_fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = e->resp_fd, .events = POLLIN };
+	for (unsigned f = 0; f < e->flows; f++)
+		pfd[n++] = (struct pollfd){ .fd = e->flow_fd[f], .events = POLLIN };
+	if (poll(pfd, n, wait_ms) < 0)
+		n = 0; /* EINTR: nothing read this turn */
+
+	now = now_ns();
+	targets_refresh(e, now, 0);
+	pthread_mutex_lock(&e->lock);
+	for (unsigned i = 1; i < n; i++) {
+		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
+			respond_batch(e);
+		else if (pfd[i].fd != e->resp_fd && pfd[i].revents)
+			flow_batch(e, i - (e->resp_fd >= 0 ? 2 : 1), pfd[i].revents);
+	}
+	if (now >= e->next_due) {
+		e->next_due = INT64_MAX;
+		for (size_t i = 0; i < e->n_peers; i++) {
+			if (e->peers[i].next_ns <= now + ROUND_QUANTUM_NS)
+				peer_round(e, &e->peers[i], now);
+			if (e->peers[i].next_ns < e->next_due)
+				e->next_due = e->peers[i].next_ns;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *engine_thread(void *arg)
+{
+	struct mesh_engine *e = arg;
+
+	/* named, so that top -H and the bench can tell its CPU from the tick's */
+	(void)pthread_setname_np(pthread_self(), "fabmon-mesh");
+	while (!__atomic_load_n(&e->stop, __ATOMIC_ACQUIRE))
+		mesh_engine_step(e, 1000);
+	return NULL;
+}
+
+int mesh_engine_start(struct mesh_engine *e, char *why, size_t why_len)
+{
+	int r;
+
+	targets_refresh(e, now_ns(), 1);
+	r = -pthread_create(&e->thread, NULL, engine_thread, e);
+	if (r < 0)
+		snprintf(why, why_len, "mesh: unable to start its thread: %s", strerror(-r));
+	else
+		e->running = 1;
+	return r;
+}
+
+void mesh_engine_lock(struct mesh_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+}
+
+void mesh_engine_unlock(struct mesh_engine *e)
+{
+	pthread_mutex_unlock(&e->lock);
+}
+
+const struct mesh_peer *mesh_engine_peers(const struct mesh_engine *e, size_t *ret_n)
+{
+	*ret_n = e->n_peers;
+	return e->peers;
+}
+
+const struct mesh_responder_stats *mesh_engine_responder(const struct mesh_engine *e)
+{
+	return &e->resp.stats;
+}
+
+const struct mesh_engine_stats *mesh_engine_stats(const struct mesh_engine *e)
+{
+	return &e->st;
+}
+
+unsigned mesh_engine_port(const struct mesh_engine *e)
+{
+	return e->port;
+}
+
+unsigned mesh_engine_flow_port(const struct mesh_engine *e, unsigned flow)
+{
+	return flow < e->flows ? e->flow_port[flow] : 0;
+}
+
+void mesh_engine_news(struct mesh_engine *e, char *buf, size_t len)
+{
+	pthread_mutex_lock(&e->lock);
+	snprintf(buf, len, "%s", e->news);
+	e->news[0] = '\0';
+	pthread_mutex_unlock(&e->lock);
+}
+
+void mesh_engine_free(struct mesh_engine *e)
+{
+	uint64_t one = 1;
+
+	if (!e)
+		return;
+	if (e->running) {
+		__atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
+		(void)!write(e->wake_fd, &one, sizeof(one));
+		pthread_join(e->thread, NULL);
+	}
+	if (e->resp_fd >= 0)
+		close(e->resp_fd);
+	if (e->wake_fd >= 0)
+		close(e->wake_fd);
+	for (unsigned f = 0; f < MESH_FLOWS_MAX; f++)
+		if (e->flow_fd[f] >= 0)
+			close(e->flow_fd[f]);
+	mesh_targets_release(&e->targets);
+	peers_free(e->peers, e->n_peers);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/mesh/mesh_peer.h"
+
+const double mesh_rtt_bounds[MESH_RTT_BUCKETS] = {
+	10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3,   2.5e-3,
+	5e-3,  10e-3, 25e-3, 50e-3,  100e-3, 250e-3, 500e-3, 1,
+};
+
+uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns)
+{
+	struct mesh_flow *fl = &p->flow[f];
+	uint32_t seq = fl->next_seq++;
+	struct mesh_inflight *in = &fl->inflight[seq % MESH_INFLIGHT];
+
+	if (in->used) {
+		/* MESH_INFLIGHT rounds unanswered: that one is lost */
+		fl->lost++;
+		p->lost++;
+		fl->last_loss_ns = now_ns;
+	}
+	*in = (struct mesh_inflight){ .seq = seq, .used = 1, .sent_ns = now_ns };
+	fl->sent++;
+	p->sent++;
+	return seq;
+}
+
+uint32_t mesh_peer_trace_start(struct mesh_peer *p, unsigned f, int64_t now_ns, int64_t end_ns)
+{
+	struct mesh_path *path = &p->flow[f].path;
+
+	(void)now_ns;
+	memset(path->trace_hop, 0, sizeof(path->trace_hop));
+	path->reached = 0;
+	path->trace_seq = p->flow[f].next_seq++;
+	path->trace_end_ns = end_ns;
+	return path->trace_seq;
+}
+
+static void rtt_record(struct mesh_peer *p, struct mesh_flow *fl, int64_t rtt_ns, int64_t delay_ns)
+{
+	double rtt = (double)rtt_ns * 1e-9;
+	unsigned b = 0;
+
+	while (b < MESH_RTT_BUCKETS && rtt > mesh_rtt_bounds[b])
+		b++;
+	p->buckets[b]++;
+	p->rtt_sum_ns += (uint64_t)rtt_ns;
+	p->delay_sum_ns += (uint64_t)delay_ns;
+	p->answered++;
+	/* a flow's own figure is the network's time: its siblings share the
+	 * responder's, which a loaded host makes vary by milliseconds */
+	fl->recent[fl->recent_next++ % MESH_RECENT] = (float)((double)(rtt_ns - delay_ns) * 1e-9);
+	fl->rtt_last = rtt;
+	fl->answered++;
+}
+
+int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns)
+{
+	struct mesh_flow *fl;
+	struct mesh_inflight *in;
+	int64_t rtt, delay;
+
+	if (m->flow >= flows)
+		return -ERANGE;
+	fl = &p->flow[m->flow];
+	if (m->ttl) {
+		struct mesh_path *path = &fl->path;
+
+		if (!path->trace_end_ns || m->seq != path->trace_seq || m->ttl > MESH_HOPS_MAX)
+			return -ENOENT;
+		if (!path->reached || m->ttl < path->reached)
+			path->reached = m->ttl;
+		return 0;
+	}
+	in = &fl->inflight[m->seq % MESH_INFLIGHT];
+	if (!in->used || in->seq != m->seq || (int64_t)m->send_ns != in->sent_ns)
+		return -ENOENT;
+	in->used = 0;
+	rtt = rx_ns > in->sent_ns ? rx_ns - in->sent_ns : 0;
+	/* the responder's own time between its receive and its send; a
+	 * reply that claims more than the whole round trip is clamped */
+	delay = m->tx_ns > m->rx_ns ? (int64_t)(m->tx_ns - m->rx_ns) : 0;
+	if (delay > rtt)
+		delay = rtt;
+	rtt_record(p, fl, rtt, delay);
+	p->last_answer_ns = rx_ns;
+	return 0;
+}
+
+int mesh_peer_hop(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, uint32_t hop)
+{
+	struct mesh_path *path;
+
+	if (m->flow >= flows || !m->ttl || m->ttl > MESH_HOPS_MAX)
+		return -ENOENT;
+	path = &p->flow[m->flow].path;
+	if (!path->trace_end_ns || m->seq != path->trace_seq)
+		return -ENOENT;
+	path->trace_hop[m->ttl - 1] = hop;
+	return 0;
+}
+
+/* FNV-1a over the hops: a short, stable name for a path. */
+static uint32_t path_id(const struct mesh_path *path)
+{
+	uint32_t h = 2166136261u;
+
+	for (unsigned i = 0; i < path->n; i++)
+		for (unsigned b = 0; b < 4; b++) {
+			h ^= (path->hop[i] >> (8 * b)) & 0xff;
+			h *= 16777619u;
+		}
+	return h;
+}
+
+/* Ends a trace: the path runs to the first TTL the peer answered; without
+ * one, to the last hop that answered. */
+static void trace_end(struct mesh_peer *p, struct mesh_path *path)
+{
+	unsigned n = path->reached;
+
+	if (n) {
+		path->trace_hop[n - 1] = p->addr;
+	} else {
+		for (unsigned i = 0; i < MESH_HOPS_MAX; i++)
+			if (path->trace_hop[i])
+				n = i + 1;
+	}
+	memcpy(path->hop, path->trace_hop, sizeof(path->hop));
+	path->n = n;
+	path->id = path_id(path);
+	path->trace_end_ns = 0;
+}
+
+unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, int64_t timeout_ns)
+{
+	unsigned lost = 0;
+
+	for (unsigned f = 0; f < flows; f++) {
+		struct mesh_flow *fl = &p->flow[f];
+
+		for (unsigned i = 0; i < MESH_INFLIGHT; i++) {
+			struct mesh_inflight *in = &fl->inflight[i];
+
+			if (!in->used || now_ns - in->sent_ns < timeout_ns)
+				continue;
+			in->used = 0;
+			fl->lost++;
+			p->lost++;
+			lost++;
+			/* a flow that starts losing may have moved: learn its hops
+			 * again at once */
+			if (!fl->last_loss_ns || now_ns - fl->last_loss_ns > 10 * timeout_ns)
+				fl->path.next_ns = now_ns;
+			fl->last_loss_ns = now_ns;
+		}
+		if (fl->path.trace_end_ns && now_ns >= fl->path.trace_end_ns)
+			trace_end(p, &fl->path);
+	}
+	return lost;
+}
+
+double mesh_flow_rtt(const struct mesh_flow *fl)
+{
+	unsigned n = fl->recent_next < MESH_RECENT ? fl->recent_next : MESH_RECENT;
+	double least = n ? fl->recent[0] : 0;
+
+	for (unsigned i = 1; i < n; i++)
+		if (fl->recent[i] < least)
+			least = fl->recent[i];
+	return least;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int64_t since_ns)
+{
+	const struct mesh_flow *fl = &p->flow[f];
+	double avg[MESH_FLOWS_MAX], median;
+	unsigned n = 0;
+
+	if (fl->last_loss_ns && fl->last_loss_ns >= since_ns)
+		return 1;
+	if (!fl->answered)
+		return 0;
+	for (unsigned i = 0; i < flows; i++)
+		if (p->flow[i].answered)
+			avg[n++] = mesh_flow_rtt(&p->flow[i]);
+	qsort(avg, n, sizeof(avg[0]), dbl_cmp);
+	median = avg[n / 2];
+	return mesh_flow_rtt(fl) > 2 * median && mesh_flow_rtt(fl) > median + MESH_SLOW_MARGIN;
+}

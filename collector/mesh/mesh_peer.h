@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_MESH_PEER_H
+#define FABMON_MESH_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/mesh/mesh_conf.h"
+#include "collector/mesh/mesh_wire.h"
+
+/*
+ * What the sender knows of one peer: per flow (source port), the probes in
+ * flight, what came back, and the hops the flow's path crosses. Pure state:
+ * the engine does the I/O and calls these with its clock.
+ */
+
+#define MESH_INFLIGHT 8 /* probes a flow may have unanswered at once */
+#define MESH_RECENT 8 /* answers a flow's recent network time is the least of */
+/* TTLs a path trace tries: a 3-tier Clos is 6 hops host to host, and 8 flows'
+ * traces at once stay within a responder's default 100 probes a second */
+#define MESH_HOPS_MAX 8
+/* histogram upper bounds, 10 us to 1 s (issue 33): a clean fabric's RTT is
+ * tens of microseconds, a lost-and-late one is a second */
+#define MESH_RTT_BUCKETS 16
+extern const double mesh_rtt_bounds[MESH_RTT_BUCKETS];
+
+struct mesh_inflight {
+	uint32_t seq;
+	int used;
+	int64_t sent_ns;
+};
+
+struct mesh_path {
+	uint32_t hop[MESH_HOPS_MAX]; /* hop[i] answered TTL i + 1; 0: unknown */
+	uint32_t trace_hop[MESH_HOPS_MAX]; /* the trace in flight's, as hop */
+	unsigned n; /* hops, the peer's own last; 0 until a trace ends */
+	unsigned reached; /* during a trace: the smallest TTL the peer answered */
+	uint32_t trace_seq; /* the sequence number every probe of the trace carries */
+	uint32_t id; /* a hash of the hops: the flow's "path" label */
+	int64_t trace_end_ns; /* a trace in flight ends then; 0: none */
+	int64_t next_ns; /* the next trace starts then */
+};
+
+struct mesh_flow {
+	uint32_t next_seq;
+	struct mesh_inflight inflight[MESH_INFLIGHT];
+	uint64_t sent, lost;
+	uint64_t answered;
+	/* network times (RTT less the responder's delay) of the last
+	 * MESH_RECENT answers, seconds; their least is the flow's figure */
+	float recent[MESH_RECENT];
+	unsigned recent_next;
+	double rtt_last; /* seconds, the last answer's whole round trip */
+	int64_t last_loss_ns; /* 0: never lost */
+	struct mesh_path path;
+};
+
+struct mesh_peer {
+	uint32_t addr; /* host byte order */
+	int64_t next_ns; /* the next round of probes is due then */
+	uint64_t sent, lost, answered;
+	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
+	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
+	int64_t last_answer_ns;
+	/* the flows, as many as the engine probes on (its own allocation: a
+	 * thousand peers at 8 flows, not at MESH_FLOWS_MAX) */
+	struct mesh_flow *flow;
+};
+
+/* Records a plain probe of flow f sent at now_ns; returns its sequence
+ * number. A probe still unanswered in the slot it takes is lost. */
+uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns);
+
+/*
+ * Starts a path trace of flow f, to end at end_ns: the engine sends one
+ * probe for each TTL 1..MESH_HOPS_MAX, all with the returned sequence number
+ * and the flow's own 5-tuple (as paris-traceroute does, so that ECMP hashes
+ * them onto the flow's path). The hops learnt so far stay until it ends.
+ */
+uint32_t mesh_peer_trace_start(struct mesh_peer *p, unsigned f, int64_t now_ns, int64_t end_ns);
+
+/*
+ * Takes reply m (decoded, of flow m->flow) received at rx_ns. Returns 0 if
+ * it answers a probe in flight (a path probe's reply marks where the path
+ * reached the peer), -ENOENT if not (a wrong or late sequence,
+ * counted by the caller), -ERANGE for a flow out of range.
+ */
+int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns);
+
+/*
+ * An ICMP time-exceeded from hop (host byte order) for the path probe
+ * described by m (the probe's own payload, which the error quotes). Returns
+ * 0, or -ENOENT if no such path probe is in flight.
+ */
+int mesh_peer_hop(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, uint32_t hop);
+
+/*
+ * Counts the plain probes unanswered after timeout_ns as lost (a flow that
+ * starts losing has its path traced again at once), and ends the path traces
+ * due: hops that never answered stay unknown. Returns the number lost now.
+ */
+unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, int64_t timeout_ns);
+
+/* A flow's recent network time: the least of its last MESH_RECENT
+ * answers, which a path slower for all of them raises and one late
+ * answer (a sender descheduled between its clock and its send) does not.
+ * 0 before the first answer. */
+double mesh_flow_rtt(const struct mesh_flow *fl);
+
+/* A flow slower than its siblings by less is noise: a sender's own
+ * scheduling varies by this much on a busy host. */
+#define MESH_SLOW_MARGIN 100e-6
+
+/* True if flow f stands out among its siblings: it lost a probe since
+ * since_ns, or its recent network time is more than twice their median's
+ * and MESH_SLOW_MARGIN over it. */
+int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int64_t since_ns);
+
+#endif

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "suites.h"
+#include "testutil.h"
+
+#include "collector/mesh/mesh_allow.h"
+#include "collector/mesh/mesh_peer.h"
+#include "collector/mesh/mesh_wire.h"
+
+#define MS 1000000LL
+
+/* each test starts from this one (fork mode) */
+static struct mesh_flow flows[8];
+static struct mesh_peer peer = { .addr = 0xc6120102, .flow = flows }; /* 198.18.1.2 */
+
+static struct mesh_msg reply_to(unsigned flow, uint32_t seq, int64_t sent_ns)
+{
+	return (struct mesh_msg){ .type = MESH_REPLY,
+				  .flow = (uint8_t)flow,
+				  .seq = seq,
+				  .send_ns = (uint64_t)sent_ns,
+				  .rx_ns = 1000,
+				  .tx_ns = 1000 + 20000 };
+}
+
+/* A datagram is a probe of exactly MESH_WIRE_LEN bytes: shorter, longer or
+ * foreign ones are refused whole. */
+START_TEST(test_wire_round_trip_and_refusal)
+{
+	struct mesh_msg m = { .type = MESH_PROBE,
+			      .flow = 7,
+			      .ttl = 3,
+			      .seq = 0xdeadbeef,
+			      .send_ns = 1234567890123ULL },
+			back;
+	uint8_t buf[MESH_WIRE_LEN + 8] = { 0 };
+
+	mesh_wire_encode(&m, buf);
+	ck_assert_int_eq(mesh_wire_decode(buf, MESH_WIRE_LEN, &back), 0);
+	ck_assert_uint_eq(back.seq, 0xdeadbeef);
+	ck_assert_uint_eq(back.flow, 7);
+	ck_assert_uint_eq(back.ttl, 3);
+	ck_assert_uint_eq(back.send_ns, 1234567890123ULL);
+	ck_assert_int_eq(mesh_wire_decode(buf, MESH_WIRE_LEN - 1, &back), -EBADMSG);
+	ck_assert_int_eq(mesh_wire_decode(buf, MESH_WIRE_LEN + 1, &back), -EBADMSG);
+	buf[0] = 'X';
+	ck_assert_int_eq(mesh_wire_decode(buf, MESH_WIRE_LEN, &back), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_allow_cidrs)
+{
+	struct mesh_cidr c[4];
+	char why[128] = "";
+
+	ck_assert_int_eq(mesh_allow_parse("198.18.0.0/15, 10.0.0.7", c, 4, why, sizeof(why)), 2);
+	ck_assert(mesh_allow_match(c, 2, 0xc6130001)); /* 198.19.0.1 */
+	ck_assert(!mesh_allow_match(c, 2, 0xc6140001)); /* 198.20.0.1 */
+	ck_assert(mesh_allow_match(c, 2, 0x0a000007));
+	ck_assert(!mesh_allow_match(c, 2, 0x0a000008));
+	ck_assert_int_eq(mesh_allow_parse("198.18.0.0/33", c, 4, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "198.18.0.0/33"));
+	ck_assert_int_eq(mesh_allow_parse("1.1.1.1,2.2.2.2", c, 1, why, sizeof(why)), -E2BIG);
+}
+END_TEST
+
+/* An answer in time is an RTT, split into the network's and the responder's. */
+START_TEST(test_reply_counts_rtt_and_delay)
+{
+	uint32_t seq = mesh_peer_sent(&peer, 2, 1000 * MS);
+	struct mesh_msg r = reply_to(2, seq, 1000 * MS);
+
+	ck_assert_int_eq(mesh_peer_reply(&peer, &r, 8, 1000 * MS + 300000), 0);
+	ck_assert_uint_eq(peer.answered, 1);
+	ck_assert_uint_eq(peer.rtt_sum_ns, 300000);
+	ck_assert_uint_eq(peer.delay_sum_ns, 20000);
+	/* 300 us is in the 500 us bucket (index 5) */
+	ck_assert_uint_eq(peer.buckets[5], 1);
+	/* the same reply again answers nothing */
+	ck_assert_int_eq(mesh_peer_reply(&peer, &r, 8, 1000 * MS + 400000), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_wrong_sequence_is_refused)
+{
+	uint32_t seq = mesh_peer_sent(&peer, 0, 1000 * MS);
+	struct mesh_msg r = reply_to(0, seq + 1, 1000 * MS);
+
+	ck_assert_int_eq(mesh_peer_reply(&peer, &r, 8, 1001 * MS), -ENOENT);
+	r = reply_to(0, seq, 999 * MS); /* right sequence, forged send time */
+	ck_assert_int_eq(mesh_peer_reply(&peer, &r, 8, 1001 * MS), -ENOENT);
+	r = reply_to(9, seq, 1000 * MS);
+	ck_assert_int_eq(mesh_peer_reply(&peer, &r, 8, 1001 * MS), -ERANGE);
+	ck_assert_uint_eq(peer.answered, 0);
+}
+END_TEST
+
+/* Unanswered past the timeout is lost, on its flow only, and the flow's path
+ * is due a trace at once. */
+START_TEST(test_loss_is_per_flow)
+{
+	for (unsigned f = 0; f < 4; f++)
+		(void)mesh_peer_sent(&peer, f, 1000 * MS);
+	for (unsigned f = 1; f < 4; f++) {
+		struct mesh_msg r = reply_to(f, 0, 1000 * MS);
+
+		ck_assert_int_eq(mesh_peer_reply(&peer, &r, 4, 1000 * MS + 50000), 0);
+	}
+	peer.flow[0].path.next_ns = 99999 * MS;
+	ck_assert_uint_eq(mesh_peer_expire(&peer, 4, 1400 * MS, 500 * MS), 0);
+	ck_assert_uint_eq(mesh_peer_expire(&peer, 4, 1600 * MS, 500 * MS), 1);
+	ck_assert_uint_eq(peer.flow[0].lost, 1);
+	ck_assert_uint_eq(peer.flow[1].lost, 0);
+	ck_assert_uint_eq(peer.lost, 1);
+	ck_assert_int_eq(peer.flow[0].path.next_ns, 1600 * MS);
+	ck_assert(mesh_flow_differs(&peer, 4, 0, 1000 * MS));
+	ck_assert(!mesh_flow_differs(&peer, 4, 1, 1000 * MS));
+}
+END_TEST
+
+/* A flow far slower than its siblings stands out; one a little slower not. */
+START_TEST(test_slow_flow_differs)
+{
+	int64_t t = 1000 * MS;
+
+	for (unsigned f = 0; f < 4; f++) {
+		uint32_t seq = mesh_peer_sent(&peer, f, t);
+		struct mesh_msg r = reply_to(f, seq, t);
+
+		(void)mesh_peer_reply(&peer, &r, 4,
+				      t + (f == 3   ? 900000
+					   : f == 2 ? 130000
+						    : 100000));
+	}
+	ck_assert(mesh_flow_differs(&peer, 4, 3, t));
+	ck_assert(!mesh_flow_differs(&peer, 4, 2, t));
+}
+END_TEST
+
+/* Hops that answer are recorded by TTL, silent ones stay unknown, and the
+ * path ends where the peer answered. */
+START_TEST(test_trace_hops)
+{
+	uint32_t seq = mesh_peer_trace_start(&peer, 1, 1000 * MS, 1500 * MS);
+	struct mesh_msg probe = { .type = MESH_PROBE, .flow = 1, .seq = seq };
+	struct mesh_msg reply = { .type = MESH_REPLY, .flow = 1, .seq = seq };
+
+	probe.ttl = 1;
+	ck_assert_int_eq(mesh_peer_hop(&peer, &probe, 8, 0xc6120001), 0);
+	probe.ttl = 3;
+	ck_assert_int_eq(mesh_peer_hop(&peer, &probe, 8, 0xc6130003), 0);
+	reply.ttl = 5;
+	ck_assert_int_eq(mesh_peer_reply(&peer, &reply, 8, 0), 0);
+	reply.ttl = 4;
+	ck_assert_int_eq(mesh_peer_reply(&peer, &reply, 8, 0), 0);
+	probe.seq = seq + 1; /* another trace's */
+	ck_assert_int_eq(mesh_peer_hop(&peer, &probe, 8, 0x01010101), -ENOENT);
+	(void)mesh_peer_expire(&peer, 8, 1500 * MS, 500 * MS);
+	ck_assert_uint_eq(peer.flow[1].path.n, 4);
+	ck_assert_uint_eq(peer.flow[1].path.hop[0], 0xc6120001);
+	ck_assert_uint_eq(peer.flow[1].path.hop[1], 0); /* unknown */
+	ck_assert_uint_eq(peer.flow[1].path.hop[2], 0xc6130003);
+	ck_assert_uint_eq(peer.flow[1].path.hop[3], peer.addr);
+	ck_assert_uint_ne(peer.flow[1].path.id, 0);
+}
+END_TEST
+
+Suite *mesh_peer_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "wire_round_trip_and_refusal", test_wire_round_trip_and_refusal, 0 },
+		{ "allow_cidrs", test_allow_cidrs, 0 },
+		{ "reply_counts_rtt_and_delay", test_reply_counts_rtt_and_delay, 0 },
+		{ "wrong_sequence_is_refused", test_wrong_sequence_is_refused, 0 },
+		{ "loss_is_per_flow", test_loss_is_per_flow, 0 },
+		{ "slow_flow_differs", test_slow_flow_differs, 0 },
+		{ "trace_hops", test_trace_hops, 0 },
+	};
+
+	return TESTUTIL_SUITE("mesh_peer", cases);
+}
