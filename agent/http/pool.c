@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -25,8 +26,13 @@ static void *worker(void *arg)
 {
 	struct http_pool *p = arg;
 
-	/* Linux gives each thread a nice value of its own */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), HTTP_POOL_NICE);
+	struct sched_param none = { 0 };
+
+	/* SCHED_IDLE: a query runs only on CPU nothing else wants, and a
+	 * scrape's thread that wakes preempts it at once; where the kernel
+	 * refuses it, nice 10 (Linux gives each thread a nice value of its own) */
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &none) != 0)
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), HTTP_POOL_NICE);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct http_job *job = p->head;

@@ -7,8 +7,10 @@
  * parse requests and send answers, so /metrics, /healthz and /readyz are
  * answered at once whatever the queries cost. At most `workers` jobs run at
  * once and as many again wait their turn; beyond that a job is refused, for
- * a 503 the client may retry. The threads run at nice 10, below the tick
- * and the scrapes, so that queries take only the CPU those leave.
+ * a 503 the client may retry. The threads run as SCHED_IDLE (nice 10 where
+ * that is refused), so that queries take only the CPU the tick and the
+ * scrapes leave, and a scrape that wakes preempts them at once: on a host
+ * whose CPUs are all busy a query may then end in api_timeout's 503.
  */
 
 struct http_pool;
