@@ -4,7 +4,7 @@
 # Prometheus will take them:
 # - each is valid JSON with what Grafana needs (uid, title, schemaVersion,
 #   panels with unique ids, a type, a grid position inside 24 columns and
-#   targets with refIds), its uid stable (the file's name, one of the four
+#   targets with refIds), its uid stable (the file's name, one of the five
 #   known ones), the Prometheus datasource variable on every panel, and the
 #   node and interface template variables;
 # - every panel, variable and annotation expression parses: they become a
@@ -23,7 +23,7 @@ command -v jq >/dev/null || fail "jq missing (make deps)"
 
 dash=dashboards/grafana
 rules=dashboards/prometheus
-want_uids="fabmon-collectives fabmon-fabric-overview fabmon-incident-timeline fabmon-node-detail"
+want_uids="fabmon-collectives fabmon-fabric-overview fabmon-fabric-suspects fabmon-incident-timeline fabmon-node-detail"
 
 # 1. Grafana's fields, uids, variables
 uids=""
