@@ -258,13 +258,14 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 "max by (instance, interface, system_name, port_id) "
 		 "(max_over_time(fabmon_lldp_neighbor_info[%llds]))",
 		 (long long)w);
-	snprintf(q[Q_LOSS], sizeof(q[0]),
-		 "sum by (instance, peer, flow) (increase(fabmon_mesh_probes_lost_total[%llds])) / "
-		 "sum by (instance, peer, flow) (increase(fabmon_mesh_probes_sent_total[%llds]))",
-		 (long long)w, (long long)w);
+	snprintf(
+		q[Q_LOSS], sizeof(q[0]),
+		"sum by (instance, peer, flow) (increase(fabmon_mesh_flow_probes_lost_total[%llds])) / "
+		"sum by (instance, peer, flow) (increase(fabmon_mesh_flow_probes_sent_total[%llds]))",
+		(long long)w, (long long)w);
 	snprintf(
 		q[Q_LOSS_ONSETS], sizeof(q[0]),
-		"sum by (instance, peer, flow) (increase(fabmon_mesh_probes_lost_total[%llds])) > 0",
+		"sum by (instance, peer, flow) (increase(fabmon_mesh_flow_probes_lost_total[%llds])) > 0",
 		reach);
 	snprintf(q[Q_HOPS], sizeof(q[0]),
 		 "max by (instance, peer, flow, hop, address) "
@@ -382,50 +383,92 @@ fail:
 	return NULL;
 }
 
-/* The mesh paths: loss per (node, peer, flow), hops in their order, when
- * their loss began. */
+/* The hops of the path with key from the hops index into hv, in their
+ * order ("?" for one that did not answer); returns how many. */
+static int path_hops(json_t *hops, const char *key, const char **hv)
+{
+	json_t *hs = json_object_get(hops, key);
+	int n = 0;
+
+	for (size_t j = 0; j < json_array_size(hs); j++) {
+		json_t *h = json_array_get(hs, j);
+		long hop = strtol(label(h, "hop"), NULL, 10);
+
+		if (hop < 1 || hop > LOCATE_HOPS_MAX)
+			continue;
+		hv[hop - 1] = label(h, "address");
+		if (hop > n)
+			n = (int)hop;
+	}
+	for (int i = 0; i < n; i++)
+		if (!hv[i])
+			hv[i] = "?"; /* a hop that did not answer */
+	return n;
+}
+
+/*
+ * The mesh paths: every flow whose hops are known, and every flow that
+ * lost, with its loss, hops in their order and when its loss began. The
+ * agent exports a flow's loss only while it stands out and the hops of
+ * every flow of such a peer (docs/mesh.md): a flow with hops and no loss
+ * series lost nothing.
+ */
 static int build_paths(struct evidence *e)
 {
 	json_t *hops = index_paths(e->hops), *onsets = index_paths(e->loss_onsets);
-	size_t n = json_array_size(e->loss);
-	char key[1024];
+	json_t *loss = index_paths(e->loss), *keys = json_object(), *clean = json_object();
+	char pair[1024];
+	size_t n = 0, cap = json_array_size(e->hops) + json_array_size(e->loss);
+	const char *key;
+	json_t *v;
 	int r = -ENOMEM;
 
-	e->paths = calloc(n + 1, sizeof(*e->paths));
-	e->hopv = calloc((n + 1) * LOCATE_HOPS_MAX, sizeof(*e->hopv));
-	if (!e->paths || !e->hopv || !hops || !onsets)
+	e->paths = calloc(cap + 1, sizeof(*e->paths));
+	e->hopv = calloc((cap + 1) * LOCATE_HOPS_MAX, sizeof(*e->hopv));
+	if (!e->paths || !e->hopv || !hops || !onsets || !loss || !keys || !clean)
 		goto out;
-	for (size_t k = 0; k < n; k++) {
-		json_t *s = json_array_get(e->loss, k), *hs;
-		struct locate_path *p = &e->paths[k];
-		const char **hv = e->hopv + k * LOCATE_HOPS_MAX;
+	/* the paths' keys: those with hops, then those with loss alone */
+	json_object_foreach(hops, key,
+			    v) if (json_object_set(keys, key, json_array_get(v, 0)) < 0) goto out;
+	json_object_foreach(loss, key,
+			    v) if (!json_object_get(keys, key) &&
+				   json_object_set(keys, key, json_array_get(v, 0)) < 0) goto out;
+	json_object_foreach(keys, key, v)
+	{
+		json_t *l = json_array_get(json_object_get(loss, key), 0);
+		struct locate_path *p = &e->paths[n];
+		const char **hv = e->hopv + n * LOCATE_HOPS_MAX;
 
-		path_key(s, key, sizeof(key));
-		*p = (struct locate_path){ .reporter = label(s, "instance"),
-					   .peer = label(s, "peer"),
+		*p = (struct locate_path){ .reporter = label(v, "instance"),
+					   .peer = label(v, "peer"),
 					   .hops = hv,
-					   .lossy = value_of(s) > LOCATE_LOSS_RATIO,
+					   .lossy = l && value_of(l) > LOCATE_LOSS_RATIO,
 					   .first_ms = first_point_ms(json_array_get(
 						   json_object_get(onsets, key), 0)) };
-		hs = json_object_get(hops, key);
-		for (size_t j = 0; j < json_array_size(hs); j++) {
-			json_t *h = json_array_get(hs, j);
-			long hop = strtol(label(h, "hop"), NULL, 10);
+		p->nhops = path_hops(hops, key, hv);
+		n++;
+	}
+	/* which node-peer pairs have a flow that lost nothing */
+	for (size_t i = 0; i < n; i++) {
+		struct locate_path *p = &e->paths[i];
 
-			if (hop < 1 || hop > LOCATE_HOPS_MAX)
-				continue;
-			hv[hop - 1] = label(h, "address");
-			if (hop > p->nhops)
-				p->nhops = (int)hop;
-		}
-		for (int i = 0; i < p->nhops; i++)
-			if (!hv[i])
-				hv[i] = "?"; /* a hop that did not answer */
+		snprintf(pair, sizeof(pair), "%s|%s", p->reporter, p->peer);
+		if (!p->lossy && json_object_set_new(clean, pair, json_true()) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct locate_path *p = &e->paths[i];
+
+		snprintf(pair, sizeof(pair), "%s|%s", p->reporter, p->peer);
+		p->sibling_clean = json_object_get(clean, pair) != NULL;
 	}
 	e->in.paths = e->paths;
 	e->in.npaths = (int)n;
 	r = 0;
 out:
+	json_decref(clean);
+	json_decref(keys);
+	json_decref(loss);
 	json_decref(hops);
 	json_decref(onsets);
 	return r;

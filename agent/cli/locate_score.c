@@ -151,6 +151,7 @@ struct element {
 	char name[256];
 	enum locate_kind kind;
 	int lossy, healthy;
+	int tested; /* a lossy path across it has a clean sibling */
 	const char *reporter; /* the first lossy path's node */
 	int reporters; /* 1, or 2 for "more than one" */
 	int suspect; /* its suspect's index + 1; -1: not one */
@@ -216,6 +217,7 @@ static int elements_build(const struct locate_input *in, struct elements *es)
 				continue;
 			}
 			el->lossy++;
+			el->tested |= p->sibling_clean;
 			if (!el->reporter)
 				el->reporter = p->reporter;
 			else if (strcmp(el->reporter, p->reporter) != 0)
@@ -258,7 +260,8 @@ static int score_paths(const struct locate_input *in, struct out *o)
 
 		for (int e = 0; !r && e < path_elements(p); e++, k++) {
 			struct element *el = &es.e[es.ids[k]];
-			double score = (double)el->lossy / lossy;
+			double score = (double)el->lossy / lossy *
+				       (el->tested ? 1 : LOCATE_UNTESTED_SHARE);
 			struct locate_suspect *d;
 
 			if (!p->lossy || el->healthy || el->reporters < 2 || el->suspect < 0)

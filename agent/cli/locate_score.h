@@ -18,15 +18,20 @@
  *  - hop, link: a mesh hop address, or the link between two consecutive
  *    hops, crossed by lossy paths of at least LOCATE_MIN_REPORTERS nodes
  *    and by no healthy path (the tomography of Pingmesh and 007). Score:
- *    the share of all lossy paths that cross it. A path's last hop is its
- *    peer: that element is a host, and the stronger of its two scores
- *    (events, paths) stands.
+ *    the share of all lossy paths that cross it, times
+ *    LOCATE_UNTESTED_SHARE when none of those paths has a clean sibling (a
+ *    flow to the same peer from the same node that lost nothing): a peer
+ *    lost on every flow says the fault is somewhere on its paths, not
+ *    which element, so direct evidence (events, port counters) ranks first.
+ *    A path's last hop is its peer: that element is a host, and the
+ *    stronger of its two scores (events, paths) stands.
  * Suspects whose score and evidence are the same (the same reporters, the
  * same paths) cannot be told apart by this data: they share a tie group.
  */
 
 #define LOCATE_MIN_REPORTERS 2
 #define LOCATE_PORT_ERRORS_HALF 10.0
+#define LOCATE_UNTESTED_SHARE 0.5
 #define LOCATE_REPORTERS_LEN 256
 
 enum locate_kind { LOCATE_HOST, LOCATE_PORT, LOCATE_HOP, LOCATE_LINK };
@@ -55,6 +60,7 @@ struct locate_path {
 	const char *const *hops;
 	int nhops;
 	int lossy;
+	int sibling_clean; /* another flow from its node to its peer lost nothing */
 	int64_t first_ms; /* when its loss was first seen (lossy paths) */
 };
 

@@ -140,24 +140,45 @@ def main():
         for t in sorted(ev[(i, kind, j)]):
             w('fabmon_event_active{instance="%s",%s,kind="%s",cause="network",subject="peer=%s"} 1 %d\n'
               % (inst(i), job, kind, addr(j), t))
+    # the agent's series (docs/mesh.md): per peer, and per flow with its
+    # path and hops. The agent shows a flow's series and hops only while a
+    # flow of the peer stands out; here every flow has them, so that clean
+    # flows clear the hops they cross at any scale (locate counts a flow
+    # with hops and no loss series as clean either way)
+    def flow_out(path, t):
+        return alive(path[0], t)
+    peers = {}
+    for path in paths:
+        peers.setdefault((path[0], path[1]), []).append(path)
     for name, lost in (("fabmon_mesh_probes_sent", False), ("fabmon_mesh_probes_lost", True)):
+        w("# TYPE %s counter\n" % name)
+        for (i, j), ps in sorted(peers.items()):
+            v = 0.0
+            for t in times:
+                v += sum(10 * a.interval * (loss(p, t) if lost else 1) for p in ps)
+                if alive(i, t):
+                    w('%s_total{instance="%s",%s,peer="%s"} %d %d\n'
+                      % (name, inst(i), job, addr(j), v, t))
+    for name, lost in (("fabmon_mesh_flow_probes_sent", False),
+                       ("fabmon_mesh_flow_probes_lost", True)):
         w("# TYPE %s counter\n" % name)
         for path in paths:
             i, j, f = path[0], path[1], path[2]
             v = 0.0
             for t in times:
                 v += 10 * a.interval * (loss(path, t) if lost else 1)
-                if alive(i, t):
-                    w('%s_total{instance="%s",%s,peer="%s",flow="%d"} %d %d\n'
-                      % (name, inst(i), job, addr(j), f, v, t))
+                if flow_out(path, t):
+                    w('%s_total{instance="%s",%s,peer="%s",flow="%d",path="%s"} %d %d\n'
+                      % (name, inst(i), job, addr(j), f, "+".join(path[4]), v, t))
     w("# TYPE fabmon_mesh_hop_info gauge\n")
-    for path in paths:
-        i, j, f, s, hops = path
-        for h, ad in enumerate(hops):
-            for t in times[::6]:
-                if alive(i, t):
-                    w('fabmon_mesh_hop_info{instance="%s",%s,peer="%s",flow="%d",hop="%d",address="%s"} 1 %d\n'
-                      % (inst(i), job, addr(j), f, h + 1, ad, t))
+    for (i, j), ps in sorted(peers.items()):
+        for path in ps:
+            f, hops = path[2], path[4]
+            for h, ad in enumerate(hops):
+                for t in times[::6]:
+                    if any(flow_out(p, t) for p in ps):
+                        w('fabmon_mesh_hop_info{instance="%s",%s,peer="%s",flow="%d",hop="%d",address="%s"} 1 %d\n'
+                          % (inst(i), job, addr(j), f, h + 1, ad, t))
     w("# EOF\n")
 
 

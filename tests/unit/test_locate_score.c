@@ -93,10 +93,10 @@ START_TEST(test_hops)
 	static const char *const p3[] = { "leaf1", "spine2", "leaf2" };
 	static const char *const p4[] = { "leaf4", "spine3", "leaf5" };
 	struct locate_path paths[] = {
-		{ "n1", "x", p1, 3, 1, 5000 },
-		{ "n3", "y", p2, 3, 1, 4000 },
-		{ "n1", "z", p3, 3, 0, 0 },
-		{ "n4", "w", p4, 3, 0, 0 },
+		{ "n1", "x", p1, 3, 1, 1, 5000 },
+		{ "n3", "y", p2, 3, 1, 1, 4000 },
+		{ "n1", "z", p3, 3, 0, 0, 0 },
+		{ "n4", "w", p4, 3, 0, 0, 0 },
 	};
 	struct locate_input in = { .paths = paths, .npaths = 4, .nodes = 4 };
 	struct locate_suspect *s;
@@ -113,6 +113,14 @@ START_TEST(test_hops)
 	ck_assert_int_eq(s[1].first_ms, 4000);
 	ck_assert_int_ne(s[0].tie, 0);
 	ck_assert_int_eq(s[0].tie, s[1].tie);
+	free(s);
+
+	/* lossy paths with no clean sibling (every flow to their peers
+	 * lost): the same elements, at LOCATE_UNTESTED_SHARE of the score */
+	paths[0].sibling_clean = paths[1].sibling_clean = 0;
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 2);
+	ck_assert_double_eq_tol(s[0].score, LOCATE_UNTESTED_SHARE, 1e-9);
 	free(s);
 
 	/* one node's lossy paths alone name nothing */
@@ -133,9 +141,9 @@ START_TEST(test_link)
 	static const char *const ok2[] = { "leaf1", "spine2", "leaf2" };
 	static const char *const ok3[] = { "leaf3", "spine2", "leaf2" };
 	const struct locate_path paths[] = {
-		{ "n1", "a", bad1, 3, 1, 0 }, { "n5", "b", bad2, 3, 1, 0 },
-		{ "n2", "c", ok1, 3, 0, 0 },  { "n1", "d", ok2, 3, 0, 0 },
-		{ "n5", "e", ok3, 3, 0, 0 },
+		{ "n1", "a", bad1, 3, 1, 1, 0 }, { "n5", "b", bad2, 3, 1, 1, 0 },
+		{ "n2", "c", ok1, 3, 0, 0, 0 },	 { "n1", "d", ok2, 3, 0, 0, 0 },
+		{ "n5", "e", ok3, 3, 0, 0, 0 },
 	};
 	struct locate_input in = { .paths = paths, .npaths = 5, .nodes = 6 };
 	struct locate_suspect *s;
@@ -160,10 +168,10 @@ START_TEST(test_host_paths)
 	static const char *const to_g2[] = { "leaf3", "spine2", "leaf2", "g" };
 	static const struct locate_blame b[] = { { "n1", "h", 0 }, { "n3", "h", 0 } };
 	const struct locate_path paths[] = {
-		{ "n1", "h", to_h1, 4, 1, 0 },
-		{ "n3", "h", to_h2, 4, 1, 0 },
-		{ "n1", "g", to_g, 4, 0, 0 },
-		{ "n3", "g", to_g2, 4, 0, 0 },
+		{ "n1", "h", to_h1, 4, 1, 1, 0 },
+		{ "n3", "h", to_h2, 4, 1, 1, 0 },
+		{ "n1", "g", to_g, 4, 0, 0, 0 },
+		{ "n3", "g", to_g2, 4, 0, 0, 0 },
 	};
 	struct locate_input in = {
 		.blames = b, .nblames = 2, .paths = paths, .npaths = 4, .nodes = 10
