@@ -35,6 +35,10 @@ static int is_dir(const char *path)
 
 int config_check_host(const struct config *cfg, char *err, size_t err_len)
 {
+	/* the trees collectors read under */
+	const struct {
+		const char *key, *path;
+	} roots[] = { { "sysfs_root", cfg->sysfs_root }, { "procfs_root", cfg->procfs_root } };
 	struct privilege_user user;
 	char dir[PATH_MAX];
 	int r = 0;
@@ -47,15 +51,13 @@ int config_check_host(const struct config *cfg, char *err, size_t err_len)
 			return r;
 		}
 	}
-	r = is_dir(cfg->sysfs_root);
-	if (r < 0) {
-		snprintf(err, err_len, "sysfs_root '%s': %s", cfg->sysfs_root, strerror(-r));
-		return r;
-	}
-	r = is_dir(cfg->procfs_root);
-	if (r < 0) {
-		snprintf(err, err_len, "procfs_root '%s': %s", cfg->procfs_root, strerror(-r));
-		return r;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		r = is_dir(roots[i].path);
+		if (r < 0) {
+			snprintf(err, err_len, "%s '%s': %s", roots[i].key, roots[i].path,
+				 strerror(-r));
+			return r;
+		}
 	}
 	dir_of(cfg->db_path, dir, sizeof(dir));
 	r = is_dir(dir);
