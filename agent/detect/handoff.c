@@ -118,9 +118,10 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 				continue;
 			v = &out[k++];
 			v->score = behind / ratio;
-			/* measured over the transfer so far, at least a baseline
-			 * transfer's whole duration: that was the persistence */
-			v->weight = VERDICT_AT_ONCE;
+			/* held as long as a completed one's: a sender that a busy
+			 * host leaves unscheduled for tens of ms holds a short
+			 * transfer open past its baseline's duration */
+			v->weight = VERDICT_OVER;
 			snprintf(v->evidence, sizeof(v->evidence),
 				 "{\"open_transfer_seconds\":%.4f,\"open_transfer_bytes\":%.0f,"
 				 "\"baseline_seconds\":%.4f,\"ratio\":%.2f}",

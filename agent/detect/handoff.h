@@ -87,7 +87,8 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
  * shorter than those; a new connection's slow start is within its
  * baseline's duration), unless it has been under way since before the
  * peer's last stall (the stall's) or the peer's receive window holds it
- * back (the receiver is slow, not the path: a stall if it stops). Peers are
+ * back (the receiver is slow, not the path: a stall if it stops); on as many
+ * ticks in a row as a completed transfer's verdict (VERDICT_OVER). Peers are
  * judged until window_ms after their last sample (a slow transfer completes
  * ticks apart, and the verdict holds between), and only while fewer than three peers
  * are being compared by detect_path (active_paths): with siblings to compare,

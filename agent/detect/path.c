@@ -47,7 +47,7 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		int sampled = in[i].rate > 0 || in[i].goodput > 0 || busy_rate > 0;
 		/* a tick the peer left unread is no straggler's (header) */
 		double acked = in[i].unread ? 0 : in[i].acked, busy = in[i].unread ? 0 : in[i].busy;
-		double prev_acked, prev_busy, retransmitted;
+		double prev_acked, prev_busy;
 		struct path_peer *p;
 
 		/* a rate of 0 is a connection with no sample yet, not a dead path:
@@ -58,21 +58,13 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		prev_busy = p->prev_busy;
 		p->prev_acked = acked;
 		p->prev_busy = busy;
-		/* the rates are over the interval since its last reading */
-		retransmitted =
-			p->input_ms ? in[i].retransmits * (double)(now_ms - p->input_ms) / 1000 : 0;
 		p->input_ms = now_ms;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
 			continue;
-		if (busy_rate > 0) {
-			window_add(&p->busy_seen, busy_rate);
-			p->busy_seen_ms = now_ms;
-		}
 		if (in[i].acked > 0 || in[i].retransmits > 0) {
 			p->loss = in[i].acked > 0 ? in[i].retransmits / in[i].acked : INFINITY;
-			p->loss_segments = retransmitted;
 			p->loss_ms = now_ms;
 			if (p->loss >= PATH_LOSS_FLOOR)
 				p->lost_ms = now_ms;
@@ -169,25 +161,18 @@ static double path_share(const struct path_history *h, size_t i, int goodput,
 }
 
 /*
- * Whether peer i's path is losing this tick (header): loss holds each
- * active peer's last. The others' may be older than this tick: an
- * all-to-all waiting on one receiver moves nothing else. *ret_ratio: its
- * loss over the others' median (INFINITY when that is 0).
+ * Peer i's last loss over the median of the other active peers' (loss holds
+ * each one's last; INFINITY when theirs is 0), for an incast's evidence: 0
+ * when it has none or no others.
  */
-static int path_lossy(const struct path_history *h, size_t i, const struct path_measure *loss,
-		      double bound, int64_t now_ms, double *ret_ratio)
+static double path_loss_ratio(const struct path_measure *loss, size_t i)
 {
 	size_t m;
-	double mid;
+	double mid = path_others_median(loss, i, &m);
 
-	if (h->peers[i].loss_ms != now_ms || loss->v[i] < PATH_LOSS_FLOOR ||
-	    h->peers[i].loss_segments < PATH_LOSS_SEGMENTS)
+	if (isnan(loss->v[i]) || isnan(mid))
 		return 0;
-	mid = path_others_median(loss, i, &m);
-	if (isnan(mid))
-		return 0;
-	*ret_ratio = mid > 0 ? loss->v[i] / mid : INFINITY;
-	return loss->v[i] * bound >= mid;
+	return mid > 0 ? loss->v[i] / mid : loss->v[i] > 0 ? INFINITY : 0;
 }
 
 /* Whether rate, one of ring peer i's neighbours' (0: none), is under bound
@@ -321,11 +306,8 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	/* and the median of its newest PATH_BUSY_TYPICAL busy rates, and
 	 * its busy seconds per second this tick (0 when not in the input) */
 	struct path_measure *busy_typical = &h->scratch.busy_typical, *moving = &h->scratch.moving;
-	struct event_verdict *incasts = h->scratch.incasts;
 	unsigned char *over = h->scratch.over; /* judged this tick */
-	size_t *who = h->scratch.who; /* incasts[j] is peer who[j]'s */
-	size_t k = 0, nincast = 0;
-	int losing = 0;
+	size_t k = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct window *g = &h->peers[i].goodput, *r = &h->peers[i].rate,
@@ -352,98 +334,45 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 	memset(over, 0, h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
-		int lossy = 0, at_once = 0;
 		double bound = cfg->incast_fraction;
-		/* this tick's own rate sample, if it brought one */
-		double share, mid = 0, rate_share, rate_mid_others = 0, loss_ratio = 0, now_share;
-		/* and its busy rate's, this tick's and typical, against the
-		 * others' typical */
-		double busy_share, busy_run_share, busy_mid;
-		const char *measure = "goodput_share";
-		size_t m = 0, m2 = 0, m3 = 0;
+		double share, mid = 0, rate_share, rate_mid_others = 0;
+		size_t m = 0, m2 = 0;
 		struct event_verdict *v;
 
 		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms))
 			continue;
-		now_share = p->last_ms == now_ms
-				    ? path_share(h, i, 0, rate_mid, 1, 0.5, &rate_mid_others, &m2)
-				    : NAN;
-		busy_mid = path_others_median(busy_typical, i, &m3);
-		busy_share = p->busy_seen_ms == now_ms && busy_mid > 0
-				     ? window_median(&p->busy_seen, 0, 1) / busy_mid
-				     : NAN;
-		busy_run_share =
-			p->busy_seen.count >= PATH_INCAST_SAMPLES && busy_mid > 0
-				? window_median(&p->busy_seen, 0, PATH_INCAST_SAMPLES) / busy_mid
-				: NAN;
-		/* a loss burst at speed is a queue's moment, not an incast
-		 * (one in a clean all-gather lasted 4 ticks) */
-		lossy = (isnan(busy_share) ? now_share : busy_share) < PATH_LOSS_ONSET_SHARE &&
-			path_lossy(h, i, loss, bound, now_ms, &loss_ratio);
 		share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
 		rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,
 					&rate_mid_others, &m2);
 		/* both must agree: the rate estimate jumps past any link when
 		 * ACKs come compressed; goodput to a peer mixes its senders, one
 		 * of which may wait on a congested ACK path */
-		if (isnan(rate_share) || rate_share >= bound || isnan(share) || share >= bound) {
-			/* a losing path's run goes on while it stays slow */
-			mid = rate_mid_others;
-			m = m2;
-			if (lossy && !isnan(busy_share)) {
-				share = busy_share;
-				measure = "busy_rate_share_now";
-				mid = busy_mid;
-				m = m3;
-			} else if (lossy) {
-				share = now_share;
-				measure = "delivery_rate_share_now";
-			} else if (p->lossy_run && rate_share < PATH_LOSS_RATE_SHARE) {
-				share = rate_share;
-				measure = "delivery_rate_share";
-			} else if (p->lossy_run && busy_run_share < PATH_LOSS_RATE_SHARE) {
-				share = busy_run_share;
-				measure = "busy_rate_share";
-				mid = busy_mid;
-				m = m3;
-			} else {
-				continue;
-			}
-			/* losing while it delivers under the bound: no queue's
-			 * moment does both */
-			at_once = lossy && share < bound;
-		}
-		who[nincast] = i;
-		v = &incasts[nincast++];
-		over[i] = 1 + lossy;
+		if (isnan(rate_share) || rate_share >= bound || isnan(share) || share >= bound)
+			continue;
+		over[i] = 1;
+		/* its run of ticks under, this one counted once */
+		if (p->over_ticks + (p->over_ms != now_ms) < PATH_INCAST_TICKS || k == max)
+			continue;
+		v = &out[k++];
 		v->kind = EVENT_INCAST;
-		v->weight = at_once ? VERDICT_AT_ONCE : VERDICT_OVER;
+		v->weight = VERDICT_OVER;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 		v->score = share > 0 ? bound / share : bound * 1e6;
 		snprintf(v->evidence, sizeof(v->evidence),
-			 "{\"%s\":%.3f,\"others_median_bytes_per_second\":%.0f,"
-			 "\"loss_over_others\":%.3g,\"sender_fanout\":%.0f,\"peers\":%zu}",
-			 measure, share, mid, fmin(loss_ratio, 1e9), p->fanout, m + 1);
+			 "{\"goodput_share\":%.3f,\"delivery_rate_share\":%.3f,"
+			 "\"others_median_bytes_per_second\":%.0f,\"loss_over_others\":%.3g,"
+			 "\"sender_fanout\":%.0f,\"peers\":%zu}",
+			 share, rate_share, mid, fmin(path_loss_ratio(loss, i), 1e9), p->fanout,
+			 m + 1);
 	}
 	for (size_t i = 0; i < h->n; i++) {
 		struct path_peer *p = &h->peers[i];
 
-		if (!over[i]) {
+		if (!over[i])
 			p->over_ticks = 0;
-			p->lossy_run = 0;
-		} else if (p->over_ms != now_ms) {
+		else if (p->over_ms != now_ms)
 			p->over_ticks++;
-		}
-		p->lossy_run |= over[i] == 2;
 		p->over_ms = now_ms;
 	}
-	/* while one receiver's path loses, another that only runs slow waits
-	 * on it: its senders are the same, held up by the losing one */
-	for (size_t j = 0; j < nincast; j++)
-		losing |= h->peers[who[j]].lossy_run;
-	for (size_t j = 0; j < nincast && k < max; j++)
-		if (h->peers[who[j]].lossy_run ||
-		    (!losing && h->peers[who[j]].over_ticks >= PATH_INCAST_TICKS))
-			out[k++] = incasts[j];
 	return k + path_straggler(h, cfg, now_ms, busy_typical, moving, out + k, max - k);
 }

@@ -38,10 +38,7 @@ struct path_input {
 	 * The peer left data unread this tick (a read stall): its busy rate
 	 * is no straggler's sample, as the reader may have set it (its window
 	 * fills; a paused rank would be named a straggler before it is a
-	 * stall). It still serves an incast's losing tick: a reader that does
-	 * not read drops nothing, and an all-to-all receiver reads its
-	 * senders in turn (the hot one of t_incast had 137 ms unread on the
-	 * tick its queue first dropped).
+	 * stall).
 	 */
 	int unread;
 	/* where the data to it comes from one local sender that local
@@ -65,43 +62,17 @@ struct path_input {
 /* How long after a loss a ring peer's path counts as losing. */
 #define PATH_STRAGGLER_LOSS_MS 1000
 /*
- * The same for an incast, from the first tick its newest samples put it
- * under the bound: a neighbour of the hot receiver can dip under for a tick
- * or two (its senders wait on the hot one), the receiver itself stays.
+ * Ticks in a row an incast's newest samples stay under its bound before it
+ * is named: a receiver's slow moment (its queue's loss burst, its host's
+ * pause) passes within a tick or two, a hot receiver stays.
  */
 #define PATH_INCAST_TICKS 3
 /*
- * Unless the path to it loses data too: a neighbour's senders wait, they do
- * not retransmit. Loss is retransmitted segments per acknowledged byte,
- * counted from one segment per hundred of 1500 bytes; under that, a tick's
- * few retransmits on a fast path are noise.
+ * Loss is retransmitted segments per acknowledged byte, counted from one
+ * segment per hundred of 1500 bytes; under that, a tick's few retransmits
+ * on a fast path are noise.
  */
 #define PATH_LOSS_FLOOR (1.0 / 150000.0)
-/*
- * Nor, for an incast, a tick with fewer retransmissions than this: a queue
- * that overflows drops a burst, where one or two are a tail-loss probe's or
- * one timeout's. In 30 outages of one port (0.3 s at 10 Mbit/s in a
- * 400 Mbit/s all-to-all), 6 false incasts named a neighbour of the hot
- * receiver on a tick the whole collective waited: 4 from one
- * retransmission, 1 from 2, 1 from 7, each a tick before any loss towards
- * the hot receiver showed (so not one that fabmon_tcp_path_retransmits_total
- * could set down to its port). The hot receivers of 24 long faults lost
- * 8-155 on the tick their incasts opened.
- */
-#define PATH_LOSS_SEGMENTS 3
-/*
- * A losing path's run of incast ticks begins on a tick its busy rate (or
- * delivery rate) is under this share of the others': a loss burst at speed
- * is a queue's moment. In a 4-rank all-to-all at 400 Mbit/s, 8 false
- * incasts named from loss (two benches' 600 s clean runs; 54 faults of one
- * port at 1/8 for 5 s, after the fault was lifted and at the workload's
- * end) read 0.35-0.46 on that tick in 4, 0.03-0.19 in the others; the
- * hot receivers of those faults read 0.03-0.33 on theirs, 0.47 once.
- */
-#define PATH_LOSS_ONSET_SHARE 0.4
-/* It goes on while the path stays under this share (TCP soon fits the
- * queue and stops losing, and runs slow a while longer). */
-#define PATH_LOSS_RATE_SHARE 0.5
 /*
  * A ring peer whose one sender's own receiving (upstream_rate) reads under
  * this share of the others' is not named a straggler: that sender's port
@@ -122,9 +93,6 @@ struct path_peer {
 	int64_t busy_ms; /* the last tick with one */
 	double busy_now; /* that tick's sample as judged (detect_path()) */
 	double busy_alone; /* and its busy rate alone, without the delivery rate */
-	/* every busy rate sample, data left unread or not (an incast's) */
-	struct window busy_seen;
-	int64_t busy_seen_ms; /* the last tick with one */
 	double upstream_rate; /* its sender's receiving's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
@@ -134,12 +102,10 @@ struct path_peer {
 	int64_t last_ms; /* last tick with a sample */
 	int64_t stalled_ms; /* last tick stalled */
 	double loss; /* retransmits per acknowledged byte at loss_ms */
-	double loss_segments; /* and the retransmissions of that tick */
 	int64_t loss_ms; /* the last tick that acknowledged or retransmitted */
 	int64_t lost_ms; /* the last tick its loss reached PATH_LOSS_FLOOR */
 	unsigned over_ticks; /* consecutive ticks judged an incast */
 	int64_t over_ms; /* the last of them */
-	int lossy_run; /* an incast run that saw the path losing: named at once */
 	/* named a straggler, and under the hold bound on every tick since */
 	int straggling;
 };
@@ -163,9 +129,7 @@ struct path_scratch {
 	double share[PATH_PEERS], mid[PATH_PEERS], held_share[PATH_PEERS];
 	size_t others[PATH_PEERS];
 	struct path_measure goodput_mid, rate_mid, loss, busy_typical, moving;
-	struct event_verdict incasts[PATH_PEERS];
 	unsigned char over[PATH_PEERS];
-	size_t who[PATH_PEERS];
 };
 
 struct path_history {
@@ -202,36 +166,10 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    the others' medians of the same, for PATH_INCAST_TICKS ticks in a row.
  *    Either measure alone misleads: an all-to-all's short bursts make the
  *    rate estimate jump past any link (ACKs come compressed), and goodput to
- *    one peer mixes all its senders. A path that loses data this tick (its
- *    loss at least PATH_LOSS_FLOOR, from PATH_LOSS_SEGMENTS retransmissions
- *    or more, and 1 / incast_fraction times the median
- *    of the others' latest, at least two of them) while its busy rate this
- *    tick, against the median of the others' typical busy rates (as for a
- *    straggler, below), or on a tick without one its rate sample against
- *    the others', is under PATH_LOSS_ONSET_SHARE is judged an incast at
- *    once, and its run of ticks is named from its first: an
- *    overloaded receiver's queue drops what its senders push, while a
- *    neighbour that only waits on it loses nothing (its loss counts only
- *    what its own path explains, path_input's retransmits: the hot port
- *    drops the ACKs of its receiver's own sending too, and with them
- *    counted, one lab fault in 48 named a neighbour at 0.156 of the
- *    others beside the hot receiver at 0.065, and one CI run of t_incast
- *    named one at 0.068 beside it at 0.185). Such a run goes on while
- *    the median of its last 3 rate samples, or of its last 3 busy rates,
- *    stays under PATH_LOSS_RATE_SHARE of the others' (TCP soon fits the
- *    queue and stops losing; a run named from the busy rate on its first
- *    tick has rate samples from before it, and one CI run of t_incast
- *    closed such an event mid-fault and opened a second). Where that
- *    share is under incast_fraction too, the verdict's event opens on that
- *    tick (at once): no moment of a queue does both. The busy rate comes
- *    first: on the first tick a receiver's queue drops, the rate estimate
- *    still reads what the path gave before (0.45-2.8 of the others' in 4
- *    t_incast runs) while the busy rate reads 0.04-0.07, and after a
- *    retransmission timeout the estimate spans the timeout (a neighbour
- *    whose ACKs the hot port dropped read 0.002 in 2 of 7 runs, its busy
- *    rate 0.45). While
- *    any peer's run saw loss, a peer whose run did not is not named: it
- *    shares the losing one's senders, and waits on it;
+ *    one peer mixes all its senders. Loss does not name an incast: in a
+ *    congested all-to-all every receiver's queue drops now and then, and
+ *    the path that lost this tick is any one of them. Its loss over the
+ *    others' is in the evidence;
  *  - straggler: its senders send to it alone (a ring neighbour), it has
  *    PATH_STRAGGLER_SAMPLES busy rate samples, and this tick's, and its
  *    delivery rate too, are under straggler_fraction of the median of the

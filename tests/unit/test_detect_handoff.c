@@ -121,7 +121,7 @@ START_TEST(test_slow_open)
 		ck_assert_double_eq_tol(out[0].score, HANDOFF_BYTES / 0.09 * 0.15 / 1.2e6 / RATIO,
 					1e-9);
 		ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"open_transfer_seconds\":0.15"));
-		ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
+		ck_assert_int_eq(out[0].weight, VERDICT_OVER);
 		/* the next tick without it under way: no verdict */
 		now = tick(h, now, 0, 0);
 		ck_assert_uint_eq(judge(h, now, 1, out), 0);
