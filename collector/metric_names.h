@@ -22,6 +22,7 @@
 #define M_NETDEV_RECEIVE_DROPS_TOTAL "fabmon_netdev_receive_drops_total"
 #define M_NETDEV_RECEIVE_PACKETS_TOTAL "fabmon_netdev_receive_packets_total"
 #define M_NETDEV_SPEED_BYTES "fabmon_netdev_speed_bytes"
+#define M_NETDEV_UP "fabmon_netdev_up"
 #define M_NETDEV_TRANSMIT_BYTES_TOTAL "fabmon_netdev_transmit_bytes_total"
 #define M_NETDEV_TRANSMIT_DROPS_TOTAL "fabmon_netdev_transmit_drops_total"
 #define M_NETDEV_TRANSMIT_PACKETS_TOTAL "fabmon_netdev_transmit_packets_total"

@@ -77,7 +77,7 @@ struct netdev_state {
 };
 
 static const struct metric_desc netdev_up_desc = {
-	.name = "fabmon_netdev_up",
+	.name = M_NETDEV_UP,
 	.help = "1 if the operational state is up (RFC 2863), else 0 (loopback shows unknown: 0).",
 	.type = METRIC_GAUGE,
 };

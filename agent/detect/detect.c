@@ -9,6 +9,7 @@
 #include "agent/detect/detect.h"
 #include "agent/detect/handoff.h"
 #include "agent/detect/hotspot.h"
+#include "agent/detect/link.h"
 #include "agent/detect/lossy.h"
 #include "agent/detect/mesh.h"
 #include "agent/detect/path.h"
@@ -193,9 +194,6 @@ static const struct {
 	{ M_TCP_TRANSFER_BYTES_TOTAL, PART_PATH, 1, PATH_FIELD(goodput) },
 	{ M_TCP_TRANSFER_DURATION_SECONDS_COUNT, PART_HANDOFF, 1, HANDOFF_FIELD(transfers) },
 	{ M_TCP_TRANSFER_DURATION_SECONDS_SUM, PART_HANDOFF, 1, HANDOFF_FIELD(seconds) },
-	{ M_TCP_TRANSFER_OPEN_SECONDS, PART_HANDOFF, 0, HANDOFF_FIELD(open_s) },
-	{ M_TCP_TRANSFER_OPEN_BYTES, PART_HANDOFF, 0, HANDOFF_FIELD(open_bytes) },
-	{ M_TCP_WINDOW_LIMITED_CONNECTIONS, PART_HANDOFF, 0, HANDOFF_FIELD(window_limited) },
 };
 #define STALL_SERIES (sizeof(stall_series) / sizeof(stall_series[0]))
 
@@ -388,6 +386,33 @@ static void gather_hotspot(struct hotspot_gather *g, const struct series *s, siz
 				    (double)(g->ms[g->cur] - g->ms[g->cur ^ 1]);
 }
 
+/* Each interface's operational state this tick (link_input's bytes come
+ * from the hotspot's readings once the walk is done). */
+struct link_gather {
+	struct link_input in[LINK_PORTS];
+	size_t n;
+};
+
+static void gather_link(struct link_gather *g, const struct series *s)
+{
+	char ifname[32];
+
+	if (g->n == LINK_PORTS || label_value(s->labels, "interface", ifname, sizeof(ifname)) < 0)
+		return;
+	snprintf(g->in[g->n].subject, sizeof(g->in[g->n].subject), "interface=%s", ifname);
+	g->in[g->n].up = s->value > 0;
+	g->in[g->n++].bytes_rate = 0;
+}
+
+static void link_traffic(struct link_gather *g, const struct hotspot_input *links, size_t nlinks)
+{
+	for (size_t i = 0; i < g->n; i++)
+		for (size_t j = 0; j < nlinks; j++)
+			if (strcmp(g->in[i].subject, links[j].subject) == 0)
+				g->in[i].bytes_rate =
+					links[j].tx_bytes_rate + links[j].rx_bytes_rate;
+}
+
 /*
  * Ports' error counters and the packets beside them: an interface's
  * (ethtool's FCS and symbol errors, netdev's packets) or an RDMA port's
@@ -479,6 +504,7 @@ struct series_kind {
 	int hotspot; /* index in hotspot_series; -1 for none */
 	int lossy; /* index in lossy_series; -1 for none */
 	int cpu_pressure; /* this host's CPU waiting time */
+	int link; /* an interface's operational state */
 	int mesh; /* a family detect_mesh reads */
 };
 
@@ -515,6 +541,7 @@ static void series_kind_of(struct series_kind *k, const char *name)
 		;
 	k->lossy = (size_t)i < LOSSY_SERIES ? i : -1;
 	k->cpu_pressure = strcmp(name, M_PRESSURE_CPU_WAITING_SECONDS_TOTAL) == 0;
+	k->link = strcmp(name, M_NETDEV_UP) == 0;
 	k->mesh = mesh_gather_wants(name);
 }
 
@@ -525,6 +552,7 @@ struct tick_gather {
 	struct pfc_gather *pfc;
 	struct hotspot_gather *hotspot;
 	struct lossy_gather *lossy;
+	struct link_gather *link;
 	double cpu_waiting; /* share of the tick a task here waited for a CPU; NAN: unknown */
 	struct mesh_gather *mesh;
 	struct series_kind kind; /* of the last series' family */
@@ -549,6 +577,8 @@ static int gather_series(struct series *s, void *arg)
 		gather_hotspot(t->hotspot, s, (size_t)t->kind.hotspot);
 	if (t->kind.lossy >= 0)
 		gather_lossy(t->lossy, s, (size_t)t->kind.lossy);
+	if (t->kind.link)
+		gather_link(t->link, s);
 	if (t->kind.cpu_pressure && s->has_rate)
 		t->cpu_waiting = s->rate;
 	if (t->kind.mesh)
@@ -608,6 +638,8 @@ struct detect {
 	struct lossy_history lh;
 	struct mesh_gather mg;
 	struct mesh_history mh;
+	struct link_gather kg;
+	struct link_history kh;
 };
 
 int detect_new(const struct config *cfg, struct detect **ret)
@@ -643,9 +675,9 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->straggler_fraction };
-	struct tick_gather tg = {
-		rg, sg, pg, hg, lg, NAN, &d->mg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0, 0 }
-	};
+	struct tick_gather tg = { rg,  sg,     pg,
+				  hg,  lg,     &d->kg,
+				  NAN, &d->mg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0, 0, 0 } };
 	size_t n, k;
 	int paced = 0; /* an incast verdict this tick */
 
@@ -653,6 +685,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	sg->next = 0;
 	pg->n = 0;
 	lg->n = 0;
+	d->kg.n = 0;
 	mesh_gather_begin(&d->mg);
 	roce_gather_begin(rg);
 	hg->cur ^= 1;
@@ -661,6 +694,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	(void)registry_foreach(reg, gather_series, &tg);
 	roce_gather_end(rg);
 	lossy_util(lg, hg->in[hg->cur], hg->n[hg->cur], pg);
+	link_traffic(&d->kg, hg->in[hg->cur], hg->n[hg->cur]);
 	for (size_t i = 0; i < sg->n; i++) {
 		int stalled = sg->in[i].ack_stall_s >= cfg->stall.after_s;
 
@@ -709,6 +743,8 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_roce(rg->in, rg->n, cfg->incast_fraction, out + n, max - n);
 	lossy_history_update(&d->lh, lg->in, lg->n, lb.window_ms, registry_now(reg));
 	n += detect_lossy(&d->lh, &lb, registry_now(reg), out + n, max - n);
+	link_history_update(&d->kh, d->kg.in, d->kg.n, pcfg.window_ms, registry_now(reg));
+	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
 	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
 	n += detect_mesh(&d->mh, registry_now(reg), out + n, max - n);
 	return n +

@@ -41,18 +41,12 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 	for (size_t i = 0; i < n; i++) {
 		struct handoff_peer *p;
 
-		if ((in[i].transfers <= 0 && !in[i].stalled && in[i].open_s <= 0) ||
-		    !(p = handoff_find(h, in[i].peer)))
+		if ((in[i].transfers <= 0 && !in[i].stalled) || !(p = handoff_find(h, in[i].peer)))
 			continue;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS)
 			continue;
-		if (in[i].open_s > 0 && in[i].window_limited <= 0) {
-			p->open_s = in[i].open_s;
-			p->open_bytes = in[i].open_bytes;
-			p->open_ms = now_ms;
-		}
 		if (in[i].transfers <= 0)
 			continue;
 		/* both are per second over the same tick: their ratio is the mean */
@@ -94,41 +88,17 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		recent = window_median(&p->seconds, 0, HANDOFF_RECENT);
 		recent_goodput = window_median(&p->goodput, 0, HANDOFF_RECENT);
 		baseline = window_median(&p->baseline, 0, p->baseline.count);
-		if (handoff_slow(p, recent, recent_goodput, ratio)) {
-			v = &out[k++];
-			v->score = recent / baseline / ratio;
-			v->weight = VERDICT_OVER;
-			snprintf(v->evidence, sizeof(v->evidence),
-				 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
-				 "\"ratio\":%.2f,\"goodput_bytes_per_second\":%.0f,"
-				 "\"baseline_goodput_bytes_per_second\":%.0f}",
-				 recent, baseline, recent / baseline, recent_goodput,
-				 window_median(&p->baseline_goodput, 0, p->baseline_goodput.count));
-		} else if (p->open_ms == now_ms && baseline >= HANDOFF_OPEN_MIN_S &&
-			   p->open_s >= baseline &&
-			   now_ms - (int64_t)(p->open_s * 1000) > p->stalled_ms) {
-			/* (not one under way since before a stall: the stall's) the
-			 * bytes the baseline's goodput would have moved by now, over
-			 * those this transfer did */
-			double behind =
-				window_median(&p->baseline_goodput, 0, p->baseline_goodput.count) *
-				p->open_s / fmax(p->open_bytes, 1);
-
-			if (behind < ratio)
-				continue;
-			v = &out[k++];
-			v->score = behind / ratio;
-			/* held as long as a completed one's: a sender that a busy
-			 * host leaves unscheduled for tens of ms holds a short
-			 * transfer open past its baseline's duration */
-			v->weight = VERDICT_OVER;
-			snprintf(v->evidence, sizeof(v->evidence),
-				 "{\"open_transfer_seconds\":%.4f,\"open_transfer_bytes\":%.0f,"
-				 "\"baseline_seconds\":%.4f,\"ratio\":%.2f}",
-				 p->open_s, p->open_bytes, baseline, behind);
-		} else {
+		if (!handoff_slow(p, recent, recent_goodput, ratio))
 			continue;
-		}
+		v = &out[k++];
+		v->score = recent / baseline / ratio;
+		v->weight = VERDICT_OVER;
+		snprintf(v->evidence, sizeof(v->evidence),
+			 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"
+			 "\"ratio\":%.2f,\"goodput_bytes_per_second\":%.0f,"
+			 "\"baseline_goodput_bytes_per_second\":%.0f}",
+			 recent, baseline, recent / baseline, recent_goodput,
+			 window_median(&p->baseline_goodput, 0, p->baseline_goodput.count));
 		v->kind = EVENT_SLOW_HANDOFF;
 		snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 	}

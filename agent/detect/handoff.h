@@ -23,23 +23,12 @@ struct handoff_input {
 	double seconds; /* their durations summed, per second */
 	int stalled; /* over the stall detector's bound this tick, or not reading */
 	double goodput; /* their bytes over their durations (0: none this tick) */
-	double open_s; /* how long its longest transfer still in progress has run (0: none) */
-	double open_bytes; /* and how many bytes of it were acknowledged */
-	double window_limited; /* connections the peer's receive window holds back */
 };
 
 #define HANDOFF_PEERS 1024
 /* Newest samples judged, and the fewest older ones that make a baseline. */
 #define HANDOFF_RECENT 3
 #define HANDOFF_BASELINE_MIN 5
-/*
- * Transfers whose baseline is shorter are judged when they complete only: a
- * stream that drains between writes makes sub-millisecond "transfers", and
- * one under way there is the stream going on, not a hand-off (a slow short
- * one completes within a tick or two anyway).
- */
-#define HANDOFF_OPEN_MIN_S 0.01
-
 struct handoff_peer {
 	char peer[48];
 	struct window seconds; /* mean transfer duration of each tick with transfers */
@@ -47,8 +36,6 @@ struct handoff_peer {
 	/* the samples that left the newest HANDOFF_RECENT without being slow */
 	struct window baseline;
 	struct window baseline_goodput; /* the goodput of each */
-	double open_s, open_bytes; /* the transfer under way at open_ms */
-	int64_t open_ms;
 	int64_t last_ms; /* last sample */
 	int64_t stalled_ms; /* last tick stalled */
 };
@@ -78,18 +65,11 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
  * 1 / ratio times the baseline's. Duration alone reads a change of
  * workload as a slowdown: a lab clean run whose all-gather transfers to a
  * peer (about 1 MiB, 24 ms at the baseline's median) gave way to 4 MiB
- * hand-offs (88 ms; 46-48 MB/s in both) raised a 20 s slow_handoff. Or,
- * before it completes, a transfer under
- * way this tick (baseline HANDOFF_OPEN_MIN_S or more) has run at least the
- * baseline's median duration and moved
- * at most 1 / ratio of what the baseline's median goodput moves in that
- * time (it cannot end within ratio times its baseline then, unless it was
- * shorter than those; a new connection's slow start is within its
- * baseline's duration), unless it has been under way since before the
- * peer's last stall (the stall's) or the peer's receive window holds it
- * back (the receiver is slow, not the path: a stall if it stops); on as many
- * ticks in a row as a completed transfer's verdict (VERDICT_OVER). Peers are
- * judged until window_ms after their last sample (a slow transfer completes
+ * hand-offs (88 ms; 46-48 MB/s in both) raised a 20 s slow_handoff.
+ * Transfers are judged once they complete: one under way that has run past
+ * its baseline is as often a sender the host did not schedule (a stream's
+ * drain between writes makes "transfers" of a few ms) as a slow path. Peers are
+ judged until window_ms after their last sample (a slow transfer completes
  * ticks apart, and the verdict holds between), and only while fewer than three peers
  * are being compared by detect_path (active_paths): with siblings to compare,
  * a slow path is an incast or a straggler. Score: the observed ratio over

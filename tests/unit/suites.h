@@ -25,6 +25,7 @@ Suite *bpf_tc_lock_suite(void);
 Suite *events_suite(void);
 Suite *detect_hotspot_suite(void);
 Suite *detect_lossy_suite(void);
+Suite *detect_link_suite(void);
 Suite *detect_path_suite(void);
 Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
