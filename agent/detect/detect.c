@@ -190,6 +190,7 @@ static const struct {
 	{ M_TCP_BUSY_SECONDS_TOTAL, PART_PATH, 1, PATH_FIELD(busy) },
 	{ M_TCP_UPSTREAM_BUSY_RATE_BYTES_PER_SECOND, PART_PATH, 0, PATH_FIELD(upstream_rate) },
 	{ M_TCP_SENDER_FANOUT_PEERS, PART_PATH, 0, PATH_FIELD(fanout) },
+	{ M_TCP_WINDOW_LIMITED_CONNECTIONS, PART_PATH, 0, PATH_FIELD(window_limited) },
 	/* bytes; over the seconds below once both are in (detect_run()) */
 	{ M_TCP_TRANSFER_BYTES_TOTAL, PART_PATH, 1, PATH_FIELD(goodput) },
 	{ M_TCP_TRANSFER_DURATION_SECONDS_COUNT, PART_HANDOFF, 1, HANDOFF_FIELD(transfers) },

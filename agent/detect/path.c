@@ -61,6 +61,8 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		p->input_ms = now_ms;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
+		if (in[i].window_limited > 0)
+			p->held_ms = now_ms;
 		if (now_ms - p->stalled_ms <= STALL_AFTERMATH_MS || !sampled)
 			continue;
 		if (in[i].acked > 0 || in[i].retransmits > 0) {
@@ -339,7 +341,8 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 		size_t m = 0, m2 = 0;
 		struct event_verdict *v;
 
-		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms))
+		if (p->fanout < 2 || !path_active(p, cfg->window_ms, now_ms) ||
+		    p->held_ms == now_ms)
 			continue;
 		share = path_share(h, i, 1, goodput_mid, PATH_INCAST_SAMPLES, 0.5, &mid, &m);
 		rate_share = path_share(h, i, 0, rate_mid, PATH_INCAST_SAMPLES, 0.5,

@@ -41,6 +41,10 @@ struct path_input {
 	 * stall).
 	 */
 	int unread;
+	/* connections to it its receive window held back this tick (closed, or
+	 * as full as what is in flight): its host reads slower than the path
+	 * delivers, so the path's rate is the reader's, not the network's */
+	double window_limited;
 	/* where the data to it comes from one local sender that local
 	 * connections deliver to too (a ring's previous link): what those gave
 	 * while busy this tick, bytes/s; else 0 */
@@ -106,6 +110,7 @@ struct path_peer {
 	int64_t lost_ms; /* the last tick its loss reached PATH_LOSS_FLOOR */
 	unsigned over_ticks; /* consecutive ticks judged an incast */
 	int64_t over_ms; /* the last of them */
+	int64_t held_ms; /* the last tick its window held its senders back */
 	/* named a straggler, and under the hold bound on every tick since */
 	int straggling;
 };
@@ -166,7 +171,9 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    the others' medians of the same, for PATH_INCAST_TICKS ticks in a row.
  *    Either measure alone misleads: an all-to-all's short bursts make the
  *    rate estimate jump past any link (ACKs come compressed), and goodput to
- *    one peer mixes all its senders. Loss does not name an incast: in a
+ *    one peer mixes all its senders. A tick its receive window held a
+ *    sender back (path_input's window_limited) is no incast's: the reader
+ *    set that pace, not the path, and such a tick ends the run. Loss does not name an incast: in a
  *    congested all-to-all every receiver's queue drops now and then, and
  *    the path that lost this tick is any one of them. Its loss over the
  *    others' is in the evidence;

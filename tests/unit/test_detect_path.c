@@ -690,6 +690,30 @@ START_TEST(test_incast_loss_burst)
 }
 END_TEST
 
+/* A receiver whose window holds its senders back reads slower than its
+ * path delivers: however slow, that is its host's pace, not an incast. */
+START_TEST(test_incast_window_held)
+{
+	struct path_history *h = history();
+	const double hot[4] = { 50e6, 40e6, 2e6, 55e6 };
+	struct event_verdict out[4];
+	struct path_input in[4];
+	int64_t now = 0;
+
+	for (unsigned t = 0; t < 30; t++, now += 100) {
+		for (unsigned i = 0; i < 4; i++)
+			in[i] = (struct path_input){ .peer = peers[i],
+						     .rate = hot[i],
+						     .fanout = 3,
+						     .goodput = hot[i],
+						     .acked = hot[i],
+						     .window_limited = i == 2 };
+		path_history_update(h, in, 4, cfg.window_ms, now);
+		ck_assert_msg(judged(h, now, out) == 0, "tick %u", t);
+	}
+}
+END_TEST
+
 Suite *detect_path_suite(void)
 {
 	Suite *s = suite_create("detect_path");
@@ -699,6 +723,7 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_incast_tail_fanout);
 	tcase_add_test(tc, test_incast_both_agree);
 	tcase_add_test(tc, test_incast_loss_burst);
+	tcase_add_test(tc, test_incast_window_held);
 	tcase_add_test(tc, test_incast_clean_spread);
 	tcase_add_test(tc, test_straggler);
 	tcase_add_test(tc, test_straggler_table);
