@@ -606,7 +606,12 @@ static int budget_take(struct mesh_engine *e, unsigned n, double keep, int64_t n
 }
 
 /* A peer's round: what timed out is lost, a probe on every flow, and a path
- * trace on each flow that is due one. */
+ * trace on each flow that is due one. A peer losing on some flows is probed
+ * MESH_SUSPECT_SPEEDUP times as often, but no more than keeps its probes
+ * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
+ * absence, show within the detector's window; its extra rounds take only
+ * the budget's upper half, as traces do, and never put off another peer's
+ * round. */
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
@@ -616,13 +621,25 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 	int64_t timeout_ns = interval_ns / 2 < 200 * NS_PER_MS ? 200 * NS_PER_MS
 			     : interval_ns / 2 < NS_PER_S      ? interval_ns / 2
 							       : NS_PER_S;
+	int64_t next_ns = interval_ns;
+	int extra = 0;
 
-	if (!budget_take(e, e->flows, 0, now)) {
-		e->st.budget_deferred++;
-		p->next_ns = now + 10 * NS_PER_MS;
+	(void)mesh_peer_expire(p, e->flows, now, timeout_ns);
+	/* answered in its last two rounds: still there */
+	if (mesh_peer_suspect(p, e->flows, now - MESH_SUSPECT_NS, now - 2 * interval_ns)) {
+		next_ns = interval_ns / MESH_SUSPECT_SPEEDUP > timeout_ns / (MESH_INFLIGHT / 2)
+				  ? interval_ns / MESH_SUSPECT_SPEEDUP
+				  : timeout_ns / (MESH_INFLIGHT / 2);
+		/* before its jittered interval is up */
+		extra = now - p->round_ns < interval_ns - interval_ns / 10;
+	}
+	if (!budget_take(e, e->flows, extra ? e->conf.pps / 2.0 : 0, now)) {
+		if (!extra)
+			e->st.budget_deferred++;
+		p->next_ns = now + (extra ? next_ns : 10 * NS_PER_MS);
 		return;
 	}
-	(void)mesh_peer_expire(p, e->flows, now, timeout_ns);
+	p->round_ns = now;
 	for (unsigned f = 0; f < e->flows; f++) {
 		struct mesh_msg m = { .send_ns = (uint64_t)now_ns() };
 
@@ -646,7 +663,7 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 		}
 		path->next_ns = now + jitter(e, e->conf.path_interval_ms * NS_PER_MS);
 	}
-	p->next_ns = now + jitter(e, interval_ns);
+	p->next_ns = now + jitter(e, next_ns);
 }
 
 void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)

@@ -164,6 +164,17 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
 	return lost;
 }
 
+int mesh_peer_suspect(const struct mesh_peer *p, unsigned flows, int64_t since_ns,
+		      int64_t answered_ns)
+{
+	if (p->last_answer_ns < answered_ns)
+		return 0;
+	for (unsigned f = 0; f < flows; f++)
+		if (p->flow[f].last_loss_ns && p->flow[f].last_loss_ns >= since_ns)
+			return 1;
+	return 0;
+}
+
 double mesh_flow_rtt(const struct mesh_flow *fl)
 {
 	unsigned n = fl->recent_next < MESH_RECENT ? fl->recent_next : MESH_RECENT;

@@ -117,6 +117,11 @@ START_TEST(test_loss_is_per_flow)
 	ck_assert_int_eq(peer.flow[0].path.next_ns, 1600 * MS);
 	ck_assert(mesh_flow_differs(&peer, 4, 0, 1000 * MS));
 	ck_assert(!mesh_flow_differs(&peer, 4, 1, 1000 * MS));
+	/* losing while its other flows answer: a suspect, probed faster; a
+	 * peer that stopped answering is not, nor one whose loss is old */
+	ck_assert(mesh_peer_suspect(&peer, 4, 1000 * MS, 1000 * MS));
+	ck_assert(!mesh_peer_suspect(&peer, 4, 1000 * MS, 1001 * MS));
+	ck_assert(!mesh_peer_suspect(&peer, 4, 1601 * MS, 1000 * MS));
 }
 END_TEST
 
