@@ -123,9 +123,9 @@ double mesh_flow_rtt(const struct mesh_flow *fl);
  * scheduling varies by this much on a busy host. */
 #define MESH_SLOW_MARGIN 100e-6
 
-/* True if flow f stands out among its siblings: it lost a probe since
- * since_ns, or its recent network time is more than twice their median's
- * and MESH_SLOW_MARGIN over it. */
-int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int64_t since_ns);
+/* The flows that stand out among their siblings (bit f for flow f): those
+ * that lost a probe since since_ns, or whose recent network time is more
+ * than twice the flows' median and MESH_SLOW_MARGIN over it. */
+uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t since_ns);
 
 #endif
