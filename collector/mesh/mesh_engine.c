@@ -24,19 +24,12 @@
 #define NS_PER_S 1000000000LL
 /* the target file is looked at this often for a change */
 #define TARGETS_CHECK_NS NS_PER_S
-/* datagrams one recvmmsg() reads; the responder reads one batch a turn,
- * so that a flood waits for the next turn and cannot starve the sender's
- * schedule, and a flow up to FLOW_READS batches */
+/* datagrams one recvmmsg() reads: a socket gets one batch a turn, so that
+ * a flood waits for the next turn and cannot starve the sender's schedule */
 #define READ_BATCH 64
-#define FLOW_READS 4
 /* control data of one datagram: a receive timestamp, and IP_PKTINFO or an
  * ICMP error with its offender */
 #define CTL_LEN 256
-/* the flows' replies are read at each batch of rounds and at least this
- * often, not as each comes: their kernel receive timestamps keep the round
- * trips exact, and a thousand peers' replies cost a few calls, not a
- * wake-up and a call each */
-#define READ_EVERY_NS (100 * NS_PER_MS)
 #define OWN_MAX 64
 /* first traces are spread over this long: a router answers TTL expiry at
  * 1000 a second with a burst of 50 (Linux's icmp_msgs_per_sec), and every
@@ -84,7 +77,6 @@ struct mesh_engine {
 	struct mesh_peer *peers;
 	size_t n_peers;
 	int64_t next_due; /* the earliest peer's next_ns; 0: walk the table */
-	int64_t next_read; /* the flows' replies are read then at the latest */
 	struct mesh_rx rx;
 	struct mesh_engine_stats st;
 	double budget;
@@ -520,26 +512,22 @@ static void respond_batch(struct mesh_engine *e)
 	}
 }
 
-/* Reads flow f's replies, FLOW_READS batches at most. */
+/* Reads one batch of flow f's replies. */
 static void flow_replies(struct mesh_engine *e, unsigned f)
 {
-	int got = READ_BATCH;
+	int got = rx_batch(e, e->flow_fd[f], 0);
 
-	for (int b = 0; b < FLOW_READS && got == READ_BATCH; b++) {
-		got = rx_batch(e, e->flow_fd[f], 0);
-		for (int i = 0; i < got; i++) {
-			struct msghdr *msg = &e->rx.mm[i].msg_hdr;
-			const struct sockaddr_in *from = &e->rx.addr[i];
-			struct mesh_peer *p = peer_find(e, ntohl(from->sin_addr.s_addr));
-			struct mesh_msg m;
+	for (int i = 0; i < got; i++) {
+		struct msghdr *msg = &e->rx.mm[i].msg_hdr;
+		const struct sockaddr_in *from = &e->rx.addr[i];
+		struct mesh_peer *p = peer_find(e, ntohl(from->sin_addr.s_addr));
+		struct mesh_msg m;
 
-			if (!p || ntohs(from->sin_port) != e->port ||
-			    (msg->msg_flags & MSG_TRUNC) ||
-			    mesh_wire_decode(e->rx.buf[i], e->rx.mm[i].msg_len, &m) < 0 ||
-			    m.type != MESH_REPLY || m.flow != f ||
-			    mesh_peer_reply(p, &m, e->flows, ts_or_now(msg)) < 0)
-				e->st.replies_invalid++;
-		}
+		if (!p || ntohs(from->sin_port) != e->port || (msg->msg_flags & MSG_TRUNC) ||
+		    mesh_wire_decode(e->rx.buf[i], e->rx.mm[i].msg_len, &m) < 0 ||
+		    m.type != MESH_REPLY || m.flow != f ||
+		    mesh_peer_reply(p, &m, e->flows, ts_or_now(msg)) < 0)
+			e->st.replies_invalid++;
 	}
 }
 
@@ -689,24 +677,20 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	int64_t now = now_ns(), due = now + (int64_t)max_wait_ms * NS_PER_MS;
 	int64_t quantum_ns = e->conf.interval_ms * NS_PER_MS / ROUND_QUANTUM_DIV;
 	unsigned n = 0, first_flow;
-	int wait_ms, ready;
+	int wait_ms;
 
 	pthread_mutex_lock(&e->lock);
 	if (e->next_due < due)
 		due = e->next_due;
 	pthread_mutex_unlock(&e->lock);
-	if (e->next_read < due)
-		due = e->next_read;
 	wait_ms = due > now ? (int)((due - now + NS_PER_MS - 1) / NS_PER_MS) : 0;
 	pfd[n++] = (struct pollfd){ .fd = e->wake_fd, .events = POLLIN };
 	if (e->resp_fd >= 0)
 		pfd[n++] = (struct pollfd){ .fd = e->resp_fd, .events = POLLIN };
 	first_flow = n;
-	/* no events: poll() wakes for a flow's ICMP errors (POLLERR) alone */
 	for (unsigned f = 0; f < e->flows; f++)
-		pfd[n++] = (struct pollfd){ .fd = e->flow_fd[f] };
-	ready = poll(pfd, n, wait_ms);
-	if (ready < 0)
+		pfd[n++] = (struct pollfd){ .fd = e->flow_fd[f], .events = POLLIN };
+	if (poll(pfd, n, wait_ms) < 0)
 		n = 0; /* EINTR: nothing read this turn */
 
 	now = now_ns();
@@ -715,15 +699,10 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	for (unsigned i = 1; i < n; i++) {
 		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
 			respond_batch(e);
-		else if (i >= first_flow && (pfd[i].revents & POLLERR))
+		if (i >= first_flow && (pfd[i].revents & POLLIN))
+			flow_replies(e, i - first_flow);
+		if (i >= first_flow && (pfd[i].revents & POLLERR))
 			flow_errors(e, i - first_flow);
-	}
-	/* the replies before the rounds: a reply read after its probe's
-	 * timeout would be counted lost */
-	if (ready == 0 || now >= e->next_due || now >= e->next_read) {
-		for (unsigned f = 0; f < e->flows; f++)
-			flow_replies(e, f);
-		e->next_read = now + READ_EVERY_NS;
 	}
 	if (now >= e->next_due) {
 		e->next_due = INT64_MAX;
