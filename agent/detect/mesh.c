@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,26 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 	}
 }
 
+/*
+ * True if a clean path (losing a probe with probability MESH_CLEAN_LOSS)
+ * would lose k or more of n probes with probability under MESH_LOSS_ALPHA:
+ * the binomial tail, 1 less the terms below k, each from the one before.
+ */
+static int loss_beyond_chance(unsigned long n, unsigned long k)
+{
+	const double p = MESH_CLEAN_LOSS;
+	double term = exp((double)n * log1p(-p)), below = 0;
+
+	/* P(X >= k) <= P(X >= i + 1) for every i < k: done once that is small */
+	for (unsigned long i = 0; i < k && i <= n; i++) {
+		below += term;
+		if (1 - below < MESH_LOSS_ALPHA)
+			return 1;
+		term *= (double)(n - i) / (double)(i + 1) * p / (1 - p);
+	}
+	return 0;
+}
+
 static size_t verdict(struct event_verdict *out, size_t max, size_t n, enum event_kind kind,
 		      const struct mesh_obs *o, uint64_t flows, double score, const char *evidence,
 		      enum verdict_weight weight)
@@ -325,7 +346,8 @@ size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_ve
 		    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows))
 			continue;
 		window(p, now_ms - MESH_LOSS_WINDOW_MS, &sent, &lost, &lost_flows, &ticks);
-		if (lost >= 1.5 && lost < 0.95 * sent && lossy_ticks(p, now_ms) >= 2) {
+		if (lost < 0.95 * sent && lossy_ticks(p, now_ms) >= 2 &&
+		    loss_beyond_chance(lround(sent), lround(lost))) {
 			snprintf(
 				ev, sizeof(ev),
 				"{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d}",

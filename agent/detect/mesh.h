@@ -25,10 +25,17 @@
 #define MESH_DETECT_HOP_FLOWS 16
 #define MESH_DETECT_HOPS 8 /* MESH_HOPS_MAX */
 #define MESH_DETECT_TICKS 64
-/* Loss is judged over the last 10 s: long enough that 2 % loss on some of 8
- * flows probed every 100 ms shows twice or more, short enough to name it
- * within the issue's 10 s. */
+/* Loss is judged over the last 10 s: the issue's bound on naming a lossy
+ * link. */
 #define MESH_LOSS_WINDOW_MS 10000
+/* A path losing at most one probe in 10000 is clean: a fabric's links lose
+ * far less, and an event for such a path would be noise. The losses of the
+ * window are a lossy link once a path that clean would lose as many less
+ * than once in 1000 windows (the binomial tail): one loss in the 80 probes
+ * of 10 s at the defaults is chance, two are not, and a peer the collector
+ * probes faster since its first loss needs three past 450 probes. */
+#define MESH_CLEAN_LOSS 1e-4
+#define MESH_LOSS_ALPHA 1e-3
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
 /* A flow's network time this far over its peer's average, and twice it,
@@ -89,8 +96,9 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
  * once); else, unless every probe of the last second was lost (a peer
- * going), lossy_link (2 probes or more lost over MESH_LOSS_WINDOW_MS, on 2
- * ticks or more, while other flows answered; at once: the window was the
+ * going), lossy_link (more probes lost over MESH_LOSS_WINDOW_MS than a
+ * clean path would lose by chance, MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on
+ * 2 ticks or more, while other flows answered; at once: the window was the
  * persistence);
  * path_latency (a flow's network time, the responder's delay taken out,
  * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).

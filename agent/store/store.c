@@ -827,7 +827,21 @@ static int series_id(struct store *st, const struct series *s, int64_t *ret)
 	return rc;
 }
 
-/* One series of the tick into st->recs. */
+/* A histogram's _bucket series: one a bound, for Prometheus' quantiles. */
+static int is_bucket(const struct series *s)
+{
+	size_t n = strlen(s->name);
+
+	return s->type == METRIC_HISTOGRAM && n > 7 && strcmp(s->name + n - 7, "_bucket") == 0;
+}
+
+/*
+ * One series of the tick into st->recs. A histogram's buckets are not kept:
+ * its _sum and _count give the mean over any span, and the buckets, a dozen
+ * series or more for each labelled histogram (16 a mesh peer), cost the
+ * store more memory than everything else it holds (an open block and rollup
+ * hour each); Prometheus keeps them for the quantiles.
+ */
 static int collect_one(struct series *s, void *arg)
 {
 	struct write_ctx *w = arg;
@@ -835,6 +849,8 @@ static int collect_one(struct series *s, void *arg)
 	struct stage_rec *r;
 	int rc = SQLITE_OK;
 
+	if (is_bucket(s))
+		return 0;
 	if (s->store_id == 0)
 		rc = series_id(st, s, &s->store_id);
 	if (rc == SQLITE_OK && st->nrecs == st->recs_cap) {

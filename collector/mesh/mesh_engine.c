@@ -24,17 +24,35 @@
 #define NS_PER_S 1000000000LL
 /* the target file is looked at this often for a change */
 #define TARGETS_CHECK_NS NS_PER_S
-/* datagrams read from one socket in one turn: a flood waits for the next
- * turn and cannot starve the sender's schedule */
+/* datagrams one recvmmsg() reads: a socket gets one batch a turn, so that
+ * a flood waits for the next turn and cannot starve the sender's schedule */
 #define READ_BATCH 64
+/* control data of one datagram: a receive timestamp, and IP_PKTINFO or an
+ * ICMP error with its offender */
+#define CTL_LEN 256
 #define OWN_MAX 64
 /* first traces are spread over this long: a router answers TTL expiry at
  * 1000 a second with a burst of 50 (Linux's icmp_msgs_per_sec), and every
  * flow of every peer traced at once would find most hops silent */
 #define FIRST_TRACES_NS (5 * NS_PER_S)
-/* rounds due this soon go with the ones due now: a thousand peers do not
- * wake the engine, and walk its table, a thousand times a second */
-#define ROUND_QUANTUM_NS (5 * NS_PER_MS)
+/* rounds due within this share of an interval go with the ones due now:
+ * a thousand peers do not wake the engine, and walk its table, a thousand
+ * times a second (their rounds are jittered by a tenth) */
+#define ROUND_QUANTUM_DIV 50
+
+/* The buffers of one recvmmsg(), kept in the engine: nothing is allocated
+ * per datagram. */
+struct mesh_rx {
+	struct mmsghdr mm[READ_BATCH];
+	struct iovec iov[READ_BATCH];
+	struct sockaddr_in addr[READ_BATCH];
+	/* one byte more than a datagram: an oversized one shows as such */
+	uint8_t buf[READ_BATCH][MESH_WIRE_LEN + 1];
+	union {
+		char buf[CTL_LEN];
+		struct cmsghdr align;
+	} ctl[READ_BATCH];
+};
 
 struct mesh_engine {
 	struct mesh_conf conf;
@@ -59,6 +77,7 @@ struct mesh_engine {
 	struct mesh_peer *peers;
 	size_t n_peers;
 	int64_t next_due; /* the earliest peer's next_ns; 0: walk the table */
+	struct mesh_rx rx;
 	struct mesh_engine_stats st;
 	double budget;
 	int64_t budget_ns;
@@ -387,21 +406,24 @@ static struct mesh_peer *peer_find(struct mesh_engine *e, uint32_t addr)
 	return NULL;
 }
 
-/* Receives one datagram (or, with MSG_ERRQUEUE, one queued ICMP error) into
- * buf. Returns its length or -errno. */
-static ssize_t recv_one(int fd, int flags, uint8_t *buf, size_t len, struct sockaddr_in *from,
-			char *ctl, size_t ctl_len, struct msghdr *msg)
+/* Receives up to READ_BATCH datagrams (or, with MSG_ERRQUEUE, queued ICMP
+ * errors) into e->rx. Returns how many, or -errno (-EAGAIN: none). */
+static int rx_batch(struct mesh_engine *e, int fd, int flags)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	ssize_t n;
+	struct mesh_rx *rx = &e->rx;
+	int n;
 
-	*msg = (struct msghdr){ .msg_name = from,
-				.msg_namelen = sizeof(*from),
-				.msg_iov = &iov,
-				.msg_iovlen = 1,
-				.msg_control = ctl,
-				.msg_controllen = ctl_len };
-	n = recvmsg(fd, msg, flags | MSG_DONTWAIT);
+	for (int i = 0; i < READ_BATCH; i++) {
+		rx->iov[i] =
+			(struct iovec){ .iov_base = rx->buf[i], .iov_len = sizeof(rx->buf[i]) };
+		rx->mm[i].msg_hdr = (struct msghdr){ .msg_name = &rx->addr[i],
+						     .msg_namelen = sizeof(rx->addr[i]),
+						     .msg_iov = &rx->iov[i],
+						     .msg_iovlen = 1,
+						     .msg_control = rx->ctl[i].buf,
+						     .msg_controllen = sizeof(rx->ctl[i].buf) };
+	}
+	n = recvmmsg(fd, rx->mm, READ_BATCH, flags | MSG_DONTWAIT, NULL);
 	return n < 0 ? -errno : n;
 }
 
@@ -464,83 +486,66 @@ static void reply_send(struct mesh_engine *e, uint8_t *buf, struct sockaddr_in *
 		e->st.send_errors++;
 }
 
+/* Answers one batch of what came to the responder. */
 static void respond_batch(struct mesh_engine *e)
 {
-	/* one byte more than a probe: an oversized datagram shows as such */
-	uint8_t buf[MESH_WIRE_LEN + 1];
-	char ctl[256];
+	int got = rx_batch(e, e->resp_fd, 0);
 
-	for (int i = 0; i < READ_BATCH; i++) {
-		struct sockaddr_in from;
-		struct msghdr msg;
+	for (int i = 0; i < got; i++) {
+		struct msghdr *msg = &e->rx.mm[i].msg_hdr;
+		uint8_t *buf = e->rx.buf[i];
+		size_t n = msg->msg_flags & MSG_TRUNC ? sizeof(e->rx.buf[i]) : e->rx.mm[i].msg_len;
+		int64_t rx = ts_or_now(msg);
+		uint32_t src = ntohl(e->rx.addr[i].sin_addr.s_addr);
 		struct mesh_msg m;
-		ssize_t n =
-			recv_one(e->resp_fd, 0, buf, sizeof(buf), &from, ctl, sizeof(ctl), &msg);
-		int64_t rx;
-		uint32_t src;
 
-		if (n == -EAGAIN)
-			break;
-		if (n < 0)
-			continue; /* EINTR */
-		rx = ts_or_now(&msg);
-		src = ntohl(from.sin_addr.s_addr);
-		if (msg.msg_flags & MSG_TRUNC)
-			n = sizeof(buf);
 		if (mesh_responder_admit(&e->resp, src,
 					 mesh_targets_has(&e->targets, src) ||
 						 mesh_allow_match(e->allow, e->n_allow, src),
-					 buf, (size_t)n, rx, &m) < 0)
+					 buf, n, rx, &m) < 0)
 			continue;
 		m.type = MESH_REPLY;
 		m.rx_ns = (uint64_t)rx;
 		m.tx_ns = (uint64_t)now_ns();
 		mesh_wire_encode(&m, buf);
-		reply_send(e, buf, &from, &msg);
+		reply_send(e, buf, &e->rx.addr[i], msg);
 	}
 }
 
-/* Reads flow f's replies (with POLLIN in revents) and the ICMP errors its
- * path probes drew (POLLERR): no read that poll() said would find nothing. */
-static void flow_batch(struct mesh_engine *e, unsigned f, short revents)
+/* Reads one batch of flow f's replies. */
+static void flow_replies(struct mesh_engine *e, unsigned f)
 {
-	uint8_t buf[MESH_WIRE_LEN + 1];
-	char ctl[512];
+	int got = rx_batch(e, e->flow_fd[f], 0);
 
-	for (int i = 0; i < READ_BATCH && (revents & POLLIN); i++) {
-		struct sockaddr_in from;
-		struct msghdr msg;
+	for (int i = 0; i < got; i++) {
+		struct msghdr *msg = &e->rx.mm[i].msg_hdr;
+		const struct sockaddr_in *from = &e->rx.addr[i];
+		struct mesh_peer *p = peer_find(e, ntohl(from->sin_addr.s_addr));
 		struct mesh_msg m;
-		struct mesh_peer *p;
-		ssize_t n =
-			recv_one(e->flow_fd[f], 0, buf, sizeof(buf), &from, ctl, sizeof(ctl), &msg);
 
-		if (n == -EAGAIN)
-			break;
-		if (n < 0)
-			continue;
-		p = peer_find(e, ntohl(from.sin_addr.s_addr));
-		if (!p || ntohs(from.sin_port) != e->port || (msg.msg_flags & MSG_TRUNC) ||
-		    mesh_wire_decode(buf, (size_t)n, &m) < 0 || m.type != MESH_REPLY ||
-		    m.flow != f || mesh_peer_reply(p, &m, e->flows, ts_or_now(&msg)) < 0)
+		if (!p || ntohs(from->sin_port) != e->port || (msg->msg_flags & MSG_TRUNC) ||
+		    mesh_wire_decode(e->rx.buf[i], e->rx.mm[i].msg_len, &m) < 0 ||
+		    m.type != MESH_REPLY || m.flow != f ||
+		    mesh_peer_reply(p, &m, e->flows, ts_or_now(msg)) < 0)
 			e->st.replies_invalid++;
 	}
-	for (int i = 0; i < READ_BATCH && (revents & POLLERR); i++) {
-		struct sockaddr_in to;
-		struct msghdr msg;
-		struct mesh_msg m;
-		struct mesh_peer *p;
-		ssize_t n = recv_one(e->flow_fd[f], MSG_ERRQUEUE, buf, sizeof(buf), &to, ctl,
-				     sizeof(ctl), &msg);
+}
 
-		if (n < 0)
-			break;
-		/* to: the probe's destination; the data: the probe, as the
-		 * ICMP error quoted it */
-		p = peer_find(e, ntohl(to.sin_addr.s_addr));
-		if (!p || mesh_wire_decode(buf, (size_t)n, &m) < 0 || !m.ttl)
+/* Reads one batch of the ICMP errors flow f's path probes drew. */
+static void flow_errors(struct mesh_engine *e, unsigned f)
+{
+	int got = rx_batch(e, e->flow_fd[f], MSG_ERRQUEUE);
+
+	for (int i = 0; i < got; i++) {
+		struct msghdr *msg = &e->rx.mm[i].msg_hdr;
+		struct mesh_msg m;
+		/* the address: the probe's destination; the data: the probe,
+		 * as the ICMP error quoted it */
+		struct mesh_peer *p = peer_find(e, ntohl(e->rx.addr[i].sin_addr.s_addr));
+
+		if (!p || mesh_wire_decode(e->rx.buf[i], e->rx.mm[i].msg_len, &m) < 0 || !m.ttl)
 			continue;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
 			struct sock_extended_err *ee = (struct sock_extended_err *)CMSG_DATA(c);
 			const struct sockaddr_in *off =
 				(const struct sockaddr_in *)(const void *)SO_EE_OFFENDER(ee);
@@ -606,7 +611,12 @@ static int budget_take(struct mesh_engine *e, unsigned n, double keep, int64_t n
 }
 
 /* A peer's round: what timed out is lost, a probe on every flow, and a path
- * trace on each flow that is due one. */
+ * trace on each flow that is due one. A peer losing on some flows is probed
+ * MESH_SUSPECT_SPEEDUP times as often, but no more than keeps its probes
+ * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
+ * absence, show within the detector's window; its extra rounds take only
+ * the budget's upper half, as traces do, and never put off another peer's
+ * round. */
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
@@ -616,13 +626,25 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 	int64_t timeout_ns = interval_ns / 2 < 200 * NS_PER_MS ? 200 * NS_PER_MS
 			     : interval_ns / 2 < NS_PER_S      ? interval_ns / 2
 							       : NS_PER_S;
+	int64_t next_ns = interval_ns;
+	int extra = 0;
 
-	if (!budget_take(e, e->flows, 0, now)) {
-		e->st.budget_deferred++;
-		p->next_ns = now + 10 * NS_PER_MS;
+	(void)mesh_peer_expire(p, e->flows, now, timeout_ns);
+	/* answered in its last two rounds: still there */
+	if (mesh_peer_suspect(p, e->flows, now - MESH_SUSPECT_NS, now - 2 * interval_ns)) {
+		next_ns = interval_ns / MESH_SUSPECT_SPEEDUP > timeout_ns / (MESH_INFLIGHT / 2)
+				  ? interval_ns / MESH_SUSPECT_SPEEDUP
+				  : timeout_ns / (MESH_INFLIGHT / 2);
+		/* before its jittered interval is up */
+		extra = now - p->round_ns < interval_ns - interval_ns / 10;
+	}
+	if (!budget_take(e, e->flows, extra ? e->conf.pps / 2.0 : 0, now)) {
+		if (!extra)
+			e->st.budget_deferred++;
+		p->next_ns = now + (extra ? next_ns : 10 * NS_PER_MS);
 		return;
 	}
-	(void)mesh_peer_expire(p, e->flows, now, timeout_ns);
+	p->round_ns = now;
 	for (unsigned f = 0; f < e->flows; f++) {
 		struct mesh_msg m = { .send_ns = (uint64_t)now_ns() };
 
@@ -646,14 +668,15 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 		}
 		path->next_ns = now + jitter(e, e->conf.path_interval_ms * NS_PER_MS);
 	}
-	p->next_ns = now + jitter(e, interval_ns);
+	p->next_ns = now + jitter(e, next_ns);
 }
 
 void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 {
 	struct pollfd pfd[MESH_FLOWS_MAX + 2];
 	int64_t now = now_ns(), due = now + (int64_t)max_wait_ms * NS_PER_MS;
-	unsigned n = 0;
+	int64_t quantum_ns = e->conf.interval_ms * NS_PER_MS / ROUND_QUANTUM_DIV;
+	unsigned n = 0, first_flow;
 	int wait_ms;
 
 	pthread_mutex_lock(&e->lock);
@@ -664,6 +687,7 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	pfd[n++] = (struct pollfd){ .fd = e->wake_fd, .events = POLLIN };
 	if (e->resp_fd >= 0)
 		pfd[n++] = (struct pollfd){ .fd = e->resp_fd, .events = POLLIN };
+	first_flow = n;
 	for (unsigned f = 0; f < e->flows; f++)
 		pfd[n++] = (struct pollfd){ .fd = e->flow_fd[f], .events = POLLIN };
 	if (poll(pfd, n, wait_ms) < 0)
@@ -675,13 +699,15 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	for (unsigned i = 1; i < n; i++) {
 		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
 			respond_batch(e);
-		else if (pfd[i].fd != e->resp_fd && pfd[i].revents)
-			flow_batch(e, i - (e->resp_fd >= 0 ? 2 : 1), pfd[i].revents);
+		if (i >= first_flow && (pfd[i].revents & POLLIN))
+			flow_replies(e, i - first_flow);
+		if (i >= first_flow && (pfd[i].revents & POLLERR))
+			flow_errors(e, i - first_flow);
 	}
 	if (now >= e->next_due) {
 		e->next_due = INT64_MAX;
 		for (size_t i = 0; i < e->n_peers; i++) {
-			if (e->peers[i].next_ns <= now + ROUND_QUANTUM_NS)
+			if (e->peers[i].next_ns <= now + quantum_ns)
 				peer_round(e, &e->peers[i], now);
 			if (e->peers[i].next_ns < e->next_due)
 				e->next_due = e->peers[i].next_ns;

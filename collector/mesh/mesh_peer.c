@@ -164,6 +164,17 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
 	return lost;
 }
 
+int mesh_peer_suspect(const struct mesh_peer *p, unsigned flows, int64_t since_ns,
+		      int64_t answered_ns)
+{
+	if (p->last_answer_ns < answered_ns)
+		return 0;
+	for (unsigned f = 0; f < flows; f++)
+		if (p->flow[f].last_loss_ns && p->flow[f].last_loss_ns >= since_ns)
+			return 1;
+	return 0;
+}
+
 double mesh_flow_rtt(const struct mesh_flow *fl)
 {
 	unsigned n = fl->recent_next < MESH_RECENT ? fl->recent_next : MESH_RECENT;
@@ -182,20 +193,25 @@ static int dbl_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int mesh_flow_differs(const struct mesh_peer *p, unsigned flows, unsigned f, int64_t since_ns)
+uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t since_ns)
 {
-	const struct mesh_flow *fl = &p->flow[f];
-	double avg[MESH_FLOWS_MAX], median;
+	double rtt[MESH_FLOWS_MAX], sorted[MESH_FLOWS_MAX], median = 0;
+	uint64_t differ = 0;
 	unsigned n = 0;
 
-	if (fl->last_loss_ns && fl->last_loss_ns >= since_ns)
-		return 1;
-	if (!fl->answered)
-		return 0;
-	for (unsigned i = 0; i < flows; i++)
-		if (p->flow[i].answered)
-			avg[n++] = mesh_flow_rtt(&p->flow[i]);
-	qsort(avg, n, sizeof(avg[0]), dbl_cmp);
-	median = avg[n / 2];
-	return mesh_flow_rtt(fl) > 2 * median && mesh_flow_rtt(fl) > median + MESH_SLOW_MARGIN;
+	for (unsigned f = 0; f < flows; f++)
+		if (p->flow[f].answered)
+			sorted[n++] = rtt[f] = mesh_flow_rtt(&p->flow[f]);
+	if (n) {
+		qsort(sorted, n, sizeof(sorted[0]), dbl_cmp);
+		median = sorted[n / 2];
+	}
+	for (unsigned f = 0; f < flows; f++) {
+		const struct mesh_flow *fl = &p->flow[f];
+
+		if ((fl->last_loss_ns && fl->last_loss_ns >= since_ns) ||
+		    (fl->answered && rtt[f] > 2 * median && rtt[f] > median + MESH_SLOW_MARGIN))
+			differ |= 1ULL << f;
+	}
+	return differ;
 }

@@ -94,6 +94,31 @@ START_TEST(test_one_loss_is_not_a_link)
 }
 END_TEST
 
+/* Two losses in a window are a link at the defaults' 80 probes, and chance
+ * among the 800 of a peer probed every 12.5 ms, where three are not. */
+START_TEST(test_two_losses_against_probes_sent)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	(void)run(1000, 10, v, 4);
+	o->lost = 1;
+	o->lost_flows = 1;
+	(void)run(11000, 1, v, 4);
+	ck_assert_uint_eq(run(12000, 1, v, 4), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+
+	memset(&h, 0, sizeof(h));
+	o->sent = 80;
+	o->lost = 0;
+	(void)run(1000, 10, v, 4);
+	o->lost = 1;
+	(void)run(11000, 1, v, 4);
+	ck_assert_uint_eq(run(12000, 1, v, 4), 0);
+	ck_assert_uint_eq(run(13000, 1, v, 4), 1);
+}
+END_TEST
+
 /* Every flow unanswered at once: unreachable, not lossy, on no tick
  * (the first loses half, as a pause comes mid-tick). */
 START_TEST(test_silent_peer_is_unreachable)
@@ -168,6 +193,7 @@ Suite *detect_mesh_suite(void)
 		{ "clean_is_quiet", test_clean_is_quiet, 0 },
 		{ "loss_names_the_hops", test_loss_names_the_hops, 0 },
 		{ "one_loss_is_not_a_link", test_one_loss_is_not_a_link, 0 },
+		{ "two_losses_against_probes_sent", test_two_losses_against_probes_sent, 0 },
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
 		{ "gather_series", test_gather_series, 0 },

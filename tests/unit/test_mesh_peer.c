@@ -115,8 +115,12 @@ START_TEST(test_loss_is_per_flow)
 	ck_assert_uint_eq(peer.flow[1].lost, 0);
 	ck_assert_uint_eq(peer.lost, 1);
 	ck_assert_int_eq(peer.flow[0].path.next_ns, 1600 * MS);
-	ck_assert(mesh_flow_differs(&peer, 4, 0, 1000 * MS));
-	ck_assert(!mesh_flow_differs(&peer, 4, 1, 1000 * MS));
+	ck_assert_uint_eq(mesh_peer_differing(&peer, 4, 1000 * MS), 1 << 0);
+	/* losing while its other flows answer: a suspect, probed faster; a
+	 * peer that stopped answering is not, nor one whose loss is old */
+	ck_assert(mesh_peer_suspect(&peer, 4, 1000 * MS, 1000 * MS));
+	ck_assert(!mesh_peer_suspect(&peer, 4, 1000 * MS, 1001 * MS));
+	ck_assert(!mesh_peer_suspect(&peer, 4, 1601 * MS, 1000 * MS));
 }
 END_TEST
 
@@ -134,8 +138,7 @@ START_TEST(test_slow_flow_differs)
 					   : f == 2 ? 130000
 						    : 100000));
 	}
-	ck_assert(mesh_flow_differs(&peer, 4, 3, t));
-	ck_assert(!mesh_flow_differs(&peer, 4, 2, t));
+	ck_assert_uint_eq(mesh_peer_differing(&peer, 4, t), 1 << 3);
 }
 END_TEST
 

@@ -154,6 +154,39 @@ START_TEST(test_create_and_reopen)
 }
 END_TEST
 
+/* A histogram's _sum and _count are kept, its buckets are not. */
+START_TEST(test_histogram_buckets_not_kept)
+{
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(100, 60000);
+	const struct metric_desc b = { .name = "fabmon_h_seconds_bucket",
+				       .help = "h",
+				       .type = METRIC_HISTOGRAM };
+	const struct metric_desc c = { .name = "fabmon_h_seconds_count",
+				       .help = "h",
+				       .type = METRIC_HISTOGRAM };
+	const struct label le[] = { { "le", "0.5" }, { "le", "+Inf" } };
+	struct store *st;
+	char err[256];
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	registry_begin_tick(reg, 1000);
+	(void)sample_counter(registry_sink(reg, "t"), &b, &le[0], 1, 1);
+	(void)sample_counter(registry_sink(reg, "t"), &b, &le[1], 1, 2);
+	(void)sample_counter(registry_sink(reg, "t"), &c, NULL, 0, 2);
+	registry_end_tick(reg);
+	ck_assert_msg(store_write_tick(st, reg, 0.001, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+	ck_assert_int_eq(q(path, "SELECT count(*) FROM series"), 1);
+	ck_assert_int_eq(
+		q(path, "SELECT count(*) FROM series WHERE name = 'fabmon_h_seconds_count'"), 1);
+	/* the exposition still has all three */
+	ck_assert_uint_eq(registry_count(reg), 3);
+	registry_free(reg);
+	testutil_remove_db(path);
+}
+END_TEST
+
 /* A version-1 file's samples are packed when the agent opens it. */
 START_TEST(test_migrate_older)
 {
@@ -796,6 +829,7 @@ Suite *store_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "create_and_reopen", test_create_and_reopen, 0 },
+		{ "histogram buckets not kept", test_histogram_buckets_not_kept, 0 },
 		{ "migrate_older", test_migrate_older, 0 },
 		{ "migrate_event_cause", test_migrate_event_cause, 0 },
 		{ "newer_refused", test_newer_refused, 0 },
