@@ -247,10 +247,12 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 "count(count by (instance) (max_over_time(fabmon_agent_info[%llds])))",
 		 (long long)w);
 	/* over a range, not the instant's 5-minute lookback: an event that
-	 * closed (its series gone) stops counting a few steps later */
+	 * closed (its series gone) stops counting a few steps later. Only
+	 * cause "host" blames the peer: a network event names the peer as
+	 * the far end of a path that suffers, which the mesh paths place */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max_over_time("
-		 "fabmon_event_active{subject=~\"peer=.+\"}[%llds])) > 0",
+		 "fabmon_event_active{cause=\"host\",subject=~\"peer=.+\"}[%llds])) > 0",
 		 reach);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
@@ -384,7 +386,9 @@ fail:
 }
 
 /* The hops of the path with key from the hops index into hv, in their
- * order ("?" for one that did not answer); returns how many. */
+ * order (LOCATE_HOP_UNKNOWN for one that did not answer, which the agent
+ * labels "unknown" until a trace hears it: an address it had in the
+ * window wins); returns how many. */
 static int path_hops(json_t *hops, const char *key, const char **hv)
 {
 	json_t *hs = json_object_get(hops, key);
@@ -393,16 +397,18 @@ static int path_hops(json_t *hops, const char *key, const char **hv)
 	for (size_t j = 0; j < json_array_size(hs); j++) {
 		json_t *h = json_array_get(hs, j);
 		long hop = strtol(label(h, "hop"), NULL, 10);
+		const char *address = label(h, "address");
 
 		if (hop < 1 || hop > LOCATE_HOPS_MAX)
 			continue;
-		hv[hop - 1] = label(h, "address");
+		if (strcmp(address, "unknown") != 0 || !hv[hop - 1])
+			hv[hop - 1] = strcmp(address, "unknown") ? address : LOCATE_HOP_UNKNOWN;
 		if (hop > n)
 			n = (int)hop;
 	}
 	for (int i = 0; i < n; i++)
 		if (!hv[i])
-			hv[i] = "?"; /* a hop that did not answer */
+			hv[i] = LOCATE_HOP_UNKNOWN;
 	return n;
 }
 

@@ -124,25 +124,26 @@ static int score_ports(const struct locate_input *in, struct out *o)
 
 /* Elements of a path: its hops (idx even) and the links between two
  * consecutive hops (idx odd), a link named by its ends in sorted order so
- * that both directions are one link. */
+ * that both directions are one link. A hop that did not answer is no
+ * element, nor a link to it: every such hop would be one name. */
 static int path_elements(const struct locate_path *p)
 {
 	return p->nhops ? 2 * p->nhops - 1 : 0;
 }
 
-static void path_element(const struct locate_path *p, int idx, char *buf, size_t len)
+static int path_element(const struct locate_path *p, int idx, char *buf, size_t len)
 {
-	const char *a = p->hops[idx / 2], *b;
+	const char *a = p->hops[idx / 2], *b = idx % 2 ? p->hops[idx / 2 + 1] : a;
 
-	if (!(idx % 2)) {
+	if (strcmp(a, LOCATE_HOP_UNKNOWN) == 0 || strcmp(b, LOCATE_HOP_UNKNOWN) == 0)
+		return 0;
+	if (!(idx % 2))
 		snprintf(buf, len, "%s", a);
-		return;
-	}
-	b = p->hops[idx / 2 + 1];
-	if (strcmp(a, b) > 0)
+	else if (strcmp(a, b) > 0)
 		snprintf(buf, len, "%s - %s", b, a);
 	else
 		snprintf(buf, len, "%s - %s", a, b);
+	return 1;
 }
 
 /* The elements all paths cross, each once (interned by name), with what
@@ -207,7 +208,10 @@ static int elements_build(const struct locate_input *in, struct elements *es)
 			enum locate_kind kind = e % 2 ? LOCATE_LINK : LOCATE_HOP;
 			struct element *el;
 
-			path_element(p, e, name, sizeof(name));
+			if (!path_element(p, e, name, sizeof(name))) {
+				es->ids[k] = -1;
+				continue;
+			}
 			if (kind == LOCATE_HOP && strcmp(name, p->peer) == 0)
 				kind = LOCATE_HOST;
 			es->ids[k] = intern(es, name, kind);
@@ -259,11 +263,15 @@ static int score_paths(const struct locate_input *in, struct out *o)
 		const struct locate_path *p = &in->paths[i];
 
 		for (int e = 0; !r && e < path_elements(p); e++, k++) {
-			struct element *el = &es.e[es.ids[k]];
-			double score = (double)el->lossy / lossy *
-				       (el->tested ? 1 : LOCATE_UNTESTED_SHARE);
+			struct element *el;
+			double score;
 			struct locate_suspect *d;
 
+			if (es.ids[k] < 0)
+				continue;
+			el = &es.e[es.ids[k]];
+			score = (double)el->lossy / lossy *
+				(el->tested ? 1 : LOCATE_UNTESTED_SHARE);
 			if (!p->lossy || el->healthy || el->reporters < 2 || el->suspect < 0)
 				continue;
 			if (!el->suspect) { /* first met: named already, more strongly? */

@@ -10,8 +10,8 @@
  * from tables (tests/unit/test_locate_score.c).
  *
  *  - host: a peer that events on at least LOCATE_MIN_REPORTERS other nodes
- *    name (subject peer=ADDR, cause network or host). Score: the share of
- *    the other nodes that name it.
+ *    name (subject peer=ADDR; the caller passes events of cause host
+ *    only). Score: the share of the other nodes that name it.
  *  - port: an interface whose own node's error counters rose. Score:
  *    errors / (errors + LOCATE_PORT_ERRORS_HALF), so a handful of errors
  *    ranks below a host many nodes blame, a steady stream above it.
@@ -33,6 +33,8 @@
 #define LOCATE_PORT_ERRORS_HALF 10.0
 #define LOCATE_UNTESTED_SHARE 0.5
 #define LOCATE_REPORTERS_LEN 256
+/* A hop that did not answer its trace: no element of a path. */
+#define LOCATE_HOP_UNKNOWN "?"
 
 enum locate_kind { LOCATE_HOST, LOCATE_PORT, LOCATE_HOP, LOCATE_LINK };
 
@@ -57,7 +59,7 @@ struct locate_port {
 /* One probed path (mesh): a node to a peer along hops. */
 struct locate_path {
 	const char *reporter, *peer;
-	const char *const *hops;
+	const char *const *hops; /* LOCATE_HOP_UNKNOWN for one that did not answer */
 	int nhops;
 	int lossy;
 	int sibling_clean; /* another flow from its node to its peer lost nothing */

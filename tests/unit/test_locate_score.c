@@ -190,6 +190,31 @@ START_TEST(test_host_paths)
 }
 END_TEST
 
+/* Hops that did not answer are no element: lossy paths of two nodes whose
+ * traces went unanswered at a hop name the hop they share that answered,
+ * not the unanswered one, nor a link to it. */
+START_TEST(test_unknown_hop)
+{
+	static const char *const bad1[] = { "spine1", LOCATE_HOP_UNKNOWN, "b" };
+	static const char *const bad2[] = { "spine1", LOCATE_HOP_UNKNOWN, "c" };
+	static const char *const ok[] = { "spine2", LOCATE_HOP_UNKNOWN, "c" };
+	const struct locate_path paths[] = {
+		{ "n1", "b", bad1, 3, 1, 1, 0 },
+		{ "n5", "c", bad2, 3, 1, 1, 0 },
+		{ "n5", "c", ok, 3, 0, 0, 0 },
+	};
+	struct locate_input in = { .paths = paths, .npaths = 3, .nodes = 6 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(s[0].kind, LOCATE_HOP);
+	ck_assert_str_eq(s[0].name, "spine1");
+	free(s);
+}
+END_TEST
+
 START_TEST(test_instance_host)
 {
 	char buf[64];
@@ -214,6 +239,7 @@ Suite *locate_score_suite(void)
 	tcase_add_test(tc, test_hops);
 	tcase_add_test(tc, test_link);
 	tcase_add_test(tc, test_host_paths);
+	tcase_add_test(tc, test_unknown_hop);
 	tcase_add_test(tc, test_instance_host);
 	suite_add_tcase(s, tc);
 	return s;
