@@ -37,7 +37,7 @@ static const char locate_usage[] =
 	"Asks Prometheus what every fabmon node reported over a window and prints\n"
 	"a ranked list of suspects: a host that events on several other nodes name,\n"
 	"a port whose own node counts errors on it (with its LLDP switch port), a\n"
-	"mesh hop that lossy paths of several nodes cross and no healthy one does;\n"
+	"mesh hop that lossy paths of several nodes cross, more than clean ones do;\n"
 	"each with its score and evidence. Suspects the data cannot tell apart are\n"
 	"listed together and said to be.\n"
 	"\n"
@@ -412,6 +412,15 @@ static int path_hops(json_t *hops, const char *key, const char **hv)
 	return n;
 }
 
+/* A path's loss series (NULL: none) as the scorer's lossy: 1 over the
+ * bound, 0 clean (nothing lost), -1 lost under the bound. */
+static int path_loss(json_t *loss)
+{
+	double ratio = loss ? value_of(loss) : 0;
+
+	return ratio > LOCATE_LOSS_RATIO ? 1 : ratio > 0 ? -1 : 0;
+}
+
 /*
  * The mesh paths: every flow whose hops are known, and every flow that
  * lost, with its loss, hops in their order and when its loss began. The
@@ -448,7 +457,7 @@ static int build_paths(struct evidence *e)
 		*p = (struct locate_path){ .reporter = label(v, "instance"),
 					   .peer = label(v, "peer"),
 					   .hops = hv,
-					   .lossy = l && value_of(l) > LOCATE_LOSS_RATIO,
+					   .lossy = path_loss(l),
 					   .first_ms = first_point_ms(json_array_get(
 						   json_object_get(onsets, key), 0)) };
 		p->nhops = path_hops(hops, key, hv);
@@ -502,7 +511,8 @@ static void evidence_release(struct evidence *e)
 static void evidence_text(const struct locate_suspect *s, char *buf, size_t len)
 {
 	if (s->by_paths)
-		snprintf(buf, len, "on %d of %d lossy paths, on no healthy one", s->failing, s->of);
+		snprintf(buf, len, "on %d of %d lossy paths, on %d clean ones", s->failing, s->of,
+			 s->clean);
 	else if (s->kind == LOCATE_PORT)
 		snprintf(buf, len, "%.0f errors on its node's own counters", s->errors);
 	else
