@@ -178,8 +178,8 @@ struct element {
 	int lossy, healthy;
 	int tested; /* a lossy path across it has a clean sibling */
 	int end; /* a path's start or peer, or the link to one: every sibling crosses it */
-	const char *reporter; /* the first lossy path's node */
-	int reporters; /* 1, or 2 for "more than one" */
+	int nodes, lossy_nodes; /* other nodes whose paths cross it, whose lossy paths do */
+	const char *last, *last_lossy; /* the node counted last in each */
 	int suspect; /* its suspect's index + 1; -1: not one */
 };
 
@@ -212,23 +212,50 @@ static int intern(struct elements *es, const char *name, enum locate_kind kind)
 	return es->n - 1;
 }
 
+static int cmp_reporter(const void *a, const void *b)
+{
+	return strcmp((*(const struct locate_path *const *)a)->reporter,
+		      (*(const struct locate_path *const *)b)->reporter);
+}
+
+/* Counts node once for an element: the paths come node by node. */
+static int node_once(const char **last, const char *node)
+{
+	if (*last && strcmp(*last, node) == 0)
+		return 0;
+	*last = node;
+	return 1;
+}
+
+/* Interns every path's elements (es->ids, in the paths' order) and counts
+ * what crosses each, visiting the paths node by node so that a node is
+ * counted once an element. 0 or -ENOMEM. */
 static int elements_build(const struct locate_input *in, struct elements *es)
 {
+	const struct locate_path **order = calloc((size_t)in->npaths + 1, sizeof(*order));
+	int *off = calloc((size_t)in->npaths + 1, sizeof(*off));
 	char name[256];
-	int total = 0, k = 0;
+	int total = 0, r = -ENOMEM;
 
-	for (int i = 0; i < in->npaths; i++)
+	for (int i = 0; i < in->npaths; i++) {
 		total += path_elements(&in->paths[i]);
+		if (order && off) {
+			order[i] = &in->paths[i];
+			off[i + 1] = total;
+		}
+	}
 	for (es->cap = 16; es->cap < 2 * total; es->cap *= 2)
 		;
 	es->e = calloc((size_t)total + 1, sizeof(*es->e));
 	es->slot = calloc((size_t)es->cap, sizeof(*es->slot));
 	es->ids = calloc((size_t)total + 1, sizeof(*es->ids));
-	if (!es->e || !es->slot || !es->ids)
-		return -ENOMEM;
-	for (int i = 0; i < in->npaths; i++) {
-		const struct locate_path *p = &in->paths[i];
-		int n = path_elements(p);
+	if (!es->e || !es->slot || !es->ids || !order || !off)
+		goto out;
+	if (in->npaths)
+		qsort(order, (size_t)in->npaths, sizeof(*order), cmp_reporter);
+	for (int j = 0; j < in->npaths; j++) {
+		const struct locate_path *p = order[j];
+		int n = path_elements(p), k = off[p - in->paths];
 		/* its trace reached the peer: its last hop and the link to it are
 		 * the peer's end */
 		int to_peer = n && strcmp(p->hops[p->nhops - 1], p->peer) == 0;
@@ -236,6 +263,7 @@ static int elements_build(const struct locate_input *in, struct elements *es)
 		for (int e = 0; e < n; e++, k++) {
 			enum locate_kind kind = e % 2 ? LOCATE_LINK : LOCATE_HOP;
 			struct element *el;
+			int own;
 
 			if (!path_element(p, e, name, sizeof(name))) {
 				es->ids[k] = -1;
@@ -245,6 +273,11 @@ static int elements_build(const struct locate_input *in, struct elements *es)
 				kind = LOCATE_HOST;
 			es->ids[k] = intern(es, name, kind);
 			el = &es->e[es->ids[k]];
+			/* a node's own start (its host, its link out) is
+			 * corroborated by others or not at all, as a node does
+			 * not blame itself */
+			own = e <= 1;
+			el->nodes += !own && node_once(&el->last, p->reporter);
 			if (p->lossy <= 0) {
 				el->healthy += !p->lossy;
 				continue;
@@ -252,15 +285,14 @@ static int elements_build(const struct locate_input *in, struct elements *es)
 			el->lossy++;
 			el->tested |= p->sibling_clean;
 			el->end |= e <= 1 || (to_peer && e >= n - 2);
-			if (!el->reporter)
-				el->reporter = p->reporter;
-			else if (strcmp(el->reporter, p->reporter) != 0)
-				el->reporters = 2;
-			if (!el->reporters)
-				el->reporters = 1;
+			el->lossy_nodes += !own && node_once(&el->last_lossy, p->reporter);
 		}
 	}
-	return 0;
+	r = 0;
+out:
+	free(order);
+	free(off);
+	return r;
 }
 
 static void elements_release(struct elements *es)
@@ -304,8 +336,11 @@ static int score_paths(const struct locate_input *in, struct out *o)
 			 * cannot place it, nor fault it for want of a clean one */
 			score = (double)el->lossy / lossy * el->lossy / (el->lossy + el->healthy) *
 				(el->tested || el->end ? 1 : LOCATE_UNTESTED_SHARE);
-			if (p->lossy <= 0 || el->healthy >= el->lossy || el->reporters < 2 ||
-			    el->suspect < 0)
+			/* a fault on it shows on most of the nodes whose paths
+			 * cross it; a busy host's late answers on a few */
+			if (p->lossy <= 0 || el->healthy >= el->lossy ||
+			    el->lossy_nodes < LOCATE_MIN_REPORTERS ||
+			    2 * el->lossy_nodes <= el->nodes || el->suspect < 0)
 				continue;
 			if (!el->suspect) { /* first met: named already, more strongly? */
 				d = find(o, el->kind, el->name);

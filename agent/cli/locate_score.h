@@ -18,10 +18,13 @@
  *    port takes its host's path score (host, access links), which are
  *    then dropped: the port is where on that host its paths lose.
  *  - hop, link: a mesh hop address, or the link between two consecutive
- *    hops, crossed by lossy paths of at least LOCATE_MIN_REPORTERS nodes
- *    and by more lossy paths than clean ones (the tomography of Pingmesh
- *    and 007: a faulty element loses on most paths across it, yet at a
- *    loss of 1 % some of them lose nothing for seconds). Score: the share
+ *    hops, crossed by lossy paths of at least LOCATE_MIN_REPORTERS nodes,
+ *    more than half the nodes whose paths cross it (a fault shows on most
+ *    of them; a busy host's late answers on a few; a node's own start is
+ *    counted by others' paths only), and by more lossy paths than clean
+ *    ones (the tomography of Pingmesh and 007: a faulty element loses on
+ *    most paths across it, yet at a loss of 1 % some of them lose nothing
+ *    for seconds). Score: the share
  *    of all lossy paths that cross it, times the share of lossy ones among
  *    the lossy and clean paths across it, times LOCATE_UNTESTED_SHARE
  *    when none of those paths has a clean sibling (a flow to the same peer

@@ -273,6 +273,50 @@ START_TEST(test_access_link)
 }
 END_TEST
 
+/* Two nodes' lossy paths across a spine whose other crossers lost a little,
+ * under the bound: a fault there shows on most nodes crossing it, and two
+ * of five is a busy host's late answers, not the spine. */
+START_TEST(test_few_nodes)
+{
+	static const char *const via[] = { "leaf1", "spine1", "leaf2" };
+	struct locate_path paths[] = {
+		{ "n1", "a", via, 3, 1, 1, 0 },	 { "n2", "a", via, 3, 1, 1, 0 },
+		{ "n3", "a", via, 3, -1, 0, 0 }, { "n4", "a", via, 3, -1, 0, 0 },
+		{ "n5", "a", via, 3, -1, 0, 0 },
+	};
+	struct locate_input in = { .paths = paths, .npaths = 5, .nodes = 5 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 0);
+	free(s);
+	paths[2].lossy = 1; /* three of five: named */
+	s = run(&in, &n);
+	ck_assert_int_gt(n, 0);
+	free(s);
+}
+END_TEST
+
+/* Two hosts whose paths to each other lose, and nobody else's: their own
+ * word about their own start, which names neither, nor the link between. */
+START_TEST(test_own_word)
+{
+	static const char *const to1[] = { "10.0.0.1" }, *const to2[] = { "10.0.0.2" };
+	const struct locate_path paths[] = {
+		{ "10.0.0.1:9478", "10.0.0.2", to2, 1, 1, 0, 0 },
+		{ "10.0.0.2:9478", "10.0.0.1", to1, 1, 1, 0, 0 },
+	};
+	struct locate_input in = { .paths = paths, .npaths = 2, .nodes = 8 };
+	struct locate_suspect *s;
+	int n;
+
+	s = run(&in, &n);
+	ck_assert_int_eq(n, 0);
+	free(s);
+}
+END_TEST
+
 START_TEST(test_instance_host)
 {
 	char buf[64];
@@ -299,6 +343,8 @@ Suite *locate_score_suite(void)
 	tcase_add_test(tc, test_host_paths);
 	tcase_add_test(tc, test_unknown_hop);
 	tcase_add_test(tc, test_access_link);
+	tcase_add_test(tc, test_few_nodes);
+	tcase_add_test(tc, test_own_word);
 	tcase_add_test(tc, test_instance_host);
 	suite_add_tcase(s, tc);
 	return s;
