@@ -37,7 +37,7 @@ static const char locate_usage[] =
 	"Asks Prometheus what every fabmon node reported over a window and prints\n"
 	"a ranked list of suspects: a host that events on several other nodes name,\n"
 	"a port whose own node counts errors on it (with its LLDP switch port), a\n"
-	"mesh hop that lossy paths of several nodes cross and no healthy one does;\n"
+	"mesh hop that lossy paths of several nodes cross, more than clean ones do;\n"
 	"each with its score and evidence. Suspects the data cannot tell apart are\n"
 	"listed together and said to be.\n"
 	"\n"
@@ -247,10 +247,12 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 "count(count by (instance) (max_over_time(fabmon_agent_info[%llds])))",
 		 (long long)w);
 	/* over a range, not the instant's 5-minute lookback: an event that
-	 * closed (its series gone) stops counting a few steps later */
+	 * closed (its series gone) stops counting a few steps later. Only
+	 * cause "host" blames the peer: a network event names the peer as
+	 * the far end of a path that suffers, which the mesh paths place */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max_over_time("
-		 "fabmon_event_active{subject=~\"peer=.+\"}[%llds])) > 0",
+		 "fabmon_event_active{cause=\"host\",subject=~\"peer=.+\"}[%llds])) > 0",
 		 reach);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
@@ -384,7 +386,9 @@ fail:
 }
 
 /* The hops of the path with key from the hops index into hv, in their
- * order ("?" for one that did not answer); returns how many. */
+ * order (LOCATE_HOP_UNKNOWN for one that did not answer, which the agent
+ * labels "unknown" until a trace hears it: an address it had in the
+ * window wins); returns how many. */
 static int path_hops(json_t *hops, const char *key, const char **hv)
 {
 	json_t *hs = json_object_get(hops, key);
@@ -393,17 +397,28 @@ static int path_hops(json_t *hops, const char *key, const char **hv)
 	for (size_t j = 0; j < json_array_size(hs); j++) {
 		json_t *h = json_array_get(hs, j);
 		long hop = strtol(label(h, "hop"), NULL, 10);
+		const char *address = label(h, "address");
 
 		if (hop < 1 || hop > LOCATE_HOPS_MAX)
 			continue;
-		hv[hop - 1] = label(h, "address");
+		if (strcmp(address, "unknown") != 0 || !hv[hop - 1])
+			hv[hop - 1] = strcmp(address, "unknown") ? address : LOCATE_HOP_UNKNOWN;
 		if (hop > n)
 			n = (int)hop;
 	}
 	for (int i = 0; i < n; i++)
 		if (!hv[i])
-			hv[i] = "?"; /* a hop that did not answer */
+			hv[i] = LOCATE_HOP_UNKNOWN;
 	return n;
+}
+
+/* A path's loss series (NULL: none) as the scorer's lossy: 1 over the
+ * bound, 0 clean (nothing lost), -1 lost under the bound. */
+static int path_loss(json_t *loss)
+{
+	double ratio = loss ? value_of(loss) : 0;
+
+	return ratio > LOCATE_LOSS_RATIO ? 1 : ratio > 0 ? -1 : 0;
 }
 
 /*
@@ -442,7 +457,7 @@ static int build_paths(struct evidence *e)
 		*p = (struct locate_path){ .reporter = label(v, "instance"),
 					   .peer = label(v, "peer"),
 					   .hops = hv,
-					   .lossy = l && value_of(l) > LOCATE_LOSS_RATIO,
+					   .lossy = path_loss(l),
 					   .first_ms = first_point_ms(json_array_get(
 						   json_object_get(onsets, key), 0)) };
 		p->nhops = path_hops(hops, key, hv);
@@ -496,7 +511,8 @@ static void evidence_release(struct evidence *e)
 static void evidence_text(const struct locate_suspect *s, char *buf, size_t len)
 {
 	if (s->by_paths)
-		snprintf(buf, len, "on %d of %d lossy paths, on no healthy one", s->failing, s->of);
+		snprintf(buf, len, "on %d of %d lossy paths, on %d clean ones", s->failing, s->of,
+			 s->clean);
 	else if (s->kind == LOCATE_PORT)
 		snprintf(buf, len, "%.0f errors on its node's own counters", s->errors);
 	else

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,27 +123,51 @@ static int score_ports(const struct locate_input *in, struct out *o)
 	return 0;
 }
 
-/* Elements of a path: its hops (idx even) and the links between two
- * consecutive hops (idx odd), a link named by its ends in sorted order so
- * that both directions are one link. */
+/* Elements of a path whose hops are known: the node it starts from (its
+ * host, idx 0), then its hops (idx even) and the links between two
+ * consecutive ones (idx odd), a link named by its ends in sorted order so
+ * that both directions are one link. The start counts because a host's
+ * own access link loses its outbound paths as much as those towards it.
+ * A hop that did not answer is no element, nor a link to it: every such
+ * hop would be one name; a hop heard twice in a row is one hop, and no
+ * link to itself. */
 static int path_elements(const struct locate_path *p)
 {
-	return p->nhops ? 2 * p->nhops - 1 : 0;
+	return p->nhops ? 2 * p->nhops + 1 : 0;
 }
 
-static void path_element(const struct locate_path *p, int idx, char *buf, size_t len)
+/* Vertex v of p's walk: its start's host (v 0, into self), then its hops. */
+static const char *path_vertex(const struct locate_path *p, int v, char *self, size_t len)
 {
-	const char *a = p->hops[idx / 2], *b;
+	if (v)
+		return p->hops[v - 1];
+	locate_instance_host(p->reporter, self, len);
+	return self;
+}
 
-	if (!(idx % 2)) {
-		snprintf(buf, len, "%s", a);
-		return;
+/* Element idx of p: 1 with its name in buf, or 0: none. */
+static int path_element(const struct locate_path *p, int idx, char *buf, size_t len)
+{
+	char self[256];
+	const char *a = path_vertex(p, idx / 2, self, sizeof(self)), *b = "";
+
+	if (idx % 2) /* a link: its other end */
+		b = path_vertex(p, idx / 2 + 1, self, sizeof(self));
+	else if (idx) /* a hop: the one before, which it must not repeat */
+		b = path_vertex(p, idx / 2 - 1, self, sizeof(self));
+	if (strcmp(a, LOCATE_HOP_UNKNOWN) == 0 || strcmp(a, b) == 0 ||
+	    (idx % 2 && strcmp(b, LOCATE_HOP_UNKNOWN) == 0))
+		return 0;
+	/* a name too long to hold is none: it would merge with another */
+	if (!(idx % 2))
+		return snprintf(buf, len, "%s", a) < (int)len;
+	if (strcmp(a, b) > 0) {
+		const char *t = a;
+
+		a = b;
+		b = t;
 	}
-	b = p->hops[idx / 2 + 1];
-	if (strcmp(a, b) > 0)
-		snprintf(buf, len, "%s - %s", b, a);
-	else
-		snprintf(buf, len, "%s - %s", a, b);
+	return snprintf(buf, len, "%s - %s", a, b) < (int)len;
 }
 
 /* The elements all paths cross, each once (interned by name), with what
@@ -152,8 +177,9 @@ struct element {
 	enum locate_kind kind;
 	int lossy, healthy;
 	int tested; /* a lossy path across it has a clean sibling */
-	const char *reporter; /* the first lossy path's node */
-	int reporters; /* 1, or 2 for "more than one" */
+	int end; /* a path's start or peer, or the link to one: every sibling crosses it */
+	int nodes, lossy_nodes; /* other nodes whose paths cross it, whose lossy paths do */
+	const char *last, *last_lossy; /* the node counted last in each */
 	int suspect; /* its suspect's index + 1; -1: not one */
 };
 
@@ -186,47 +212,87 @@ static int intern(struct elements *es, const char *name, enum locate_kind kind)
 	return es->n - 1;
 }
 
+static int cmp_reporter(const void *a, const void *b)
+{
+	return strcmp((*(const struct locate_path *const *)a)->reporter,
+		      (*(const struct locate_path *const *)b)->reporter);
+}
+
+/* Counts node once for an element: the paths come node by node. */
+static int node_once(const char **last, const char *node)
+{
+	if (*last && strcmp(*last, node) == 0)
+		return 0;
+	*last = node;
+	return 1;
+}
+
+/* Interns every path's elements (es->ids, in the paths' order) and counts
+ * what crosses each, visiting the paths node by node so that a node is
+ * counted once an element. 0 or -ENOMEM. */
 static int elements_build(const struct locate_input *in, struct elements *es)
 {
+	const struct locate_path **order = calloc((size_t)in->npaths + 1, sizeof(*order));
+	int *off = calloc((size_t)in->npaths + 1, sizeof(*off));
 	char name[256];
-	int total = 0, k = 0;
+	int total = 0, r = -ENOMEM;
 
-	for (int i = 0; i < in->npaths; i++)
+	for (int i = 0; i < in->npaths; i++) {
 		total += path_elements(&in->paths[i]);
+		if (order && off) {
+			order[i] = &in->paths[i];
+			off[i + 1] = total;
+		}
+	}
 	for (es->cap = 16; es->cap < 2 * total; es->cap *= 2)
 		;
 	es->e = calloc((size_t)total + 1, sizeof(*es->e));
 	es->slot = calloc((size_t)es->cap, sizeof(*es->slot));
 	es->ids = calloc((size_t)total + 1, sizeof(*es->ids));
-	if (!es->e || !es->slot || !es->ids)
-		return -ENOMEM;
-	for (int i = 0; i < in->npaths; i++) {
-		const struct locate_path *p = &in->paths[i];
+	if (!es->e || !es->slot || !es->ids || !order || !off)
+		goto out;
+	if (in->npaths)
+		qsort(order, (size_t)in->npaths, sizeof(*order), cmp_reporter);
+	for (int j = 0; j < in->npaths; j++) {
+		const struct locate_path *p = order[j];
+		int n = path_elements(p), k = off[p - in->paths];
+		/* its trace reached the peer: its last hop and the link to it are
+		 * the peer's end */
+		int to_peer = n && strcmp(p->hops[p->nhops - 1], p->peer) == 0;
 
-		for (int e = 0; e < path_elements(p); e++, k++) {
+		for (int e = 0; e < n; e++, k++) {
 			enum locate_kind kind = e % 2 ? LOCATE_LINK : LOCATE_HOP;
 			struct element *el;
+			int own;
 
-			path_element(p, e, name, sizeof(name));
-			if (kind == LOCATE_HOP && strcmp(name, p->peer) == 0)
+			if (!path_element(p, e, name, sizeof(name))) {
+				es->ids[k] = -1;
+				continue;
+			}
+			if (kind == LOCATE_HOP && (!e || strcmp(name, p->peer) == 0))
 				kind = LOCATE_HOST;
 			es->ids[k] = intern(es, name, kind);
 			el = &es->e[es->ids[k]];
-			if (!p->lossy) {
-				el->healthy++;
+			/* a node's own start (its host, its link out) is
+			 * corroborated by others or not at all, as a node does
+			 * not blame itself */
+			own = e <= 1;
+			el->nodes += !own && node_once(&el->last, p->reporter);
+			if (p->lossy <= 0) {
+				el->healthy += !p->lossy;
 				continue;
 			}
 			el->lossy++;
 			el->tested |= p->sibling_clean;
-			if (!el->reporter)
-				el->reporter = p->reporter;
-			else if (strcmp(el->reporter, p->reporter) != 0)
-				el->reporters = 2;
-			if (!el->reporters)
-				el->reporters = 1;
+			el->end |= e <= 1 || (to_peer && e >= n - 2);
+			el->lossy_nodes += !own && node_once(&el->last_lossy, p->reporter);
 		}
 	}
-	return 0;
+	r = 0;
+out:
+	free(order);
+	free(off);
+	return r;
 }
 
 static void elements_release(struct elements *es)
@@ -244,8 +310,8 @@ static struct locate_suspect *find(struct out *o, enum locate_kind kind, const c
 	return NULL;
 }
 
-/* Elements lossy paths of several nodes cross and no healthy path does: a
- * hop, a link, or (the last hop, the peer itself) a host, whose stronger
+/* Elements lossy paths of several nodes cross, more than clean ones do: a
+ * hop, a link, or (a path's start or last hop) a host, whose stronger
  * score of the two (events, paths) stands. */
 static int score_paths(const struct locate_input *in, struct out *o)
 {
@@ -253,18 +319,28 @@ static int score_paths(const struct locate_input *in, struct out *o)
 	int lossy = 0, r, k = 0;
 
 	for (int i = 0; i < in->npaths; i++)
-		lossy += in->paths[i].lossy != 0;
+		lossy += in->paths[i].lossy > 0;
 	r = elements_build(in, &es);
 	for (int i = 0; !r && i < in->npaths; i++) {
 		const struct locate_path *p = &in->paths[i];
 
 		for (int e = 0; !r && e < path_elements(p); e++, k++) {
-			struct element *el = &es.e[es.ids[k]];
-			double score = (double)el->lossy / lossy *
-				       (el->tested ? 1 : LOCATE_UNTESTED_SHARE);
+			struct element *el;
+			double score;
 			struct locate_suspect *d;
 
-			if (!p->lossy || el->healthy || el->reporters < 2 || el->suspect < 0)
+			if (es.ids[k] < 0)
+				continue;
+			el = &es.e[es.ids[k]];
+			/* a path's end is every sibling flow's: siblings
+			 * cannot place it, nor fault it for want of a clean one */
+			score = (double)el->lossy / lossy * el->lossy / (el->lossy + el->healthy) *
+				(el->tested || el->end ? 1 : LOCATE_UNTESTED_SHARE);
+			/* a fault on it shows on most of the nodes whose paths
+			 * cross it; a busy host's late answers on a few */
+			if (p->lossy <= 0 || el->healthy >= el->lossy ||
+			    el->lossy_nodes < LOCATE_MIN_REPORTERS ||
+			    2 * el->lossy_nodes <= el->nodes || el->suspect < 0)
 				continue;
 			if (!el->suspect) { /* first met: named already, more strongly? */
 				d = find(o, el->kind, el->name);
@@ -280,6 +356,7 @@ static int score_paths(const struct locate_input *in, struct out *o)
 							      .score = score,
 							      .by_paths = 1,
 							      .failing = el->lossy,
+							      .clean = el->healthy,
 							      .of = lossy };
 				snprintf(d->name, sizeof(d->name), "%s", el->name);
 				el->suspect = (int)(d - o->s) + 1;
@@ -291,6 +368,47 @@ static int score_paths(const struct locate_input *in, struct out *o)
 	}
 	elements_release(&es);
 	return r;
+}
+
+/* Whether s is host node or a link with node at one end. */
+static int at_host(const struct locate_suspect *s, const char *node)
+{
+	size_t n = strlen(node);
+	const char *sep = strstr(s->name, " - ");
+
+	if (s->kind == LOCATE_HOST)
+		return strcmp(s->name, node) == 0;
+	return s->kind == LOCATE_LINK && sep &&
+	       ((sep - s->name == (ptrdiff_t)n && strncmp(s->name, node, n) == 0) ||
+		strcmp(sep + 3, node) == 0);
+}
+
+/* A host whose own port counts errors: the port is where on it (or on its
+ * access link) its paths lose, so the port takes the strongest of their
+ * scores and they are dropped. */
+static void ports_place_hosts(struct out *o)
+{
+	char node[256];
+	int n = 0;
+
+	for (int k = 0; k < o->n; k++) {
+		struct locate_suspect *p = &o->s[k];
+
+		if (p->kind != LOCATE_PORT)
+			continue;
+		locate_instance_host(p->reporters, node, sizeof(node));
+		for (int i = 0; i < o->n; i++) {
+			if (!at_host(&o->s[i], node))
+				continue;
+			if (o->s[i].score > p->score)
+				p->score = o->s[i].score;
+			o->s[i].score = -1;
+		}
+	}
+	for (int k = 0; k < o->n; k++)
+		if (o->s[k].score >= 0)
+			o->s[n++] = o->s[k];
+	o->n = n;
 }
 
 static int cmp_suspect(const void *a, const void *b)
@@ -331,6 +449,7 @@ int locate_score(const struct locate_input *in, struct locate_suspect **ret, int
 		free(o.s);
 		return r;
 	}
+	ports_place_hosts(&o);
 	if (o.n)
 		qsort(o.s, (size_t)o.n, sizeof(*o.s), cmp_suspect);
 	for (int k = 1; k < o.n; k++)

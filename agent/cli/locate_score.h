@@ -10,21 +10,31 @@
  * from tables (tests/unit/test_locate_score.c).
  *
  *  - host: a peer that events on at least LOCATE_MIN_REPORTERS other nodes
- *    name (subject peer=ADDR, cause network or host). Score: the share of
- *    the other nodes that name it.
+ *    name (subject peer=ADDR; the caller passes events of cause host
+ *    only). Score: the share of the other nodes that name it.
  *  - port: an interface whose own node's error counters rose. Score:
  *    errors / (errors + LOCATE_PORT_ERRORS_HALF), so a handful of errors
- *    ranks below a host many nodes blame, a steady stream above it.
+ *    ranks below a host many nodes blame, a steady stream above it. A
+ *    port takes its host's path score (host, access links), which are
+ *    then dropped: the port is where on that host its paths lose.
  *  - hop, link: a mesh hop address, or the link between two consecutive
- *    hops, crossed by lossy paths of at least LOCATE_MIN_REPORTERS nodes
- *    and by no healthy path (the tomography of Pingmesh and 007). Score:
- *    the share of all lossy paths that cross it, times
- *    LOCATE_UNTESTED_SHARE when none of those paths has a clean sibling (a
- *    flow to the same peer from the same node that lost nothing): a peer
- *    lost on every flow says the fault is somewhere on its paths, not
- *    which element, so direct evidence (events, port counters) ranks first.
- *    A path's last hop is its peer: that element is a host, and the
- *    stronger of its two scores (events, paths) stands.
+ *    hops, crossed by lossy paths of at least LOCATE_MIN_REPORTERS nodes,
+ *    more than half the nodes whose paths cross it (a fault shows on most
+ *    of them; a busy host's late answers on a few; a node's own start is
+ *    counted by others' paths only), and by more lossy paths than clean
+ *    ones (the tomography of Pingmesh and 007: a faulty element loses on
+ *    most paths across it, yet at a loss of 1 % some of them lose nothing
+ *    for seconds). Score: the share
+ *    of all lossy paths that cross it, times the share of lossy ones among
+ *    the lossy and clean paths across it, times LOCATE_UNTESTED_SHARE
+ *    when none of those paths has a clean sibling (a flow to the same peer
+ *    from the same node that lost nothing): a peer lost on every flow says
+ *    the fault is somewhere on its paths, not which element, so direct
+ *    evidence (events, port counters) ranks first.
+ *    A path's start (its node's host) and last hop (its peer) are hosts;
+ *    every sibling shares them and the links to them, so the want of a
+ *    clean sibling does not lower those. The stronger of a host's two
+ *    scores (events, paths) stands.
  * Suspects whose score and evidence are the same (the same reporters, the
  * same paths) cannot be told apart by this data: they share a tie group.
  */
@@ -33,6 +43,8 @@
 #define LOCATE_PORT_ERRORS_HALF 10.0
 #define LOCATE_UNTESTED_SHARE 0.5
 #define LOCATE_REPORTERS_LEN 256
+/* A hop that did not answer its trace: no element of a path. */
+#define LOCATE_HOP_UNKNOWN "?"
 
 enum locate_kind { LOCATE_HOST, LOCATE_PORT, LOCATE_HOP, LOCATE_LINK };
 
@@ -57,9 +69,9 @@ struct locate_port {
 /* One probed path (mesh): a node to a peer along hops. */
 struct locate_path {
 	const char *reporter, *peer;
-	const char *const *hops;
+	const char *const *hops; /* LOCATE_HOP_UNKNOWN for one that did not answer */
 	int nhops;
-	int lossy;
+	int lossy; /* 1 lossy, 0 clean (lost nothing), -1 lost under the bound: neither */
 	int sibling_clean; /* another flow from its node to its peer lost nothing */
 	int64_t first_ms; /* when its loss was first seen (lossy paths) */
 };
@@ -80,6 +92,7 @@ struct locate_suspect {
 	double score; /* 0..1 */
 	int by_paths; /* the evidence is paths (failing of lossy ones), not nodes */
 	int failing, of; /* reporting nodes or lossy paths that implicate it, of how many */
+	int clean; /* paths: the clean ones across it */
 	double errors; /* ports: errors counted */
 	char reporters[LOCATE_REPORTERS_LEN]; /* comma-separated, "..." when cut */
 	int64_t first_ms;

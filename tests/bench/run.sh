@@ -45,6 +45,10 @@
 #      BENCH_LOCATE_NODES nodes (default 2000) loaded into Prometheus with
 #      promtool (tests/bench/locate_scale.sh): rule evaluation, locate's
 #      time and top-1
+#  14. locate's fault matrix on the leaf-spine lab (tests/bench/locate_matrix.sh):
+#      LOCATE_MATRIX_CELLS faults (default 18, about 12 min) picked by
+#      LOCATE_MATRIX_SEED (default 1001; seeds below 1000 were for tuning):
+#      top-1 and top-3 accuracy, onset -> right top-1, suspects in clean runs
 #
 # Environment: FABMON (the binary), BENCH_DIR (the built tests/bench/*.c);
 # run from the repository root. Knobs, for a quicker or longer look:
@@ -1295,17 +1299,33 @@ bench_locate() {
 	fi
 }
 
+# lab_script WHAT SCRIPT ENV...: runs the lab script SCRIPT under ENV (with
+# FABMON and LAB_BIN), its output indented; an exit other than 0 or 77 (a
+# skip) is WHAT broken: what the script found is printed, not judged here.
+lab_script() {
+	what=$1 script=$2
+	shift 2
+	env FABMON="$FABMON" LAB_BIN="$LAB_BIN" "$@" bash "$script" >"$WORK/lab_script.out" 2>&1
+	rc=$?
+	sed 's/^/  /' "$WORK/lab_script.out"
+	case $rc in
+	0 | 77) ;;
+	*) broken "$what (exit $rc)" ;;
+	esac
+}
+
+bench_locate_matrix() {
+	header "14. locate's fault matrix on the leaf-spine lab: seed ${LOCATE_MATRIX_SEED:-1001}, ${LOCATE_MATRIX_CELLS:-18} cells"
+	need_ns "locate's fault matrix" || return 0
+	lab_script "locate's fault matrix could not run" tests/bench/locate_matrix.sh \
+		LOCATE_MATRIX_SEED="${LOCATE_MATRIX_SEED:-1001}"
+}
+
 bench_matrix() {
 	header "12. scenario matrix: tuning seeds ${MATRIX_TUNE:-0-14}, report seeds ${MATRIX_REPORT:-1000-1014}"
 	need_ns "the scenario matrix" || return 0
-	env FABMON="$FABMON" LAB_BIN="$LAB_BIN" SHARED_FIXTURES="$SHARED_FIXTURES" \
-		bash tests/bench/matrix.sh >"$WORK/matrix.out" 2>&1
-	rc=$?
-	sed 's/^/  /' "$WORK/matrix.out"
-	case $rc in
-	0 | 77) ;;
-	*) broken "the scenario matrix: some runs failed (exit $rc)" ;;
-	esac
+	lab_script "the scenario matrix: some runs failed" tests/bench/matrix.sh \
+		SHARED_FIXTURES="$SHARED_FIXTURES"
 }
 
 bench_robustness() {
@@ -1339,7 +1359,7 @@ bench_mesh() {
 }
 
 for b in scrape ingest rss probe_cost throughput flows detect replay review http robustness mesh \
-	locate matrix; do
+	locate matrix locate_matrix; do
 	case " ${BENCH_ONLY:-$b} " in *" $b "*) "bench_$b" ;; esac
 done
 echo

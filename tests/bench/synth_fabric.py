@@ -138,8 +138,8 @@ def main():
                 ev.setdefault((i, kind, j), set()).add(t)
     for (i, kind, j) in sorted(ev):
         for t in sorted(ev[(i, kind, j)]):
-            w('fabmon_event_active{instance="%s",%s,kind="%s",cause="network",subject="peer=%s"} 1 %d\n'
-              % (inst(i), job, kind, addr(j), t))
+            w('fabmon_event_active{instance="%s",%s,kind="%s",cause="%s",subject="peer=%s"} 1 %d\n'
+              % (inst(i), job, kind, "host" if kind == "unreachable" else "network", addr(j), t))
     # the agent's series (docs/mesh.md): per peer, and per flow with its
     # path and hops. The agent shows a flow's series and hops only while a
     # flow of the peer stands out; here every flow has them, so that clean

@@ -9,7 +9,7 @@
 # host and its own access link, which the paths cannot tell apart, are
 # listed together and said to be. --json and --csv say the same; an
 # unreachable Prometheus or a refused query exit 1, usage errors 2; basic
-# auth reaches a Prometheus that asks for it.
+# auth reaches a Prometheus that asks for it, over http and over https.
 . tests/lib.sh
 command -v prometheus >/dev/null || skip "no prometheus (make deps)"
 command -v promtool >/dev/null || skip "no promtool (make deps)"
@@ -29,19 +29,27 @@ pass=s3cret
 hash=$(htpasswd -nbBC 10 "" "$pass" | tr -d ':\n')
 printf 'basic_auth_users:\n  ops: %s\n' "$hash" >"$WORK/web.yml"
 echo "$pass" >"$WORK/pass"
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$port" --web.config.file="$WORK/web.yml" \
-	--log.level=warn >"$WORK/prometheus.log" 2>&1 &
-prom=$!
-on_exit "kill $prom"
+# prom_up URL [CURL ARGS...]: Prometheus on the history with web.yml at
+# URL, ready (15 s at most) to curl with the password and CURL ARGS.
+prom_up() {
+	u=$1
+	shift
+	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+		--web.listen-address="127.0.0.1:$port" --web.config.file="$WORK/web.yml" \
+		--log.level=warn >"$WORK/prometheus.log" 2>&1 &
+	prom=$!
+	on_exit "kill $prom"
+	for _ in $(seq 60); do
+		curl -sf -u "ops:$pass" "$@" "$u/-/ready" >/dev/null 2>&1 && return 0
+		kill -0 $prom 2>/dev/null || break
+		sleep 0.25
+	done
+	cat "$WORK/prometheus.log"
+	fail "prometheus not ready at $u"
+}
 url=http://127.0.0.1:$port
 auth="--user ops --password-file $WORK/pass"
-for _ in $(seq 60); do
-	curl -sf -u "ops:$pass" "$url/-/ready" >/dev/null 2>&1 && break
-	kill -0 $prom 2>/dev/null || { cat "$WORK/prometheus.log"; fail "prometheus exited"; }
-	sleep 0.25
-done
-curl -sf -u "ops:$pass" "$url/-/ready" >/dev/null || fail "prometheus not ready"
+prom_up "$url"
 
 # locate each window (from 30 s in: the look back of the one before is past)
 # shellcheck disable=SC2086 # auth is a list
@@ -93,3 +101,33 @@ for args in "" "--prometheus ftp://x" "--prometheus $url --since nonsense" \
 done
 "$FABMON" locate --help | grep -q -- '--password-file' || fail "--help"
 echo "locate: table, CSV, basic auth; errors exit 1 (Prometheus) and 2 (usage)"
+
+# TLS end to end: the same Prometheus behind https (its web config's
+# tls_server_config; a CA and a server certificate for 127.0.0.1 made with
+# openssl as tests/e2e/t_tls.sh makes them) with basic auth. locate with
+# --ca-file and the password answers as over http; without the CA the
+# certificate is refused (exit 1).
+command -v openssl >/dev/null || skip "no openssl (make deps)"
+kill $prom
+wait $prom 2>/dev/null
+ssl() { openssl "$@" 2>>"$WORK/openssl.log" || fail "openssl $1: $(tail -3 "$WORK/openssl.log")"; }
+ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+# shellcheck disable=SC2086 # ec is a list
+ssl req -x509 $ec -keyout "$WORK/ca.key" -out "$WORK/ca.crt" -days 2 -subj /CN=fabmon-t-locate-ca
+# shellcheck disable=SC2086
+ssl req $ec -keyout "$WORK/server.key" -out "$WORK/server.csr" -subj /CN=localhost
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$WORK/server.ext"
+ssl x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.crt" -CAkey "$WORK/ca.key" -CAcreateserial \
+	-out "$WORK/server.crt" -days 2 -extfile "$WORK/server.ext"
+printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$WORK/server.crt" \
+	"$WORK/server.key" >>"$WORK/web.yml"
+surl=https://127.0.0.1:$port
+prom_up "$surl" --cacert "$WORK/ca.crt"
+# shellcheck disable=SC2086 # auth is a list
+"$FABMON" locate --prometheus "$surl" --ca-file "$WORK/ca.crt" $auth --since $((lo + 30)) \
+	--until $((hi - 1)) --csv >"$WORK/tls.csv" 2>"$WORK/err" || fail "locate over https: $(cat "$WORK/err")"
+cmp -s "$WORK/csv" "$WORK/tls.csv" || fail "locate over https says otherwise: $(head -n 2 "$WORK/tls.csv")"
+# shellcheck disable=SC2086
+"$FABMON" locate --prometheus "$surl" $auth >/dev/null 2>"$WORK/err"
+[ $? = 1 ] || fail "https without the CA: not exit 1"
+echo "locate over https with basic auth: the same answer; an unknown CA refused (exit 1)"
