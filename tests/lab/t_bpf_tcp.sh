@@ -40,8 +40,7 @@ sleep 0.6
 re0=$(m "fabmon_tcp_retransmits_total$peer")
 awk -v a="$rtt0" 'BEGIN { exit !(a > 0) }' || { lab_scrape | grep tcp_; fail "no srtt for the peer"; }
 # the switch port towards rank 1: 10 Mbit/s with room for ~3 packets, so
-# that a packet alone takes 1.2 ms to cross it: well over what the
-# unthrottled path's srtt reads on a loaded 2-core machine (0.1-0.5 ms)
+# that a packet alone takes 1.2 ms to cross it
 ip -n "$LAB-sw" link show "$LAB-p1" >/dev/null || fail "no switch port"
 ip netns exec "$LAB-sw" tc qdisc add dev "$LAB-p1" root tbf rate 10mbit burst 4k limit 4500 ||
 	fail "unable to add tbf"
@@ -54,7 +53,11 @@ re1=$(m "fabmon_tcp_retransmits_total$peer")
 path1=$(m "fabmon_tcp_path_retransmits_total$peer")
 drops=$(lab_scrape | awk '/^fabmon_kernel_drops_total/ { s += $2 } END { print s + 0 }')
 echo "srtt ${rtt0}s unthrottled, ${rtt1}s peak through the bottleneck; retransmits ${re0:-0} -> $re1 (the path's: $path1); kernel drops $drops"
-awk -v a="$rtt1" -v b="$rtt0" 'BEGIN { exit !(a > 2 * b) }' || fail "srtt did not rise ($rtt0 -> $rtt1)"
+# a full segment takes 1.2 ms to cross 10 Mbit/s whatever the load; the
+# unthrottled path's srtt is the host's scheduling (0.17-1.2 ms seen here
+# as other labs ran), so the floor is the bottleneck's, not a ratio
+awk -v a="$rtt1" -v b="$rtt0" 'BEGIN { exit !(a >= 0.0012 && a > b) }' ||
+	fail "srtt did not rise to the bottleneck's 1.2 ms ($rtt0 -> $rtt1)"
 awk -v a="$re1" -v b="${re0:-0}" 'BEGIN { exit !(a > b) }' || fail "no retransmits counted"
 [ "${path1:-none}" = "$re1" ] || fail "the path's retransmits ($path1) are not all of them ($re1)"
 [ "$drops" -gt 0 ] || fail "no drops counted"
