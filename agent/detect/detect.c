@@ -405,13 +405,14 @@ static void gather_link(struct link_gather *g, const struct series *s)
 	g->in[g->n++].bytes_rate = 0;
 }
 
-static void link_traffic(struct link_gather *g, const struct hotspot_input *links, size_t nlinks)
+static void link_traffic(struct link_gather *g, struct hotspot_gather *hg)
 {
-	for (size_t i = 0; i < g->n; i++)
-		for (size_t j = 0; j < nlinks; j++)
-			if (strcmp(g->in[i].subject, links[j].subject) == 0)
-				g->in[i].bytes_rate =
-					links[j].tx_bytes_rate + links[j].rx_bytes_rate;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct hotspot_input *p = hotspot_link(hg, hg->cur, g->in[i].subject, 0);
+
+		if (p)
+			g->in[i].bytes_rate = p->tx_bytes_rate + p->rx_bytes_rate;
+	}
 }
 
 /*
@@ -695,7 +696,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	(void)registry_foreach(reg, gather_series, &tg);
 	roce_gather_end(rg);
 	lossy_util(lg, hg->in[hg->cur], hg->n[hg->cur], pg);
-	link_traffic(&d->kg, hg->in[hg->cur], hg->n[hg->cur]);
+	link_traffic(&d->kg, hg);
 	for (size_t i = 0; i < sg->n; i++) {
 		int stalled = sg->in[i].ack_stall_s >= cfg->stall.after_s;
 

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/detect/link.h"
+#include "agent/lib/name_find.h"
+
+/* name_find() reads a port's subject as its record's start */
+_Static_assert(offsetof(struct link_port, subject) == 0, "a link_port starts with its subject");
 
 static struct link_port *link_find(struct link_history *h, const char *subject)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (strcmp(h->ports[i].subject, subject) == 0)
-			return &h->ports[i];
+	size_t i = name_find(h->ports, h->n, sizeof(h->ports[0]), subject, &h->hint);
+
+	if (i < h->n)
+		return &h->ports[i];
 	if (h->n == LINK_PORTS)
 		return NULL;
 	memset(&h->ports[h->n], 0, sizeof(h->ports[0]));

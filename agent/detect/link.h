@@ -18,7 +18,7 @@ struct link_input {
 #define LINK_PORTS 64
 
 struct link_port {
-	char subject[EVENT_SUBJECT_MAX];
+	char subject[EVENT_SUBJECT_MAX]; /* first: name_find() reads it */
 	int64_t traffic_ms; /* the last tick it was up and moved bytes; 0: never seen */
 	int64_t down_ms; /* the tick it went down after traffic; 0 while up */
 	int64_t seen_ms; /* the last tick it was in the input */
@@ -27,6 +27,7 @@ struct link_port {
 struct link_history {
 	struct link_port ports[LINK_PORTS];
 	size_t n;
+	size_t hint; /* name_find()'s */
 };
 
 /* Folds this tick's readings into h; a port out of the input for window_ms
