@@ -210,7 +210,8 @@ uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t 
 		const struct mesh_flow *fl = &p->flow[f];
 
 		if ((fl->last_loss_ns && fl->last_loss_ns >= since_ns) ||
-		    (fl->answered && rtt[f] > 2 * median && rtt[f] > median + MESH_SLOW_MARGIN))
+		    (fl->answered >= MESH_RECENT && rtt[f] > 2 * median &&
+		     rtt[f] > median + MESH_SLOW_MARGIN))
 			differ |= 1ULL << f;
 	}
 	return differ;

@@ -125,7 +125,9 @@ double mesh_flow_rtt(const struct mesh_flow *fl);
 
 /* The flows that stand out among their siblings (bit f for flow f): those
  * that lost a probe since since_ns, or whose recent network time is more
- * than twice the flows' median and MESH_SLOW_MARGIN over it. */
+ * than twice the flows' median and MESH_SLOW_MARGIN over it. A flow is
+ * slow only with MESH_RECENT answers: the least of fewer is one early
+ * answer, and a path's first pays for its routers' neighbour lookups. */
 uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t since_ns);
 
 #endif
