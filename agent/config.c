@@ -94,6 +94,7 @@ static const struct key_def config_keys[] = {
 	DUR("lossy_link_for", lossy_link_for_ms, 200, 3600000,
 	    "a duration from 200ms to 1h, e.g. 2s"),
 	UINT("incast_percent", incast_percent, 1, 100, "a percentage from 1 to 100"),
+	DUR("incast_for", incast_for_ms, 0, 3600000, "a duration from 0s to 1h, e.g. 1500ms"),
 	UINT("straggler_percent", straggler_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("handoff_slow_percent", handoff_slow_percent, 110, 100000,
 	     "a percentage from 110 to 100000"),
@@ -185,6 +186,7 @@ void config_defaults(struct config *cfg)
 	 * deliver is a hot receiver, not noise (medians of three samples in the
 	 * lab stay within 3x of each other on a clean fabric) */
 	cfg->incast_percent = 25;
+	cfg->incast_for_ms = 1500;
 	/* a ring runs at its slowest link: under 60 % of what the other links
 	 * give while busy, tick after tick (the lab's clean links' one-tick
 	 * samples stay over 0.6 of the others' but for single ticks, and a

@@ -64,6 +64,7 @@ struct config {
 	unsigned lossy_link_ppm; /* a port under that with errors on this share of packets */
 	int64_t lossy_link_for_ms; /* over this long, on two ticks or more: a lossy_link */
 	unsigned incast_percent; /* an all-to-all peer delivered this share of the others' rate */
+	int64_t incast_for_ms; /* for this long */
 	unsigned straggler_percent; /* a ring peer delivered this share of the others' rate */
 	int64_t path_window_ms; /* peers compared if they delivered this recently */
 	unsigned handoff_slow_percent; /* hand-offs taking this share of their baseline */

@@ -74,6 +74,7 @@ static const char agent_usage[] =
 	"                         (defaults 10, 2s)\n"
 	"  --incast-percent N     an all-to-all peer whose path delivers under this share of\n"
 	"                         the other peers' median is an incast (default 25)\n"
+	"  --incast-for DURATION  once it has done so this long (default 1500ms)\n"
 	"  --straggler-percent N  a ring peer whose path delivers under this share is a\n"
 	"                         straggler (default 60)\n"
 	"  --handoff-slow-percent N  a hand-off taking this share of its own baseline is slow\n"
@@ -180,6 +181,7 @@ static const struct option config_options[] = {
 	{ "lossy-link-ppm", required_argument, NULL, 0 },
 	{ "lossy-link-for", required_argument, NULL, 0 },
 	{ "incast-percent", required_argument, NULL, 0 },
+	{ "incast-for", required_argument, NULL, 0 },
 	{ "straggler-percent", required_argument, NULL, 0 },
 	{ "path-window", required_argument, NULL, 0 },
 	{ "handoff-slow-percent", required_argument, NULL, 0 },

@@ -28,6 +28,7 @@ struct detect_config {
 	int64_t lossy_window_ms; /* over this long */
 	int64_t path_window_ms; /* detect_path's: peers compared if active this recently */
 	double incast_fraction; /* detect_path's: share of the others' delivery rate */
+	int64_t incast_for_ms; /* for this long */
 	double straggler_fraction;
 	double handoff_ratio; /* detect_handoff's: transfer time over its baseline */
 };
@@ -620,6 +621,7 @@ static void detect_config_init(struct detect_config *d, const struct config *cfg
 		.lossy_window_ms = cfg->lossy_link_for_ms,
 		.path_window_ms = cfg->path_window_ms,
 		.incast_fraction = cfg->incast_percent / 100.0,
+		.incast_for_ms = cfg->incast_for_ms,
 		.straggler_fraction = cfg->straggler_percent / 100.0,
 		.handoff_ratio = cfg->handoff_slow_percent / 100.0,
 	};
@@ -676,7 +678,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	const struct lossy_bounds lb = { cfg->lossy_error_share, cfg->hotspot_util,
 					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
-					  cfg->straggler_fraction };
+					  cfg->incast_for_ms, cfg->straggler_fraction };
 	struct tick_gather tg = { rg,  sg,     pg,
 				  hg,  lg,     &d->kg,
 				  NAN, &d->mg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0, 0, 0 } };

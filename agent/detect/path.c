@@ -354,7 +354,9 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 			continue;
 		over[i] = 1;
 		/* its run of ticks under, this one counted once */
-		if (p->over_ticks + (p->over_ms != now_ms) < PATH_INCAST_TICKS || k == max)
+		if (p->over_ticks + (p->over_ms != now_ms) < PATH_INCAST_TICKS ||
+		    now_ms - (p->over_ticks ? p->over_start_ms : now_ms) < cfg->incast_for_ms ||
+		    k == max)
 			continue;
 		v = &out[k++];
 		v->kind = EVENT_INCAST;
@@ -373,8 +375,8 @@ size_t detect_path(struct path_history *h, const struct path_config *cfg, int64_
 
 		if (!over[i])
 			p->over_ticks = 0;
-		else if (p->over_ms != now_ms)
-			p->over_ticks++;
+		else if (p->over_ms != now_ms && !p->over_ticks++)
+			p->over_start_ms = now_ms;
 		p->over_ms = now_ms;
 	}
 	return k + path_straggler(h, cfg, now_ms, busy_typical, moving, out + k, max - k);

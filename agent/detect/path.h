@@ -109,7 +109,7 @@ struct path_peer {
 	int64_t loss_ms; /* the last tick that acknowledged or retransmitted */
 	int64_t lost_ms; /* the last tick its loss reached PATH_LOSS_FLOOR */
 	unsigned over_ticks; /* consecutive ticks judged an incast */
-	int64_t over_ms; /* the last of them */
+	int64_t over_start_ms, over_ms; /* the first and the last of them */
 	int64_t held_ms; /* the last tick its window held its senders back */
 	/* named a straggler, and under the hold bound on every tick since */
 	int straggling;
@@ -148,6 +148,7 @@ struct path_history {
 struct path_config {
 	int64_t window_ms; /* a peer with no sample for this long is no longer compared */
 	double incast_fraction; /* fan-out peer under this share of the others' median */
+	int64_t incast_for_ms; /* for this long, and PATH_INCAST_TICKS ticks */
 	double straggler_fraction; /* ring peer (fan-out 1) under this share */
 };
 
@@ -168,7 +169,9 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *  - incast: its senders fan out to several peers (an all-to-all) and both
  *    the median of its last 3 transfer goodput samples and the median of its
  *    last 3 delivery rate samples are under incast_fraction of the median of
- *    the others' medians of the same, for PATH_INCAST_TICKS ticks in a row.
+ *    the others' medians of the same, for PATH_INCAST_TICKS ticks in a row
+ *    and incast_for_ms: a busy receiving host slows its paths for about as
+ *    long as it leaves a reader unscheduled (host_stall_after).
  *    Either measure alone misleads: an all-to-all's short bursts make the
  *    rate estimate jump past any link (ACKs come compressed), and goodput to
  *    one peer mixes all its senders. A tick its receive window held a

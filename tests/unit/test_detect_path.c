@@ -5,6 +5,7 @@
 #include "agent/detect/path.h"
 #include "suites.h"
 
+/* incast_for 0: the incast tests below count ticks, test_incast_for time */
 static const struct path_config cfg = { .window_ms = 10000,
 					.incast_fraction = 0.25,
 					.straggler_fraction = 0.6 };
@@ -93,6 +94,34 @@ START_TEST(test_incast)
 	/* others' median: medians of 50, 40 and 55 MB/s */
 	ck_assert_double_eq_tol(out[0].score, 0.25 / (3e6 / 50e6), 1e-9);
 	ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"sender_fanout\":3"));
+}
+END_TEST
+
+/* A path under the bound names an incast once it has been for incast_for,
+ * however many ticks that is: a busy receiving host slows it for less. */
+START_TEST(test_incast_for)
+{
+	struct path_config slow = cfg;
+	struct path_history *h = history();
+	const double fan[4] = { 3, 3, 3, 3 }, clean[4] = { 50e6, 40e6, 60e6, 55e6 },
+		     hot[4] = { 50e6, 40e6, 3e6, 55e6 };
+	struct event_verdict out[4];
+	int64_t now = feed(h, 0, 20, clean, fan), first;
+	size_t n;
+
+	slow.incast_for_ms = 1500;
+	/* under from the second hot tick: two low samples of three */
+	now = feed(h, now + 100, 2, hot, fan);
+	first = now;
+	for (;;) {
+		n = detect_path(h, &slow, now, out, 4);
+		if (n || now - first > 5000)
+			break;
+		now = feed(h, now + 100, 1, hot, fan);
+	}
+	ck_assert_uint_eq(n, 1);
+	ck_assert(out[0].kind == EVENT_INCAST);
+	ck_assert_int_eq(now - first, 1500);
 }
 END_TEST
 
@@ -721,6 +750,7 @@ Suite *detect_path_suite(void)
 
 	tcase_add_test(tc, test_incast);
 	tcase_add_test(tc, test_incast_tail_fanout);
+	tcase_add_test(tc, test_incast_for);
 	tcase_add_test(tc, test_incast_both_agree);
 	tcase_add_test(tc, test_incast_loss_burst);
 	tcase_add_test(tc, test_incast_window_held);
