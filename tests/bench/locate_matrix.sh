@@ -3,7 +3,7 @@
 # fabmon locate's fault matrix on the leaf-spine lab (tests/lab/locate_lab.sh:
 # 8 hosts on 2 leaves and 2 spines, an agent on each counting its own
 # namespace and probing the others, Prometheus scraping them each second
-# with the cluster rules). LOCATE_MATRIX_CELLS cells (default 18, about 12
+# with the cluster rules). LOCATE_MATRIX_CELLS cells (default 18, about 25
 # minutes), one fault at a time, in turn: loss, throttle and down on a
 # host's access link, the same on a leaf-spine link, a paused host (its
 # loadgen rank stopped), a CPU-saturated host (stress-ng on every core),
@@ -15,8 +15,10 @@
 # `fabmon locate --json` every 2 s from the onset. Prints each cell, then
 # top-1 and top-3 accuracy at the fault's end, onset -> right top-1 (p50,
 # p90), suspects named in clean and CPU-saturated runs and the alerts
-# fired, beside the goals. Exits non-zero only when the lab could
-# not run.
+# fired, beside the goals. Between cells it waits until no alert
+# is pending or firing (LOCATE_SETTLE_ALERTS, up to 90 s a cell: the rules
+# read a minute of loss), so that each cell's alerts are its own. Exits
+# non-zero only when the lab could not run.
 . tests/lib.sh
 . tests/lab/lab.sh
 . tests/lab/leafspine.sh
@@ -25,6 +27,7 @@ FABMON=${FABMON:-$PWD/build/fabmon}
 need_root
 command -v jq >/dev/null || skip "no jq (make deps)"
 cells=${LOCATE_MATRIX_CELLS:-18}
+export LOCATE_SETTLE_ALERTS=${LOCATE_SETTLE_ALERTS:-1}
 seed=${LOCATE_MATRIX_SEED:-1}
 RANDOM=$seed
 

@@ -46,7 +46,7 @@
 #      promtool (tests/bench/locate_scale.sh): rule evaluation, locate's
 #      time and top-1
 #  14. locate's fault matrix on the leaf-spine lab (tests/bench/locate_matrix.sh):
-#      LOCATE_MATRIX_CELLS faults (default 18, about 12 min) picked by
+#      LOCATE_MATRIX_CELLS faults (default 18, about 25 min) picked by
 #      LOCATE_MATRIX_SEED (default 1001; seeds below 1000 were for tuning):
 #      top-1 and top-3 accuracy, onset -> right top-1, suspects in clean runs
 #

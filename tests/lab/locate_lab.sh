@@ -129,11 +129,21 @@ locate_cell() {
 }
 
 # locate_settle: waits until no agent has an event open and 5 s at least
-# (30 s at most), so that one cell's fault does not run into the next.
+# (30 s at most), so that one cell's fault does not run into the next. With
+# LOCATE_SETTLE_ALERTS=1, then until no alert is pending or firing and no
+# mesh flow lost within the rules' minute (90 s at most): an alert that
+# outlives its cell would be counted as the next cell's, and wrong.
 locate_settle() {
 	sleep 5
 	for _ in $(seq 50); do
 		[ "$(ls_api query --data-urlencode 'query=count(fabmon_event_active)' |
+			jq -r '.data.result[0].value[1] // 0')" = 0 ] && break
+		sleep 0.5
+	done
+	[ "${LOCATE_SETTLE_ALERTS:-0}" = 1 ] || return 0
+	for _ in $(seq 180); do
+		[ "$(ls_api query --data-urlencode \
+			'query=count(ALERTS) or count(address:fabmon_mesh_losing_flows:count)' |
 			jq -r '.data.result[0].value[1] // 0')" = 0 ] && return 0
 		sleep 0.5
 	done
