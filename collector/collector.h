@@ -17,9 +17,10 @@ struct mesh_conf;
  */
 
 /*
- * METRIC_HISTOGRAM: one series of a histogram family X, named X_bucket (with
- * an "le" label, given last), X_sum or X_count. Each is a cumulative counter
- * (sample_counter()) and /metrics shows them under "# TYPE X histogram".
+ * METRIC_HISTOGRAM: a histogram family X, whole (sample_histogram(), desc
+ * named X), or one of its series at a time (sample_counter(), desc named
+ * X_bucket with an "le" label given last, X_sum or X_count). Each series is
+ * a cumulative counter and /metrics shows them under "# TYPE X histogram".
  */
 enum metric_type { METRIC_COUNTER, METRIC_GAUGE, METRIC_HISTOGRAM };
 
@@ -60,6 +61,26 @@ int sample_counter(struct sample_sink *out, const struct metric_desc *desc,
 /* Emits one gauge reading. Returns as sample_counter(). */
 int sample_gauge(struct sample_sink *out, const struct metric_desc *desc,
 		 const struct label *labels, size_t n_labels, double value);
+
+/* A histogram's buckets: n upper bounds, and their "le" label values as
+ * the text format writes them, n + 1 of them with "+Inf" last. */
+struct histogram_bounds {
+	unsigned n;
+	const char *const *le;
+};
+
+/*
+ * Emits one reading of histogram desc->name (X) whole: buckets[0..n], the
+ * cumulative count at each bound of b (static: the registry keeps the
+ * pointer), +Inf last; sum, raw, scaled by desc->scale; and count. They show
+ * as X_bucket{...,le="..."}, X_sum and X_count, counters as sample_counter()
+ * makes them, and count as that many series, n + 3, against the registry's
+ * bound; the registry holds them as one entry, not one a bucket. Returns as
+ * sample_counter().
+ */
+int sample_histogram(struct sample_sink *out, const struct metric_desc *desc,
+		     const struct label *labels, size_t n_labels, const struct histogram_bounds *b,
+		     const uint64_t *buckets, uint64_t sum, uint64_t count);
 
 /*
  * Counts a value that is there but the collector could not use (garbage, a

@@ -8,6 +8,11 @@
 #define REGISTRY_NONE UINT32_MAX
 #define FAMILY_BUCKETS 256
 #define SKIP_SLOTS 16
+#define NAME_MAX_LEN 256
+/* an entry of the render order: a slot, and which of its parts (a
+ * histogram's buckets, _count or _sum, each under its own family name) */
+#define ORDER_PART_BITS 2
+#define ORDER_SLOTS_MAX (UINT32_MAX >> ORDER_PART_BITS)
 
 struct family {
 	char *name;
@@ -16,13 +21,35 @@ struct family {
 	struct family *next;
 };
 
+/* One counter of a histogram entry. */
+struct hpart {
+	double value, rate;
+	uint64_t last_raw;
+	int64_t store_id;
+};
+
+/*
+ * A histogram's readings under one entry, not one entry a bucket: a
+ * thousand mesh peers' RTT histograms were 19,000 of the registry's 22,000
+ * entries, each with its own label text. The parts: bounds->n + 1 buckets
+ * (+Inf last), then _count, then _sum.
+ */
+struct hist {
+	const struct histogram_bounds *bounds;
+	const struct family *count, *sum; /* the buckets' is the entry's own */
+	struct hpart part[];
+};
+
 /* A series' identity is its family's name and its labels: no key of its own
- * (at a thousand mesh peers it was a tenth of the registry's memory). */
+ * (at a thousand mesh peers it was a tenth of the registry's memory). A
+ * histogram entry's name is its _bucket family's, its labels those of all
+ * its series but "le". */
 struct rseries {
 	struct series pub;
 	uint32_t hash; /* of name and labels */
 	uint32_t next; /* bucket chain */
 	uint64_t last_raw;
+	struct hist *hist; /* NULL: a plain series */
 	unsigned char bits;
 	int used;
 };
@@ -40,14 +67,15 @@ struct registry {
 	struct rseries *slots;
 	uint32_t nslots, alloc;
 	uint32_t free_head; /* free list threaded through next */
-	unsigned count;
+	unsigned count; /* series, a histogram's each */
 	uint64_t dropped;
 
 	uint32_t *buckets;
 	uint32_t nbuckets;
 
-	uint32_t *order; /* live series sorted for rendering */
-	uint32_t norder;
+	uint32_t *order; /* live entries' parts sorted for rendering */
+	uint32_t norder, order_alloc;
+	uint32_t nparts; /* of the live entries: the order's length */
 	int order_dirty;
 
 	struct family *families[FAMILY_BUCKETS];
@@ -59,6 +87,7 @@ struct registry {
 
 	struct sample_sink sink;
 	struct strbuf labels; /* of the sample being added */
+	struct strbuf le_labels; /* of the histogram bucket being visited */
 };
 
 #define FNV_OFFSET 2166136261u
@@ -99,6 +128,7 @@ struct registry *registry_new(unsigned max_series, int64_t expiry_ms)
 	memset(reg->buckets, 0xff, reg->nbuckets * sizeof(*reg->buckets));
 	reg->sink.reg = reg;
 	strbuf_init(&reg->labels);
+	strbuf_init(&reg->le_labels);
 	return reg;
 }
 
@@ -107,8 +137,10 @@ void registry_free(struct registry *reg)
 	if (!reg)
 		return;
 	for (uint32_t i = 0; i < reg->nslots; i++)
-		if (reg->slots[i].used)
+		if (reg->slots[i].used) {
 			free((char *)reg->slots[i].pub.labels);
+			free(reg->slots[i].hist);
+		}
 	for (unsigned b = 0; b < FAMILY_BUCKETS; b++)
 		for (struct family *f = reg->families[b], *n; f; f = n) {
 			n = f->next;
@@ -120,6 +152,7 @@ void registry_free(struct registry *reg)
 	free(reg->buckets);
 	free(reg->order);
 	strbuf_release(&reg->labels);
+	strbuf_release(&reg->le_labels);
 	free(reg);
 }
 
@@ -238,27 +271,103 @@ static int slot_alloc(struct registry *reg, uint32_t *ret_idx)
 		reg->free_head = reg->slots[*ret_idx].next;
 		return 0;
 	}
+	if (reg->nslots == ORDER_SLOTS_MAX)
+		return -ENOSPC;
 	if (reg->nslots == reg->alloc) {
 		uint32_t nalloc = reg->alloc ? reg->alloc * 2 : 256;
 		struct rseries *ns = realloc(reg->slots, nalloc * sizeof(*ns));
-		uint32_t *no = realloc(reg->order, nalloc * sizeof(*no));
 
-		if (ns)
-			reg->slots = ns;
-		if (no)
-			reg->order = no;
-		if (!ns || !no)
+		if (!ns)
 			return -ENOMEM;
+		reg->slots = ns;
 		reg->alloc = nalloc;
 	}
 	*ret_idx = reg->nslots++;
 	return 0;
 }
 
-/* Finds or creates the series for desc and labels; NULL with *err set. */
-static struct rseries *series_get(struct registry *reg, const struct metric_desc *desc,
-				  const struct label *labels, size_t n, int *err)
+/* Room in the order for parts more: registry_foreach() never allocates. */
+static int order_reserve(struct registry *reg, uint32_t parts)
 {
+	uint32_t want = reg->nparts + parts, nalloc = reg->order_alloc ? reg->order_alloc : 256;
+	uint32_t *no;
+
+	if (want <= reg->order_alloc)
+		return 0;
+	while (nalloc < want)
+		nalloc *= 2;
+	no = realloc(reg->order, nalloc * sizeof(*no));
+	if (!no)
+		return -ENOMEM;
+	reg->order = no;
+	reg->order_alloc = nalloc;
+	return 0;
+}
+
+/* name and suffix into buf of NAME_MAX_LEN. Returns 0 or -EINVAL. */
+static int name_suffixed(char *buf, const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	if (n + k >= NAME_MAX_LEN)
+		return -EINVAL;
+	memcpy(buf, name, n);
+	memcpy(buf + n, suffix, k + 1);
+	return 0;
+}
+
+/* The family desc->name + suffix, of desc's help and type; NULL if none. */
+static struct family *family_suffixed(struct registry *reg, const struct metric_desc *desc,
+				      const char *suffix)
+{
+	char name[NAME_MAX_LEN];
+	struct metric_desc d = *desc;
+
+	d.name = name;
+	return name_suffixed(name, desc->name, suffix) == 0 ? family_get(reg, &d) : NULL;
+}
+
+/* A histogram entry's parts for b, of family desc (named X); NULL on failure. */
+static struct hist *hist_new(struct registry *reg, const struct metric_desc *desc,
+			     const struct histogram_bounds *b)
+{
+	struct hist *h = calloc(1, sizeof(*h) + (b->n + 3) * sizeof(h->part[0]));
+
+	if (!h)
+		return NULL;
+	h->bounds = b;
+	h->count = family_suffixed(reg, desc, "_count");
+	h->sum = family_suffixed(reg, desc, "_sum");
+	if (!h->count || !h->sum) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* Series an entry shows, and its parts in the render order. */
+static unsigned entry_width(const struct rseries *s)
+{
+	return s->hist ? s->hist->bounds->n + 3 : 1;
+}
+
+static unsigned entry_parts(const struct rseries *s)
+{
+	return s->hist ? 3 : 1;
+}
+
+/*
+ * Finds or creates the entry for desc and labels: a plain series, or with
+ * hist_desc (the family X of desc, named X_bucket) a histogram of bounds b.
+ * NULL with *err set.
+ */
+static struct rseries *series_get(struct registry *reg, const struct metric_desc *desc,
+				  const struct label *labels, size_t n,
+				  const struct metric_desc *hist_desc,
+				  const struct histogram_bounds *b, int *err)
+{
+	unsigned width = hist_desc ? b->n + 3 : 1;
+	struct hist *hist = NULL;
 	struct family *fam;
 	struct rseries *s;
 	uint32_t h, idx;
@@ -271,30 +380,42 @@ static struct rseries *series_get(struct registry *reg, const struct metric_desc
 	}
 	h = hash_series(desc->name, reg->labels.buf);
 	s = series_lookup(reg, desc->name, reg->labels.buf, h);
+	if (s && (!s->hist != !hist_desc || (s->hist && s->hist->bounds != b))) {
+		*err = -EINVAL; /* a histogram's name and labels as a plain series' */
+		return NULL;
+	}
 	if (s)
 		return s;
-	if (reg->count >= reg->max_series) {
-		reg->dropped++;
+	if (reg->count + width > reg->max_series) {
+		reg->dropped += width;
 		*err = -ENOSPC;
 		return NULL;
 	}
 	fam = family_get(reg, desc);
-	if (!fam) {
+	if (fam && hist_desc)
+		hist = hist_new(reg, hist_desc, b);
+	if (!fam || (hist_desc && !hist)) {
 		*err = -EINVAL;
 		return NULL;
 	}
-	*err = slot_alloc(reg, &idx);
-	if (*err < 0)
+	*err = order_reserve(reg, hist ? 3 : 1);
+	if (*err == 0)
+		*err = slot_alloc(reg, &idx);
+	if (*err < 0) {
+		free(hist);
 		return NULL;
+	}
 	s = &reg->slots[idx];
 	memset(s, 0, sizeof(*s));
 	s->pub.labels = strdup(reg->labels.buf);
 	if (!s->pub.labels) {
 		s->next = reg->free_head;
 		reg->free_head = idx;
+		free(hist);
 		*err = -ENOMEM;
 		return NULL;
 	}
+	s->hist = hist;
 	s->pub.name = fam->name;
 	s->pub.help = fam->help;
 	s->pub.type = fam->type;
@@ -304,7 +425,8 @@ static struct rseries *series_get(struct registry *reg, const struct metric_desc
 	s->used = 1;
 	s->next = reg->buckets[h & (reg->nbuckets - 1)];
 	reg->buckets[h & (reg->nbuckets - 1)] = idx;
-	reg->count++;
+	reg->count += width;
+	reg->nparts += entry_parts(s);
 	reg->order_dirty = 1;
 	return s;
 }
@@ -334,32 +456,72 @@ static uint64_t counter_delta(uint64_t last, uint64_t raw, unsigned bits)
 	return raw;
 }
 
+/*
+ * Takes reading raw of a counter into its total (scaled) and its rate; the
+ * last reading, *last_raw, was at last_ms (INT64_MIN: none, and no rate).
+ */
+static void counter_take(const struct registry *reg, int64_t last_ms, unsigned bits, double scale,
+			 uint64_t raw, double *value, double *rate, uint64_t *last_raw)
+{
+	if (last_ms == INT64_MIN) {
+		*value = (double)raw * scale;
+	} else {
+		double d = (double)counter_delta(*last_raw, raw, bits) * scale;
+		int64_t dt = reg->now_ms - last_ms;
+
+		*value += d;
+		*rate = dt > 0 ? d * 1000.0 / (double)dt : 0.0;
+	}
+	*last_raw = raw;
+}
+
 int sample_counter(struct sample_sink *out, const struct metric_desc *desc,
 		   const struct label *labels, size_t n_labels, uint64_t raw)
 {
 	struct registry *reg = out->reg;
-	double scale = desc_scale(desc);
 	struct rseries *s;
 	int err = 0;
 
 	if (desc->type != METRIC_COUNTER && desc->type != METRIC_HISTOGRAM)
 		return -EINVAL;
-	s = series_get(reg, desc, labels, n_labels, &err);
+	s = series_get(reg, desc, labels, n_labels, NULL, NULL, &err);
 	if (!s)
 		return err;
 	if (s->pub.last_ms == reg->now_ms)
 		return 0; /* reported twice in one tick: the first reading stands */
-	if (s->pub.last_ms == INT64_MIN) {
-		s->pub.value = (double)raw * scale;
-	} else {
-		double d = (double)counter_delta(s->last_raw, raw, s->bits) * scale;
-		int64_t dt = reg->now_ms - s->pub.last_ms;
+	counter_take(reg, s->pub.last_ms, s->bits, desc_scale(desc), raw, &s->pub.value,
+		     &s->pub.rate, &s->last_raw);
+	s->pub.has_rate = s->pub.last_ms != INT64_MIN;
+	s->pub.last_ms = reg->now_ms;
+	return 0;
+}
 
-		s->pub.value += d;
-		s->pub.rate = dt > 0 ? d * 1000.0 / (double)dt : 0.0;
-		s->pub.has_rate = 1;
+int sample_histogram(struct sample_sink *out, const struct metric_desc *desc,
+		     const struct label *labels, size_t n_labels, const struct histogram_bounds *b,
+		     const uint64_t *buckets, uint64_t sum, uint64_t count)
+{
+	struct registry *reg = out->reg;
+	char name[NAME_MAX_LEN];
+	struct metric_desc bucket = *desc;
+	struct rseries *s;
+	int err = 0;
+
+	bucket.name = name;
+	if (desc->type != METRIC_HISTOGRAM || name_suffixed(name, desc->name, "_bucket") < 0)
+		return -EINVAL;
+	s = series_get(reg, &bucket, labels, n_labels, desc, b, &err);
+	if (!s)
+		return err;
+	if (s->pub.last_ms == reg->now_ms)
+		return 0; /* as sample_counter() */
+	for (unsigned i = 0; i < b->n + 3; i++) {
+		struct hpart *p = &s->hist->part[i];
+		uint64_t raw = i <= b->n ? buckets[i] : i == b->n + 1 ? count : sum;
+
+		counter_take(reg, s->pub.last_ms, s->bits, i == b->n + 2 ? desc_scale(desc) : 1.0,
+			     raw, &p->value, &p->rate, &p->last_raw);
 	}
-	s->last_raw = raw;
+	s->pub.has_rate = s->pub.last_ms != INT64_MIN;
 	s->pub.last_ms = reg->now_ms;
 	return 0;
 }
@@ -372,7 +534,7 @@ int sample_gauge(struct sample_sink *out, const struct metric_desc *desc,
 
 	if (desc->type != METRIC_GAUGE)
 		return -EINVAL;
-	s = series_get(out->reg, desc, labels, n_labels, &err);
+	s = series_get(out->reg, desc, labels, n_labels, NULL, NULL, &err);
 	if (!s)
 		return err;
 	s->pub.value = value * desc_scale(desc);
@@ -388,11 +550,13 @@ static void series_remove(struct registry *reg, uint32_t idx)
 	while (*link != idx)
 		link = &reg->slots[*link].next;
 	*link = s->next;
+	reg->count -= entry_width(s);
+	reg->nparts -= entry_parts(s);
 	free((char *)s->pub.labels);
+	free(s->hist);
 	s->used = 0;
 	s->next = reg->free_head;
 	reg->free_head = idx;
-	reg->count--;
 	reg->order_dirty = 1;
 }
 
@@ -421,35 +585,96 @@ static int le_cmp(const struct series *x, const struct series *y)
 	return (vx > vy) - (vx < vy);
 }
 
+/* The family name an order entry sorts by: a histogram's parts go under
+ * _bucket, _count and _sum, as their series did one entry each. */
+static const char *part_name(const struct rseries *s, unsigned part)
+{
+	if (!s->hist || part == 0)
+		return s->pub.name;
+	return part == 1 ? s->hist->count->name : s->hist->sum->name;
+}
+
 static int order_cmp(const void *a, const void *b, void *arg)
 {
 	const struct registry *reg = arg;
-	const struct series *x = &reg->slots[*(const uint32_t *)a].pub;
-	const struct series *y = &reg->slots[*(const uint32_t *)b].pub;
-	int c = strcmp(x->name, y->name);
+	uint32_t ea = *(const uint32_t *)a, eb = *(const uint32_t *)b;
+	const struct rseries *x = &reg->slots[ea >> ORDER_PART_BITS];
+	const struct rseries *y = &reg->slots[eb >> ORDER_PART_BITS];
+	const char *nx = part_name(x, ea & ((1u << ORDER_PART_BITS) - 1));
+	const char *ny = part_name(y, eb & ((1u << ORDER_PART_BITS) - 1));
+	int c = nx == ny ? 0 : strcmp(nx, ny);
 
 	if (c)
 		return c;
-	return x->type == METRIC_HISTOGRAM ? le_cmp(x, y) : strcmp(x->labels, y->labels);
+	if (x->pub.type == METRIC_HISTOGRAM && !x->hist && !y->hist)
+		return le_cmp(&x->pub, &y->pub);
+	return strcmp(x->pub.labels, y->pub.labels);
+}
+
+/* fn on v with the values of part p, keeping the store id fn gives it. */
+static int part_visit(struct series *v, struct hpart *p, int (*fn)(struct series *s, void *arg),
+		      void *arg)
+{
+	int r;
+
+	v->value = p->value;
+	v->rate = p->rate;
+	v->store_id = p->store_id;
+	r = fn(v, arg);
+	p->store_id = v->store_id;
+	return r;
+}
+
+/* fn on the series of one part of histogram entry s, made for the call:
+ * its buckets with their "le" label last, or its _count, or its _sum. */
+static int hist_visit(struct registry *reg, struct rseries *s, unsigned part,
+		      int (*fn)(struct series *s, void *arg), void *arg)
+{
+	const struct histogram_bounds *b = s->hist->bounds;
+	struct series v = s->pub;
+	int r = 0;
+
+	if (part) {
+		v.name = part_name(s, part);
+		return part_visit(&v, &s->hist->part[b->n + part], fn, arg);
+	}
+	for (unsigned i = 0; i <= b->n && r == 0; i++) {
+		strbuf_reset(&reg->le_labels);
+		strbuf_addstr(&reg->le_labels, s->pub.labels);
+		if (*s->pub.labels)
+			strbuf_addch(&reg->le_labels, ',');
+		strbuf_add(&reg->le_labels, "le=\"", 4);
+		strbuf_addstr(&reg->le_labels, b->le[i]);
+		strbuf_addch(&reg->le_labels, '"');
+		if (reg->le_labels.failed)
+			return -ENOMEM;
+		v.labels = reg->le_labels.buf;
+		r = part_visit(&v, &s->hist->part[i], fn, arg);
+	}
+	return r;
 }
 
 int registry_foreach(struct registry *reg, int (*fn)(struct series *s, void *arg), void *arg)
 {
 	if (reg->order_dirty) {
 		reg->norder = 0;
-		for (uint32_t i = 0; i < reg->nslots; i++)
-			if (reg->slots[i].used)
-				reg->order[reg->norder++] = i;
+		for (uint32_t i = 0; i < reg->nslots; i++) {
+			if (!reg->slots[i].used)
+				continue;
+			for (unsigned p = 0; p < entry_parts(&reg->slots[i]); p++)
+				reg->order[reg->norder++] = i << ORDER_PART_BITS | p;
+		}
 		qsort_r(reg->order, reg->norder, sizeof(*reg->order), order_cmp, reg);
 		reg->order_dirty = 0;
 	}
 	for (uint32_t i = 0; i < reg->norder; i++) {
-		struct rseries *s = &reg->slots[reg->order[i]];
+		struct rseries *s = &reg->slots[reg->order[i] >> ORDER_PART_BITS];
+		unsigned part = reg->order[i] & ((1u << ORDER_PART_BITS) - 1);
 		int r;
 
 		if (s->pub.last_ms != reg->now_ms)
 			continue;
-		r = fn(&s->pub, arg);
+		r = s->hist ? hist_visit(reg, s, part, fn, arg) : fn(&s->pub, arg);
 		if (r)
 			return r;
 	}
@@ -458,6 +683,11 @@ int registry_foreach(struct registry *reg, int (*fn)(struct series *s, void *arg
 
 void registry_forget_store_ids(struct registry *reg)
 {
-	for (uint32_t i = 0; i < reg->nslots; i++)
+	for (uint32_t i = 0; i < reg->nslots; i++) {
+		struct hist *h = reg->slots[i].used ? reg->slots[i].hist : NULL;
+
 		reg->slots[i].pub.store_id = 0;
+		for (unsigned p = 0; h && p < h->bounds->n + 3; p++)
+			h->part[p].store_id = 0;
+	}
 }

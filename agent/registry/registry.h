@@ -53,7 +53,8 @@ uint64_t registry_skipped(const struct registry *reg, const char *collector);
 /* Ends the tick: forgets series idle past the expiry. */
 void registry_end_tick(struct registry *reg);
 
-/* Number of series held, and samples dropped because the registry was full. */
+/* Number of series held (a histogram's buckets, _sum and _count each one),
+ * and samples dropped because the registry was full. */
 unsigned registry_count(const struct registry *reg);
 uint64_t registry_dropped(const struct registry *reg);
 
@@ -64,7 +65,9 @@ int64_t registry_now(const struct registry *reg);
  * Calls fn for each series reported in the current tick (fresh only), in order
  * of family name, then labels: a family's series come one after another,
  * under one name pointer. Stops at and returns the first non-zero fn
- * result. fn may change s->store_id and nothing else.
+ * result. fn may change s->store_id and nothing else. The series of a
+ * histogram sampled whole (sample_histogram()) are made for the call: s, and
+ * a bucket's labels, are valid only until fn returns.
  */
 int registry_foreach(struct registry *reg, int (*fn)(struct series *s, void *arg), void *arg);
 

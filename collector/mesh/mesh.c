@@ -26,10 +26,9 @@ struct mesh_state {
 	unsigned flows;
 	unsigned max_series, emitted;
 	uint64_t dropped; /* series not shown for max_series */
-	/* the buckets' "le" labels, written once: a thousand peers' histograms
-	 * would format them 17000 times a tick */
-	char le[MESH_RTT_BUCKETS + 1][24];
 };
+
+static const struct histogram_bounds rtt_bounds = { MESH_RTT_BUCKETS, mesh_rtt_le };
 
 static int mesh_init(const struct collector_env *env, void **ret_state, char *why, size_t why_len)
 {
@@ -46,9 +45,6 @@ static int mesh_init(const struct collector_env *env, void **ret_state, char *wh
 		return -ENOMEM;
 	st->flows = conf->flows;
 	st->max_series = conf->max_series;
-	for (unsigned b = 0; b < MESH_RTT_BUCKETS; b++)
-		snprintf(st->le[b], sizeof(st->le[b]), "%g", mesh_rtt_bounds[b]);
-	snprintf(st->le[MESH_RTT_BUCKETS], sizeof(st->le[0]), "+Inf");
 	r = mesh_engine_new(conf, 1, &st->engine, why, why_len);
 	if (r == 0)
 		r = mesh_engine_start(st->engine, why, why_len);
@@ -61,29 +57,35 @@ static int mesh_init(const struct collector_env *env, void **ret_state, char *wh
 	return 0;
 }
 
-/* Emits within the bound: a series past it is dropped and counted. */
+/* Room within the bound for n series more; past it they are dropped and
+ * counted. */
+static int room(struct mesh_state *st, unsigned n)
+{
+	if (st->emitted + n > st->max_series) {
+		st->dropped += n;
+		return 0;
+	}
+	st->emitted += n;
+	return 1;
+}
+
 static void emit(struct mesh_state *st, struct sample_sink *out, const struct metric_desc *d,
 		 const struct label *l, size_t n, double value)
 {
-	if (st->emitted >= st->max_series) {
-		st->dropped++;
+	if (!room(st, 1))
 		return;
-	}
-	st->emitted++;
 	if (d->type == METRIC_GAUGE)
 		(void)sample_gauge(out, d, l, n, value);
 	else
 		(void)sample_counter(out, d, l, n, (uint64_t)value);
 }
 
-#define RTT_HELP "Round trip of the probes to the peer, every flow, responder's delay included."
-static const struct metric_desc d_bucket = { "fabmon_mesh_rtt_seconds_bucket", RTT_HELP,
-					     METRIC_HISTOGRAM, 0, 0 };
-static const struct metric_desc d_sum = { M_MESH_RTT_SECONDS_SUM, RTT_HELP, METRIC_HISTOGRAM, 0,
-					  1e-9 };
-static const struct metric_desc d_count = { M_MESH_RTT_SECONDS_COUNT, RTT_HELP, METRIC_HISTOGRAM, 0,
-					    0 };
-#undef RTT_HELP
+/* scale: of the sum, in nanoseconds */
+static const struct metric_desc d_rtt = {
+	M_MESH_RTT_SECONDS,
+	"Round trip of the probes to the peer, every flow, responder's delay included.",
+	METRIC_HISTOGRAM, 0, 1e-9
+};
 static const struct metric_desc d_sent = { M_MESH_PROBES_SENT_TOTAL,
 					   "Probes sent to the peer, every flow.", METRIC_COUNTER,
 					   0, 0 };
@@ -125,16 +127,14 @@ static const struct metric_desc d_hop = {
 static void emit_peer(struct mesh_state *st, struct sample_sink *out, const struct mesh_peer *p,
 		      const char *peer)
 {
-	struct label l[2] = { { "peer", peer } };
-	uint64_t cumulative = 0;
+	struct label l[1] = { { "peer", peer } };
+	uint64_t cumulative[MESH_RTT_BUCKETS + 1];
 
-	for (unsigned b = 0; b <= MESH_RTT_BUCKETS; b++) {
-		cumulative += p->buckets[b];
-		l[1] = (struct label){ "le", st->le[b] };
-		emit(st, out, &d_bucket, l, 2, (double)cumulative);
-	}
-	emit(st, out, &d_sum, l, 1, (double)p->rtt_sum_ns);
-	emit(st, out, &d_count, l, 1, (double)p->answered);
+	for (unsigned b = 0; b <= MESH_RTT_BUCKETS; b++)
+		cumulative[b] = p->buckets[b] + (b ? cumulative[b - 1] : 0);
+	if (room(st, MESH_RTT_BUCKETS + 3))
+		(void)sample_histogram(out, &d_rtt, l, 1, &rtt_bounds, cumulative, p->rtt_sum_ns,
+				       p->answered);
 	emit(st, out, &d_sent, l, 1, (double)p->sent);
 	emit(st, out, &d_lost, l, 1, (double)p->lost);
 	emit(st, out, &d_delay, l, 1, (double)p->delay_sum_ns);

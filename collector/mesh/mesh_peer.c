@@ -10,6 +10,11 @@ const double mesh_rtt_bounds[MESH_RTT_BUCKETS] = {
 	5e-3,  10e-3, 25e-3, 50e-3,  100e-3, 250e-3, 500e-3, 1,
 };
 
+const char *const mesh_rtt_le[MESH_RTT_BUCKETS + 1] = {
+	"1e-05", "2.5e-05", "5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005",
+	"0.01",	 "0.025",   "0.05",  "0.1",    "0.25",	  "0.5",    "1",     "+Inf",
+};
+
 uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns)
 {
 	struct mesh_flow *fl = &p->flow[f];

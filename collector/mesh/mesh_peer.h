@@ -23,6 +23,8 @@
  * tens of microseconds, a lost-and-late one is a second */
 #define MESH_RTT_BUCKETS 16
 extern const double mesh_rtt_bounds[MESH_RTT_BUCKETS];
+/* the same bounds as the text format writes them ("%g"), and "+Inf" */
+extern const char *const mesh_rtt_le[MESH_RTT_BUCKETS + 1];
 
 struct mesh_inflight {
 	uint32_t seq;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
@@ -175,6 +176,19 @@ START_TEST(test_trace_hops)
 }
 END_TEST
 
+/* The buckets' "le" labels are their bounds as the text format writes them. */
+START_TEST(test_rtt_le_labels)
+{
+	char le[24];
+
+	for (unsigned b = 0; b < MESH_RTT_BUCKETS; b++) {
+		snprintf(le, sizeof(le), "%g", mesh_rtt_bounds[b]);
+		ck_assert_str_eq(mesh_rtt_le[b], le);
+	}
+	ck_assert_str_eq(mesh_rtt_le[MESH_RTT_BUCKETS], "+Inf");
+}
+END_TEST
+
 Suite *mesh_peer_suite(void)
 {
 	const struct testutil_case cases[] = {
@@ -185,6 +199,7 @@ Suite *mesh_peer_suite(void)
 		{ "loss_is_per_flow", test_loss_is_per_flow, 0 },
 		{ "slow_flow_differs", test_slow_flow_differs, 0 },
 		{ "trace_hops", test_trace_hops, 0 },
+		{ "rtt_le_labels", test_rtt_le_labels, 0 },
 	};
 
 	return TESTUTIL_SUITE("mesh_peer", cases);
