@@ -1,11 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/http/exposition.h"
 #include "agent/registry/label_text.h"
+
+/* The digits of integral v by hand: most values are counts, and printf's
+ * "%.0f" of them was a tenth of the tick at a thousand mesh peers. */
+static void exposition_format_integer(struct strbuf *out, double v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+	uint64_t u = (uint64_t)fabs(v);
+
+	do
+		d[--i] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		d[--i] = '-';
+	strbuf_add(out, d + i, sizeof(d) - i);
+}
 
 void exposition_format_value(struct strbuf *out, double v)
 {
@@ -13,8 +30,8 @@ void exposition_format_value(struct strbuf *out, double v)
 		strbuf_addstr(out, "NaN");
 	else if (isinf(v))
 		strbuf_addstr(out, v > 0 ? "+Inf" : "-Inf");
-	else if (v == floor(v) && fabs(v) < 9007199254740992.0) /* 2^53: exact in a double */
-		strbuf_addf(out, "%.0f", v);
+	else if (v == floor(v) && fabs(v) < 9007199254740992.0 && !(v == 0 && signbit(v)))
+		exposition_format_integer(out, v); /* 2^53: exact in a double */
 	else
 		strbuf_addf(out, "%.15g", v);
 }
