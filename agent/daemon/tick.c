@@ -43,7 +43,7 @@ struct agent {
 	struct store *store;
 	struct http *http;
 	struct web_config *web; /* NULL: none; held as long as http */
-	struct strbuf text;
+	size_t text_len; /* of the last /metrics text */
 	char host[256];
 	double start_s;
 	uint64_t ticks;
@@ -304,8 +304,9 @@ static void agent_log_news(const struct collector_set *set)
 static void agent_tick(struct agent *a)
 {
 	double t0 = clock_mono_s(), collect_s;
+	struct strbuf text;
 	size_t len;
-	char *text;
+	char *buf;
 
 	a->ticks++;
 	agent_retry_collectors(a);
@@ -320,16 +321,16 @@ static void agent_tick(struct agent *a)
 	/* a failed write is tried again at the event's next change */
 	pipeline_store_events(&a->pipe, a->store_ok ? a->store : NULL, agent_event_changed, NULL);
 	agent_store_metrics(a);
-	strbuf_reset(&a->text);
-	if (exposition_render(a->pipe.reg, &a->text) == 0) {
-		/* the HTTP side owns what it serves; copy so our buffer is reused */
-		len = a->text.len;
-		text = malloc(len + 1);
-		if (text) {
-			memcpy(text, a->text.buf, len + 1);
-			http_publish(a->http, text, len);
-		}
+	/* rendered into the buffer the HTTP side will own, sized as the last
+	 * text: not rendered, then copied (a thousand mesh peers' text is
+	 * 1.4 MB, and a buffer kept for it was as much again) */
+	strbuf_init(&text);
+	strbuf_reserve(&text, a->text_len);
+	if (exposition_render(a->pipe.reg, &text) == 0 && (buf = strbuf_detach(&text, &len))) {
+		a->text_len = len;
+		http_publish(a->http, buf, len);
 	}
+	strbuf_release(&text);
 	a->tick_duration_s = clock_mono_s() - t0;
 }
 
@@ -472,7 +473,6 @@ static void agent_release(struct agent *a)
 	web_config_free(a->web);
 	store_close(a->store);
 	pipeline_release(&a->pipe);
-	strbuf_release(&a->text);
 	/* last: a config read that blocks holds up the exit, never the
 	 * commit */
 	reload_free(a->reload);
@@ -492,7 +492,6 @@ int agent_run(const struct config_source *src, const struct config *cfg)
 	sigset_t set;
 	int r, status = 1;
 
-	strbuf_init(&a.text);
 	a.start_s = (double)clock_wall_ms() / 1000.0;
 	if (gethostname(a.host, sizeof(a.host)) < 0)
 		snprintf(a.host, sizeof(a.host), "unknown");

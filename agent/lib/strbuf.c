@@ -56,6 +56,11 @@ static int strbuf_grow(struct strbuf *sb, size_t extra)
 	return 0;
 }
 
+void strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+	(void)strbuf_grow(sb, extra);
+}
+
 void strbuf_add(struct strbuf *sb, const char *data, size_t len)
 {
 	if (strbuf_grow(sb, len) < 0)

@@ -22,6 +22,9 @@ void strbuf_init(struct strbuf *sb);
 void strbuf_release(struct strbuf *sb);
 /* Empties the buffer, keeping its memory for reuse on the next tick. */
 void strbuf_reset(struct strbuf *sb);
+/* Makes room for extra bytes more, so that appends up to them do not
+ * reallocate (a failure marks sb failed). */
+void strbuf_reserve(struct strbuf *sb, size_t extra);
 void strbuf_add(struct strbuf *sb, const char *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
