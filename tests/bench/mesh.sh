@@ -6,9 +6,13 @@
 # one responder process stands for BENCH_MESH_PEERS peers (default 1000):
 #   - RTT accuracy: `fabmon ping` (8 flows) beside ping(8) on the same path
 #   - an agent probing every peer on 8 flows at 1 s for BENCH_MESH_SECS
-#     (default 60): CPU of its mesh thread and of the whole process, its RSS
-#     beside the same agent without the mesh, the probes lost; and the same
-#     with mesh_max_series 16, which leaves the probing and drops its series
+#     (default 60): CPU of its mesh thread and of the whole process, user
+#     and system apart, its RSS beside the same agent without the mesh, the
+#     probes lost; and the same with mesh_max_series 16, which leaves the
+#     probing and drops its series
+#   - the kernel's floor: the same datagrams from a bare loop
+#     (tests/bench/udpfloor.c, where it is built), one sendmsg() a datagram
+#     as the engine sends them, and sendmmsg() 20 at a time
 # Figures only; the goal (< 1 % of a core, < 10 MB extra) is printed beside.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 1
@@ -46,17 +50,18 @@ ip netns exec $B "$FABMON" agent --db "$WORK/b.db" --listen 127.0.0.1:9478 --col
 sleep 1
 kill -0 $! 2>/dev/null || { cat "$WORK/b.log"; fail "responder did not start"; }
 
-# cpu PID [COMM]: clock ticks the process (or its thread named COMM) used
+# cpu PID [COMM]: clock ticks the process (or its thread named COMM) used,
+# "user system"
 cpu() {
 	if [ -n "${2:-}" ]; then
 		for t in /proc/"$1"/task/*; do
 			[ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] || continue
-			awk '{ print $14 + $15 }' "$t/stat"
+			awk '{ print $14, $15 }' "$t/stat"
 			return
 		done
-		echo 0
+		echo 0 0
 	else
-		awk '{ print $14 + $15 }' "/proc/$1/stat"
+		awk '{ print $14, $15 }' "/proc/$1/stat"
 	fi
 }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -74,34 +79,42 @@ awk -v n="$PEERS" 'BEGIN { printf "[{\"targets\": ["
 	for (i = 0; i < n; i++) printf "%s\"198.19.%d.%d:9478\"", i ? ", " : "", int(i / 250), i % 250 + 1
 	print "]}]" }' >"$targets"
 
-# run_agent ARGS...: an agent in A for SECS; prints "mesh_ticks total_ticks rss_kb"
+# run_agent ARGS...: an agent in A for SECS; prints "mesh_user mesh_sys
+# total_user total_sys rss_kb" (clock ticks)
 run_agent() {
+	local m0 m1 t0 t1
 	ip netns exec $A "$FABMON" agent --db "$WORK/a$RANDOM.db" --listen 127.0.0.1:9478 "$@" \
 		>>"$WORK/a.log" 2>&1 &
 	pid=$!
 	sleep 10 # the first traces and the database's first rows
-	m0=$(cpu $pid fabmon-mesh) t0=$(cpu $pid)
+	m0=($(cpu $pid fabmon-mesh)) t0=($(cpu $pid))
 	sleep $((SECS - 10))
-	m1=$(cpu $pid fabmon-mesh) t1=$(cpu $pid)
-	echo "$((m1 - m0)) $((t1 - t0)) $(rss_kb $pid)"
+	m1=($(cpu $pid fabmon-mesh)) t1=($(cpu $pid))
+	echo "$((m1[0] - m0[0])) $((m1[1] - m0[1])) $((t1[0] - t0[0])) $((t1[1] - t0[1]))" \
+		"$(rss_kb $pid)"
 	ip netns exec $A curl -s 127.0.0.1:9478/metrics >"$WORK/a.metrics"
 	kill $pid
 	wait $pid 2>/dev/null
 }
 
 echo "== mesh: agent probing $PEERS peers x 8 flows at 1 s, ${SECS} s (first 10 s not counted)"
-read -r _ base_t base_rss <<<"$(run_agent --collectors netdev)"
-read -r cap_m cap_t cap_rss <<<"$(run_agent --collectors netdev,mesh --mesh-targets "$targets" \
-	--mesh-max-series 16)"
-read -r mesh_m mesh_t mesh_rss <<<"$(run_agent --collectors netdev,mesh --mesh-targets "$targets")"
+read -r _ _ base_tu base_ts base_rss <<<"$(run_agent --collectors netdev)"
+read -r cap_mu cap_ms cap_tu cap_ts cap_rss <<<"$(run_agent --collectors netdev,mesh \
+	--mesh-targets "$targets" --mesh-max-series 16)"
+read -r mesh_mu mesh_ms mesh_tu mesh_ts mesh_rss <<<"$(run_agent --collectors netdev,mesh \
+	--mesh-targets "$targets")"
 s=$((SECS - 10))
-awk -v m="$mesh_m" -v t="$mesh_t" -v b="$base_t" -v hz="$HZ" -v s="$s" 'BEGIN {
-	printf "  mesh thread %.2f %% of a core (goal < 1 %%: %s); whole agent %.2f %% (without the mesh %.2f %%)\n",
-		100 * m / hz / s, 100 * m / hz / s < 1 ? "met" : "not met", 100 * t / hz / s, 100 * b / hz / s }'
+awk -v mu="$mesh_mu" -v ms="$mesh_ms" -v tu="$mesh_tu" -v ts="$mesh_ts" -v b=$((base_tu + base_ts)) \
+	-v hz="$HZ" -v s="$s" 'BEGIN { m = mu + ms; t = tu + ts
+	printf "  mesh thread %.2f %% of a core (user %.2f %%, system %.2f %%; goal < 1 %%: %s)\n",
+		100 * m / hz / s, 100 * mu / hz / s, 100 * ms / hz / s, 100 * m / hz / s < 1 ? "met" : "not met"
+	printf "  whole agent %.2f %% (user %.2f %%, system %.2f %%; without the mesh %.2f %%)\n",
+		100 * t / hz / s, 100 * tu / hz / s, 100 * ts / hz / s, 100 * b / hz / s }'
 awk -v a="$mesh_rss" -v b="$base_rss" 'BEGIN {
 	printf "  RSS %.1f MB, without the mesh %.1f MB: %.1f MB extra (goal < 10 MB: %s)\n",
 		a / 1024, b / 1024, (a - b) / 1024, (a - b) < 10240 ? "met" : "not met" }'
-awk -v m="$cap_m" -v t="$cap_t" -v a="$cap_rss" -v b="$base_rss" -v hz="$HZ" -v s="$s" 'BEGIN {
+awk -v m=$((cap_mu + cap_ms)) -v t=$((cap_tu + cap_ts)) -v a="$cap_rss" -v b="$base_rss" -v hz="$HZ" \
+	-v s="$s" 'BEGIN {
 	printf "  with mesh_max_series 16 (the probing alone, its series not kept): mesh thread %.2f %%, agent %.2f %%, %.1f MB extra\n",
 		100 * m / hz / s, 100 * t / hz / s, (a - b) / 1024 }'
 awk '/^fabmon_mesh_probes_sent_total\{/ { s += $2 } /^fabmon_mesh_probes_lost_total\{/ { l += $2 }
@@ -109,4 +122,15 @@ awk '/^fabmon_mesh_probes_sent_total\{/ { s += $2 } /^fabmon_mesh_probes_lost_to
 	/^fabmon_mesh_budget_deferred_total / { d = $2 }
 	END { printf "  %d peers, %d probes sent, %d lost (%.3f %%), %d rounds deferred by mesh_pps, %d series held\n",
 		p, s, l, s ? 100 * l / s : 0, d, r }' "$WORK/a.metrics"
+
+floor=${BENCH_DIR:-$(dirname "$FABMON")/bench}/udpfloor
+if [ -x "$floor" ]; then
+	echo "== mesh: the kernel's floor, the same datagrams from a bare loop (udpfloor), $s s"
+	for batch in 1 20; do
+		ip netns exec $A "$floor" "$PEERS" "$s" $batch | awk -v b=$batch '{
+			printf "  %s: %d sent, %d answered; %.2f %% of a core (user %.2f %%, system %.2f %%)\n",
+				b == 1 ? "sendmsg() a datagram" : "sendmmsg() " b " at a time", $2, $4,
+				$6 + $8, $6, $8 }'
+	done
+fi
 exit 0

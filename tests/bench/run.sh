@@ -35,8 +35,10 @@
 #      the scrape p99 idle and under the load, a flow explosion of
 #      BENCH_FLOOD_FLOWS distinct flows (default 4 million)
 #  13. the mesh collector (tests/bench/mesh.sh): fabmon ping's RTT beside
-#      ping's on one path; CPU and RSS of an agent probing BENCH_MESH_PEERS
-#      (default 1000) peers x 8 flows at 1 s for BENCH_MESH_SECS (default 60)
+#      ping's on one path; CPU (user, system) and RSS of an agent probing
+#      BENCH_MESH_PEERS (default 1000) peers x 8 flows at 1 s for
+#      BENCH_MESH_SECS (default 60), and the kernel's floor for the same
+#      datagrams (tests/bench/udpfloor.c)
 #  12. the seeded scenario matrix (tests/bench/matrix.sh): precision,
 #      recall, false events per clean hour and onset -> event latency per
 #      fault, on tuning seeds MATRIX_TUNE (default 0-14) and report seeds
