@@ -27,6 +27,7 @@
 #define FM_TCP_FIN_WAIT1 4
 #define FM_TCP_CLOSE 7
 #define FM_TCP_CLOSE_WAIT 8
+#define FM_TCPHDR_ACK 0x10 /* include/net/tcp.h */
 
 /* Default; the collector sets its own with bpf_map__set_max_entries() before load. */
 #define FM_TCP_MAX_ENTRIES 16384
@@ -173,7 +174,14 @@ struct tcp_probe_in {
 	 * before the first ACK after idle is processed, when data became
 	 * pending */
 	__u64 first_tx_us;
-	const void *th; /* the segment's TCP header (skb->data) */
+	/*
+	 * The segment's TCP control block (TCP_SKB_CB(skb), filled before
+	 * tcp_rcv_established()): its ack_seq is the one tcp_ack() takes. Not
+	 * the header's: ACKs that arrive while the socket is owned are merged
+	 * in its backlog (tcp_add_backlog()), which advances the block's
+	 * ack_seq and leaves the first segment's header as it was.
+	 */
+	const struct tcp_skb_cb *cb;
 };
 
 /* Everything sent was acknowledged: the busy period ends, and a bulk
@@ -206,7 +214,8 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 	__u64 now = bpf_ktime_get_ns();
 	/* snd_wnd is still the previous ACK's, so with the previous snd_una */
 	__u32 una = in->snd_una, edge = una + in->snd_wnd;
-	struct tcphdr th;
+	/* a local: BPF_CORE_READ relocates every access in its argument */
+	const struct tcp_skb_cb *cb = in->cb;
 
 	/*
 	 * snd_una is from before this segment's ACK: apply the ACK as the kernel
@@ -214,8 +223,8 @@ static __always_inline void tcp_probe_update(struct fm_tcp_val *val, struct tcp_
 	 * last ACK of a transfer would leave its data looking outstanding and
 	 * an idle connection would look stalled.
 	 */
-	if (bpf_probe_read_kernel(&th, sizeof(th), in->th) == 0 && th.ack) {
-		__u32 ack = bpf_ntohl(th.ack_seq);
+	if (BPF_CORE_READ(cb, tcp_flags) & FM_TCPHDR_ACK) {
+		__u32 ack = BPF_CORE_READ(cb, ack_seq);
 
 		if (seq_after(ack, in->snd_una) && !seq_after(ack, in->snd_nxt))
 			in->snd_una = ack;
@@ -289,7 +298,7 @@ int BPF_PROG(fabmon_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	in.mss = BPF_CORE_READ(tp, mss_cache);
 	in.first_tx_us =
 		bpf_core_field_exists(tp->first_tx_mstamp) ? BPF_CORE_READ(tp, first_tx_mstamp) : 0;
-	in.th = BPF_CORE_READ(skb, data);
+	in.cb = (const struct tcp_skb_cb *)&skb->cb;
 	tcp_probe_update(val, &in);
 	return 0;
 }
@@ -341,7 +350,7 @@ int BPF_PROG(fabmon_tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
 	in.rate_interval_us = tp->rate_interval_us;
 	in.mss = tp->mss_cache;
 	in.first_tx_us = tp->first_tx_mstamp;
-	in.th = skb->data;
+	in.cb = (const struct tcp_skb_cb *)&skb->cb;
 	tcp_probe_update(val, &in);
 	return 0;
 }
