@@ -4,7 +4,8 @@
 # 2 % loss on spine 1's link down to leaf 2. The agents on leaf 1's hosts
 # see probes to leaf 2's hosts lost only on flows whose hops cross spine 1,
 # and open lossy_link events naming spine 1's address (198.19.11.2) and no
-# hop of spine 2, within 10 s. Then a host whose agent is paused (SIGSTOP)
+# hop of spine 2 (or no hop, where a losing flow's trace went unanswered at
+# one), within 10 s. Then a host whose agent is paused (SIGSTOP)
 # is unreachable to its peers, not a lossy link. At the defaults (a probe a
 # second on each of 8 flows) each host's first loss comes after 3 s on
 # average; the peer that lost it is then probed every 125 ms.
@@ -89,8 +90,13 @@ echo "every host of leaf 1 named spine 1 in a lossy_link after $((seen - t0)) ms
 sleep 3
 for i in 1 2 3 4; do
 	m=$(scrape "$i")
+	# a peer whose losing flows' traces went unanswered at a hop (the
+	# lossy link drops trace probes too; such a hop is unknown, not
+	# guessed) has its lossy_link name no hop: less precise, not wrong
 	other=$(echo "$m" | grep '^fabmon_event_active{kind="lossy_link"' | grep -v '198\.19\.11\.2')
-	[ -z "$other" ] || fail "host $i has lossy_link events that do not name spine 1: $other"
+	echo "$other" | grep -q 'hops=' &&
+		fail "host $i has lossy_link events that name hops but not spine 1: $other"
+	[ -z "$other" ] || echo "host $i: a lossy_link that names no hop: $other"
 	# every flow that lost since the fault crosses spine 1
 	{ sed 's/^/before /' "$WORK/before.$i"; echo "$m"; } | awk -v host="$i" '
 		function key() { match($0, /peer="[^"]*",flow="[^"]*"/); return substr($0, RSTART, RLENGTH) }
