@@ -183,12 +183,18 @@ static double value_of(json_t *series)
 	return v ? strtod(v, NULL) : 0;
 }
 
-/* A matrix series' first point in ms. */
-static int64_t first_point_ms(json_t *series)
+/* A matrix series' point i in ms (-1: the last). */
+static int64_t point_ms(json_t *series, long i)
 {
-	json_t *p = json_array_get(json_object_get(series, "values"), 0);
+	json_t *v = json_object_get(series, "values");
+	json_t *p = json_array_get(v, i < 0 ? json_array_size(v) - 1 : (size_t)i);
 
 	return p ? (int64_t)(json_number_value(json_array_get(p, 0)) * 1000.0) : 0;
+}
+
+static int64_t first_point_ms(json_t *series)
+{
+	return point_ms(series, 0);
 }
 
 /* The range step for the window: a 120th of it, a whole second at least. */
@@ -197,6 +203,15 @@ static int64_t range_step(const struct locate_args *a)
 	int64_t step = (a->until_ms - a->since_ms) / LOCATE_RANGE_POINTS / 1000 * 1000;
 
 	return step < 1000 ? 1000 : step;
+}
+
+/* A range query's look back at each step, in seconds: two steps, or 10 s
+ * so that a counter has two samples at common scrape intervals. */
+static long long range_reach_s(const struct locate_args *a)
+{
+	long long two_steps = range_step(a) / 1000 * 2;
+
+	return two_steps > LOCATE_REACH_S ? two_steps : LOCATE_REACH_S;
 }
 
 /* Errors a port's own counters rose by over range_s, per node and port;
@@ -232,9 +247,7 @@ enum {
 static int ask(struct prom_client *c, const struct locate_args *a, struct evidence *e)
 {
 	int64_t w = (a->until_ms - a->since_ms + 999) / 1000, step = range_step(a);
-	/* a range query's look back at each step: two steps, or 10 s so that
-	 * a counter has two samples at common scrape intervals */
-	long long reach = step / 1000 * 2 > LOCATE_REACH_S ? step / 1000 * 2 : LOCATE_REACH_S;
+	long long reach = range_reach_s(a);
 	static char q[QUERIES][1024];
 	struct prom_request req[QUERIES] = { 0 };
 	json_t **out[QUERIES] = { &e->nodes, &e->blames, &e->port_errors, &e->port_onsets,
@@ -289,10 +302,15 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	return r;
 }
 
-/* The blames: each series of an event naming peer=ADDR on a node. */
-static int build_blames(struct evidence *e)
+/* The blames: each series of an event naming peer=ADDR on a node that was
+ * open within the window. A step's max_over_time looks back reach_s, so
+ * the first steps also see an event that closed just before --since; one
+ * open at any time in the window holds on for reach_s after, so its last
+ * step is that late at least (or is the window's end). */
+static int build_blames(struct evidence *e, const struct locate_args *a)
 {
-	size_t n = json_array_size(e->blames);
+	size_t n = json_array_size(e->blames), k = 0;
+	int64_t open_by = a->since_ms + range_reach_s(a) * 1000;
 
 	e->b = calloc(n + 1, sizeof(*e->b));
 	e->peer = calloc(n + 1, sizeof(*e->peer));
@@ -306,13 +324,16 @@ static int build_blames(struct evidence *e)
 		 * matcher keeps only those) */
 		if (strncmp(subject, "peer=", 5) == 0)
 			subject += 5;
-		snprintf(e->peer[i], sizeof(e->peer[0]), "%.*s", (int)strcspn(subject, ","),
+		if (point_ms(s, -1) < open_by && point_ms(s, -1) < a->until_ms - range_step(a))
+			continue;
+		snprintf(e->peer[k], sizeof(e->peer[0]), "%.*s", (int)strcspn(subject, ","),
 			 subject);
-		e->b[i] = (struct locate_blame){ label(s, "instance"), e->peer[i],
+		e->b[k] = (struct locate_blame){ label(s, "instance"), e->peer[k],
 						 first_point_ms(s) };
+		k++;
 	}
 	e->in.blames = e->b;
-	e->in.nblames = (int)n;
+	e->in.nblames = (int)k;
 	return 0;
 }
 
@@ -629,7 +650,7 @@ int locate_main(int argc, char **argv)
 		goto out;
 	}
 	e.in.nodes = (int)value_of(json_array_get(e.nodes, 0));
-	r = build_blames(&e);
+	r = build_blames(&e, &a);
 	if (!r)
 		r = build_ports(&e);
 	if (!r)

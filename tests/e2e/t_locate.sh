@@ -75,6 +75,18 @@ while read -r w lo hi kind culprit; do
 	echo "window $kind: top-1 '$top' ($queries queries)"
 done <"$WORK/culprits"
 
+# from the very start of the window after the paused host's: the host's
+# events closed at that start, so a step's look back still sees them, but
+# they were never open in the window: the host is not a suspect
+read -r _ _ _ _ host < <(grep ' host ' "$WORK/culprits")
+read -r _ lo hi _ _ < <(grep -A1 ' host ' "$WORK/culprits" | tail -n 1)
+# shellcheck disable=SC2086 # auth is a list
+"$FABMON" locate --prometheus "$url" $auth --since "$lo" --until $((hi - 1)) --json >"$WORK/after.json" ||
+	fail "locate, the window after the paused host's"
+jq -e --arg h "$host" '[.suspects[] | select(.suspect == $h)] | length == 0' "$WORK/after.json" \
+	>/dev/null || fail "the window after the pause names the paused host: $(jq -c .suspects "$WORK/after.json")"
+echo "window after the pause, from its start: $(jq '.suspects | length' "$WORK/after.json") suspects, not $host"
+
 # the table and CSV tell the same top-1
 read -r _ lo hi _ culprit < <(sed -n 3p "$WORK/culprits")
 "$FABMON" locate --prometheus "$url" $auth --since $((lo + 30)) --until $((hi - 1)) >"$WORK/table"
