@@ -323,7 +323,9 @@ static void agent_tick(struct agent *a)
 	agent_store_metrics(a);
 	/* rendered into the buffer the HTTP side will own, sized as the last
 	 * text: not rendered, then copied (a thousand mesh peers' text is
-	 * 1.4 MB, and a buffer kept for it was as much again) */
+	 * 1.4 MB, and a buffer kept for it was as much again). A reserve
+	 * that fails marks text failed, so the render fails and the last
+	 * published text stays */
 	strbuf_init(&text);
 	strbuf_reserve(&text, a->text_len);
 	if (exposition_render(a->pipe.reg, &text) == 0 && (buf = strbuf_detach(&text, &len))) {

@@ -327,11 +327,23 @@ static struct family *family_suffixed(struct registry *reg, const struct metric_
 	return name_suffixed(name, desc->name, suffix) == 0 ? family_get(reg, &d) : NULL;
 }
 
+/* Series an entry of histogram bounds b (NULL: a plain series) shows, and
+ * its parts in the render order. */
+static unsigned bounds_width(const struct histogram_bounds *b)
+{
+	return b ? b->n + 3 : 1;
+}
+
+static unsigned bounds_parts(const struct histogram_bounds *b)
+{
+	return b ? 3 : 1;
+}
+
 /* A histogram entry's parts for b, of family desc (named X); NULL on failure. */
 static struct hist *hist_new(struct registry *reg, const struct metric_desc *desc,
 			     const struct histogram_bounds *b)
 {
-	struct hist *h = calloc(1, sizeof(*h) + (b->n + 3) * sizeof(h->part[0]));
+	struct hist *h = calloc(1, sizeof(*h) + bounds_width(b) * sizeof(h->part[0]));
 
 	if (!h)
 		return NULL;
@@ -345,15 +357,14 @@ static struct hist *hist_new(struct registry *reg, const struct metric_desc *des
 	return h;
 }
 
-/* Series an entry shows, and its parts in the render order. */
 static unsigned entry_width(const struct rseries *s)
 {
-	return s->hist ? s->hist->bounds->n + 3 : 1;
+	return bounds_width(s->hist ? s->hist->bounds : NULL);
 }
 
 static unsigned entry_parts(const struct rseries *s)
 {
-	return s->hist ? 3 : 1;
+	return bounds_parts(s->hist ? s->hist->bounds : NULL);
 }
 
 /*
@@ -366,7 +377,8 @@ static struct rseries *series_get(struct registry *reg, const struct metric_desc
 				  const struct metric_desc *hist_desc,
 				  const struct histogram_bounds *b, int *err)
 {
-	unsigned width = hist_desc ? b->n + 3 : 1;
+	const struct histogram_bounds *kind = hist_desc ? b : NULL;
+	unsigned width = bounds_width(kind);
 	struct hist *hist = NULL;
 	struct family *fam;
 	struct rseries *s;
@@ -398,7 +410,7 @@ static struct rseries *series_get(struct registry *reg, const struct metric_desc
 		*err = -EINVAL;
 		return NULL;
 	}
-	*err = order_reserve(reg, hist ? 3 : 1);
+	*err = order_reserve(reg, bounds_parts(kind));
 	if (*err == 0)
 		*err = slot_alloc(reg, &idx);
 	if (*err < 0) {
@@ -514,7 +526,7 @@ int sample_histogram(struct sample_sink *out, const struct metric_desc *desc,
 		return err;
 	if (s->pub.last_ms == reg->now_ms)
 		return 0; /* as sample_counter() */
-	for (unsigned i = 0; i < b->n + 3; i++) {
+	for (unsigned i = 0; i < bounds_width(b); i++) {
 		struct hpart *p = &s->hist->part[i];
 		uint64_t raw = i <= b->n ? buckets[i] : i == b->n + 1 ? count : sum;
 
