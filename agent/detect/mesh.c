@@ -103,6 +103,8 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	switch (fam) {
 	case F_SENT:
 		o->sent = rate;
+		if (label_value(s->labels, "interface", o->ifname, sizeof(o->ifname)) < 0)
+			o->ifname[0] = '\0';
 		break;
 	case F_LOST:
 		o->lost = rate;
@@ -169,6 +171,15 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 		p->tick[p->next].sent = o->sent * dt;
 		p->tick[p->next].lost = o->lost * dt;
 		p->tick[p->next].lost_flows = o->lost_flows;
+		p->tick[p->next].rtt = (o->rtt_sum - o->delay_sum) * dt;
+		p->tick[p->next].rtt_n = o->rtt_count * dt;
+		if (o->rtt_count > 0) {
+			double mean = (o->rtt_sum - o->delay_sum) / o->rtt_count;
+
+			p->answered = 1;
+			if (p->min_rtt <= 0 || (mean > 0 && mean < p->min_rtt))
+				p->min_rtt = mean;
+		}
 		p->next = (p->next + 1) % MESH_DETECT_TICKS;
 		if (p->count < MESH_DETECT_TICKS)
 			p->count++;
@@ -177,22 +188,6 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 		if (now_ms - h->peers[j].now.last_ms < MESH_LOSS_WINDOW_MS)
 			h->peers[k++] = h->peers[j];
 	h->n = k;
-}
-
-/* The ticks of the loss window that lost a probe: a peer that stops
- * answering loses on one tick before it is silent on the next. */
-static unsigned lossy_ticks(const struct mesh_history_peer *p, int64_t now_ms)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < p->count; i++) {
-		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
-
-		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
-			break;
-		n += p->tick[t].lost >= 0.5;
-	}
-	return n;
 }
 
 /* Sums p's ticks since since_ms. */
@@ -212,6 +207,23 @@ static void window(const struct mesh_history_peer *p, int64_t since_ms, double *
 		*lost_flows |= p->tick[t].lost_flows;
 		(*ticks)++;
 	}
+}
+
+/* True if p's mean network time over the loss window is over its least by
+ * MESH_QUEUE_MARGIN_S: a queue on the path, whose drops are congestion's. */
+static int queued(const struct mesh_history_peer *p, int64_t now_ms)
+{
+	double rtt = 0, n = 0;
+
+	for (unsigned i = 0; i < p->count; i++) {
+		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+
+		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
+			break;
+		rtt += p->tick[t].rtt;
+		n += p->tick[t].rtt_n;
+	}
+	return n > 0 && rtt / n > p->min_rtt + MESH_QUEUE_MARGIN_S;
 }
 
 static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
@@ -313,53 +325,203 @@ static size_t verdict(struct event_verdict *out, size_t max, size_t n, enum even
 	return n + 1;
 }
 
-size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
-		   size_t max)
+/* What a peer's probes say this tick. */
+enum peer_state { PEER_CLEAN, PEER_GOING, PEER_UNREACHABLE, PEER_LOSSY };
+
+struct peer_judged {
+	enum peer_state state;
+	double sent, lost; /* over the loss window (the unreachable's: its own) */
+	double answered_1s; /* probes answered in the last second */
+	int queued; /* queued(): its losses are congestion's */
+	uint64_t lost_flows; /* over the loss window */
+	uint64_t lossy_ticks; /* bit i: the i-th newest tick lost a probe */
+};
+
+/* The ticks of the loss window that lost a probe, newest first. */
+static uint64_t lossy_tick_mask(const struct mesh_history_peer *p, int64_t now_ms)
+{
+	uint64_t mask = 0;
+
+	for (unsigned i = 0; i < p->count; i++) {
+		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+
+		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
+			break;
+		if (p->tick[t].lost >= 0.5)
+			mask |= 1ULL << i;
+	}
+	return mask;
+}
+
+static void judge(const struct mesh_history_peer *p, int64_t now_ms, struct peer_judged *j)
+{
+	const struct mesh_obs *o = &p->now;
+	unsigned ticks;
+
+	j->state = PEER_CLEAN;
+	j->queued = 0;
+	j->lossy_ticks = lossy_tick_mask(p, now_ms);
+	j->answered_1s = 0;
+	window(p, now_ms - MESH_UNREACHABLE_MS, &j->sent, &j->lost, &j->lost_flows, &ticks);
+	/* rates times ticks: a probe counted is about 1, never exactly. A
+	 * peer that never answered is not gone: it never came (no responder) */
+	if (p->answered && ticks >= 2 && j->sent >= 1.5 && j->lost >= 0.95 * j->sent) {
+		j->state = PEER_UNREACHABLE;
+		return;
+	}
+	/* silent on every flow this last second, or losing on every flow
+	 * this tick (a pause that began mid-tick): going, not lossy
+	 * (unreachable once it lasts). A link loses on the flows that cross it. */
+	window(p, now_ms - 1000, &j->sent, &j->lost, &j->lost_flows, &ticks);
+	j->answered_1s = j->sent - j->lost;
+	if ((j->sent >= 1.5 && j->lost >= 0.95 * j->sent) ||
+	    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows)) {
+		j->state = PEER_GOING;
+		return;
+	}
+	window(p, now_ms - MESH_LOSS_WINDOW_MS, &j->sent, &j->lost, &j->lost_flows, &ticks);
+	j->queued = queued(p, now_ms);
+	if (j->lost < 0.95 * j->sent && __builtin_popcountll(j->lossy_ticks) >= 2 && !j->queued &&
+	    loss_beyond_chance(lround(j->sent), lround(j->lost)))
+		j->state = PEER_LOSSY;
+}
+
+/* The peers one local interface carries, this tick. */
+struct iface_tally {
+	const char *ifname;
+	unsigned peers, failing, gone, queued;
+	double sent, lost, answered_1s;
+	uint64_t lossy_ticks;
+	enum event_kind verdict; /* EVENT_KINDS: none */
+};
+
+#define MESH_IFACES_MAX 32
+
+static struct iface_tally *tally_for(struct iface_tally *t, size_t *n, const char *ifname)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(t[i].ifname, ifname) == 0)
+			return &t[i];
+	if (*n == MESH_IFACES_MAX)
+		return NULL;
+	t[*n] = (struct iface_tally){ .ifname = ifname, .verdict = EVENT_KINDS };
+	return &t[(*n)++];
+}
+
+/* Sums the judged peers per interface and decides each interface's own
+ * verdict (EVENT_KINDS where its peers speak for themselves). */
+static size_t tally(const struct mesh_history *h, int64_t now_ms, const struct peer_judged *j,
+		    struct iface_tally *t)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
+		const struct mesh_obs *o = &h->peers[i].now;
+		struct iface_tally *x;
+
+		if (o->last_ms != now_ms || !o->ifname[0] || !(x = tally_for(t, &n, o->ifname)))
+			continue;
+		x->peers++;
+		x->gone += j[i].state == PEER_UNREACHABLE;
+		x->failing += j[i].state != PEER_CLEAN || j[i].lost >= 0.5;
+		x->answered_1s += j[i].answered_1s;
+		x->queued += j[i].queued;
+		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
+			continue;
+		x->sent += j[i].sent;
+		x->lost += j[i].lost;
+		x->lossy_ticks |= j[i].lossy_ticks;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct iface_tally *x = &t[i];
+
+		if (x->peers < MESH_OWN_LINK_PEERS || x->failing < x->peers)
+			continue;
+		if (x->gone == x->peers)
+			x->verdict = EVENT_STALL;
+		else if (x->answered_1s >= 0.5 && !x->queued && x->lost < 0.95 * x->sent &&
+			 __builtin_popcountll(x->lossy_ticks) >= 2 &&
+			 loss_beyond_chance(lround(x->sent), lround(x->lost)))
+			x->verdict = EVENT_LOSSY_LINK;
+	}
+	return n;
+}
+
+/* The verdict of interface x, at once. */
+static size_t iface_verdict(struct event_verdict *out, size_t max, size_t n,
+			    const struct iface_tally *x)
+{
+	struct event_verdict *v = &out[n];
+
+	if (n == max)
+		return n;
+	memset(v, 0, sizeof(*v));
+	v->kind = x->verdict;
+	snprintf(v->subject, sizeof(v->subject), "interface=%s", x->ifname);
+	v->score = x->verdict == EVENT_STALL ? 1 : x->lost / 1.5;
+	snprintf(v->evidence, sizeof(v->evidence),
+		 "{\"peers\":%u,\"peers_failing\":%u,\"peers_unreachable\":%u,"
+		 "\"sent\":%.0f,\"lost\":%.0f,\"window_s\":%d}",
+		 x->peers, x->failing, x->gone, x->sent, x->lost, MESH_LOSS_WINDOW_MS / 1000);
+	v->weight = VERDICT_AT_ONCE;
+	return n + 1;
+}
+
+/* True if every peer of o's interface fails: their loss is the interface's,
+ * which names it once its evidence holds (a link cut silences peers a tick
+ * or two apart). */
+static int own_link_failing(const struct iface_tally *t, size_t nt, const struct mesh_obs *o)
+{
+	for (size_t i = 0; i < nt; i++)
+		if (t[i].peers >= MESH_OWN_LINK_PEERS && t[i].failing == t[i].peers &&
+		    strcmp(t[i].ifname, o->ifname) == 0)
+			return 1;
+	return 0;
+}
+
+size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
+		   size_t max)
+{
+	struct peer_judged j[MESH_DETECT_PEERS];
+	struct iface_tally t[MESH_IFACES_MAX];
+	size_t n = 0, nt;
+
+	for (size_t i = 0; i < h->n; i++)
+		if (h->peers[i].now.last_ms == now_ms)
+			judge(&h->peers[i], now_ms, &j[i]);
+	nt = tally(h, now_ms, j, t);
+	for (size_t i = 0; i < nt; i++)
+		if (t[i].verdict != EVENT_KINDS)
+			n = iface_verdict(out, max, n, &t[i]);
+	for (size_t i = 0; i < h->n; i++) {
 		const struct mesh_history_peer *p = &h->peers[i];
 		const struct mesh_obs *o = &p->now;
-		double sent, lost, avg;
-		uint64_t lost_flows, slow = 0;
-		unsigned ticks;
+		double avg, worst = 0;
+		uint64_t slow = 0;
 		char ev[EVENT_EVIDENCE_MAX];
-		double worst = 0;
 
 		if (o->last_ms != now_ms)
 			continue;
-		window(p, now_ms - MESH_UNREACHABLE_MS, &sent, &lost, &lost_flows, &ticks);
-		/* rates times ticks: a probe counted is about 1, never exactly */
-		if (ticks >= 2 && sent >= 1.5 && lost >= 0.95 * sent) {
+		if (j[i].state == PEER_UNREACHABLE && !own_link_failing(t, nt, o)) {
 			snprintf(ev, sizeof(ev), "{\"sent\":%.0f,\"lost\":%.0f,\"window_s\":%d}",
-				 sent, lost, MESH_UNREACHABLE_MS / 1000);
+				 j[i].sent, j[i].lost, MESH_UNREACHABLE_MS / 1000);
 			n = verdict(out, max, n, EVENT_UNREACHABLE, o, 0, 1, ev, VERDICT_AT_ONCE);
-			continue;
 		}
-		/* silent on every flow this last second, or losing on every
-		 * flow this tick (a pause that began mid-tick): going, not
-		 * lossy (unreachable once it lasts). A link loses on the
-		 * flows that cross it. */
-		window(p, now_ms - 1000, &sent, &lost, &lost_flows, &ticks);
-		if ((sent >= 1.5 && lost >= 0.95 * sent) ||
-		    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows))
+		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
-		window(p, now_ms - MESH_LOSS_WINDOW_MS, &sent, &lost, &lost_flows, &ticks);
-		if (lost < 0.95 * sent && lossy_ticks(p, now_ms) >= 2 &&
-		    loss_beyond_chance(lround(sent), lround(lost))) {
+		if (j[i].state == PEER_LOSSY && !own_link_failing(t, nt, o)) {
 			snprintf(
 				ev, sizeof(ev),
 				"{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d}",
-				sent, lost, __builtin_popcountll(lost_flows),
+				j[i].sent, j[i].lost, __builtin_popcountll(j[i].lost_flows),
 				MESH_LOSS_WINDOW_MS / 1000);
-			n = verdict(out, max, n, EVENT_LOSSY_LINK, o, lost_flows, lost / 1.5, ev,
-				    VERDICT_AT_ONCE);
+			n = verdict(out, max, n, EVENT_LOSSY_LINK, o, j[i].lost_flows,
+				    j[i].lost / 1.5, ev, VERDICT_AT_ONCE);
 		}
 		/* the network's share, as the flows' own figures are */
 		avg = o->rtt_count > 0 ? (o->rtt_sum - o->delay_sum) / o->rtt_count : 0;
 		for (int f = 0; f < MESH_DETECT_FLOWS && avg > 0; f++)
-			if (!(lost_flows >> f & 1) && o->flow_rtt[f] > 2 * avg &&
+			if (!(j[i].lost_flows >> f & 1) && o->flow_rtt[f] > 2 * avg &&
 			    o->flow_rtt[f] > avg + MESH_SLOW_MARGIN_S) {
 				slow |= 1ULL << f;
 				if (o->flow_rtt[f] > worst)

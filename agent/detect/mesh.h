@@ -36,8 +36,19 @@
  * probes faster since its first loss needs three past 450 probes. */
 #define MESH_CLEAN_LOSS 1e-4
 #define MESH_LOSS_ALPHA 1e-3
+/* Loss while the path's mean network time over the loss window stays
+ * within 1 ms of its least: a queue that overflows makes its packets wait
+ * first (a full switch buffer is a millisecond and more; the lab's tbf
+ * ports hold 50 ms), a bad link or optic does not. Congestion's drops are
+ * not a lossy link. */
+#define MESH_QUEUE_MARGIN_S 1e-3
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
+/* Every peer a local interface carries failing (losing probes in the loss
+ * window, or gone), three at least: the interface's own link, which every
+ * path crosses. Two failing peers can be two faults; a fabric link fails
+ * the paths that cross it, and leaves the others (a leaf-mate's) clean. */
+#define MESH_OWN_LINK_PEERS 3
 /* A flow's network time this far over its peer's average, and twice it,
  * is a slow path (collector/mesh's MESH_SLOW_MARGIN: under it, a busy
  * sender's own scheduling) */
@@ -46,6 +57,7 @@
 /* One peer this tick, from its series. Rates are per second. */
 struct mesh_obs {
 	char peer[48];
+	char ifname[16]; /* the local interface it is routed by; "": not known */
 	double sent, lost; /* fabmon_mesh_probes_{sent,lost}_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
@@ -75,9 +87,13 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s);
 
 struct mesh_history_peer {
 	struct mesh_obs now; /* the last tick's */
+	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
+	int answered; /* some probe was ever answered */
 	struct {
 		int64_t ms;
 		double sent, lost; /* counted over the tick */
+		double rtt,
+			rtt_n; /* network time summed over the tick's answers, and their count */
 		uint64_t lost_flows;
 	} tick[MESH_DETECT_TICKS];
 	unsigned next, count;
@@ -95,15 +111,21 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
- * once); else, unless every probe of the last second was lost (a peer
- * going), lossy_link (more probes lost over MESH_LOSS_WINDOW_MS than a
- * clean path would lose by chance, MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on
- * 2 ticks or more, while other flows answered; at once: the window was the
- * persistence);
+ * once, of a peer that answered before); else, unless every probe of the
+ * last second was lost (a peer going), lossy_link (more probes lost over
+ * MESH_LOSS_WINDOW_MS than a clean path would lose by chance,
+ * MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on 2 ticks or more, while other
+ * flows answered and no queue built up, MESH_QUEUE_MARGIN_S; at once: the
+ * window was the persistence);
  * path_latency (a flow's network time, the responder's delay taken out,
  * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).
  * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow
- * crosses and some other flow avoids. Pure: no I/O. Returns how many were written.
+ * crosses and some other flow avoids. While every peer an interface carries
+ * fails (MESH_OWN_LINK_PEERS), their verdicts give way to one naming
+ * "interface=IF": stall once every one is unreachable; lossy_link once
+ * their window's losses together are beyond chance, on 2 ticks or more,
+ * and some of them answered in the last second (a cut is not lossy).
+ * Pure: no I/O. Returns how many were written.
  */
 size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
 		   size_t max);

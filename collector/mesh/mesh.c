@@ -127,17 +127,19 @@ static const struct metric_desc d_hop = {
 static void emit_peer(struct mesh_state *st, struct sample_sink *out, const struct mesh_peer *p,
 		      const char *peer)
 {
-	struct label l[1] = { { "peer", peer } };
+	/* the interface: a host's own link fails every peer it carries */
+	struct label l[2] = { { "peer", peer }, { "interface", p->ifname } };
+	size_t nl = p->ifname[0] ? 2 : 1;
 	uint64_t cumulative[MESH_RTT_BUCKETS + 1];
 
 	for (unsigned b = 0; b <= MESH_RTT_BUCKETS; b++)
 		cumulative[b] = p->buckets[b] + (b ? cumulative[b - 1] : 0);
 	if (room(st, MESH_RTT_BUCKETS + 3))
-		(void)sample_histogram(out, &d_rtt, l, 1, &rtt_bounds, cumulative, p->rtt_sum_ns,
+		(void)sample_histogram(out, &d_rtt, l, nl, &rtt_bounds, cumulative, p->rtt_sum_ns,
 				       p->answered);
-	emit(st, out, &d_sent, l, 1, (double)p->sent);
-	emit(st, out, &d_lost, l, 1, (double)p->lost);
-	emit(st, out, &d_delay, l, 1, (double)p->delay_sum_ns);
+	emit(st, out, &d_sent, l, nl, (double)p->sent);
+	emit(st, out, &d_lost, l, nl, (double)p->lost);
+	emit(st, out, &d_delay, l, nl, (double)p->delay_sum_ns);
 }
 
 /* The flows of differ (mesh_peer_differing()). */

@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -71,7 +72,10 @@ struct mesh_engine {
 	int64_t targets_check_ns;
 	struct mesh_cidr allow[MESH_CIDRS_MAX];
 	size_t n_allow;
-	uint32_t own[OWN_MAX];
+	struct {
+		uint32_t addr;
+		char ifname[IF_NAMESIZE];
+	} own[OWN_MAX];
 	size_t n_own;
 	struct mesh_responder resp;
 	struct mesh_peer *peers;
@@ -140,20 +144,48 @@ static void own_addresses(struct mesh_engine *e)
 	e->n_own = 0;
 	if (getifaddrs(&ifa) < 0)
 		return;
-	for (struct ifaddrs *i = ifa; i && e->n_own < OWN_MAX; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
-			e->own[e->n_own++] =
-				ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)
-					      ->sin_addr.s_addr);
+	for (struct ifaddrs *i = ifa; i && e->n_own < OWN_MAX; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		e->own[e->n_own].addr = ntohl(
+			((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr);
+		snprintf(e->own[e->n_own++].ifname, IF_NAMESIZE, "%s", i->ifa_name);
+	}
 	freeifaddrs(ifa);
+}
+
+/* The own address addr's index, or -1. */
+static int own_index(const struct mesh_engine *e, uint32_t addr)
+{
+	for (size_t i = 0; i < e->n_own; i++)
+		if (e->own[i].addr == addr)
+			return (int)i;
+	return -1;
 }
 
 static int is_own(const struct mesh_engine *e, uint32_t addr)
 {
-	for (size_t i = 0; i < e->n_own; i++)
-		if (e->own[i] == addr)
-			return 1;
-	return 0;
+	return own_index(e, addr) >= 0;
+}
+
+/* The local interface the kernel routes addr by, into ifname ("" when it
+ * has no route): connecting a UDP socket looks the route up and picks a
+ * source address, which Linux takes from the outgoing interface where it
+ * has one. fd: an unconnected UDP socket, or -1 (no lookup). */
+static void route_ifname(const struct mesh_engine *e, int fd, uint32_t addr, char *ifname)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) }, from;
+	socklen_t len = sizeof(from);
+	int i;
+
+	ifname[0] = '\0';
+	to.sin_addr.s_addr = htonl(addr);
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&to, sizeof(to)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&from, &len) < 0)
+		return;
+	i = own_index(e, ntohl(from.sin_addr.s_addr));
+	if (i >= 0)
+		snprintf(ifname, IF_NAMESIZE, "%s", e->own[i].ifname);
 }
 
 /* "A.B.C.D:PORT" or ":PORT" (config.c checked the form; the probes are
@@ -261,7 +293,7 @@ static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n,
 	size_t *from = n ? calloc(n, sizeof(*from)) : NULL;
 	size_t j = 0, k = 0;
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
-	int r = 0;
+	int r = 0, route_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (n && (!np || !from)) {
 		r = -ENOMEM;
@@ -283,6 +315,7 @@ static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n,
 			break;
 		}
 		np[k].addr = addrs[i];
+		route_ifname(e, route_fd, addrs[i], np[k].ifname);
 		/* spread the first rounds over an interval */
 		np[k].next_ns = now + (int64_t)((double)rand_r(&e->seed) / RAND_MAX * interval_ns);
 		for (unsigned f = 0; f < e->flows; f++)
@@ -308,6 +341,8 @@ static int peers_replace(struct mesh_engine *e, const uint32_t *addrs, size_t n,
 out:
 	peers_free(np, k);
 	free(from);
+	if (route_fd >= 0)
+		close(route_fd);
 	return r;
 }
 

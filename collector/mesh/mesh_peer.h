@@ -2,6 +2,7 @@
 #ifndef FABMON_MESH_PEER_H
 #define FABMON_MESH_PEER_H
 
+#include <net/if.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,7 @@ struct mesh_flow {
 
 struct mesh_peer {
 	uint32_t addr; /* host byte order */
+	char ifname[IF_NAMESIZE]; /* the local interface it is routed by; "": none */
 	int64_t next_ns; /* the next round of probes is due then */
 	int64_t round_ns; /* the last round was sent then */
 	uint64_t sent, lost, answered;

@@ -16,6 +16,7 @@
 #                            0-14 and 1000-1014: about 25 min on 2 cores)
 #   MATRIX_RESULTS=FILE      keep the runs' JSON lines there (appended)
 #   MATRIX_KEEP=DIR          keep each run's work directory there
+#   MATRIX_MESH=1            every agent also probes every rank (mesh)
 #
 # Reading the table: per fault, runs, recall (a right event: the kind and
 # culprit the table below expects, from any rank's agent, from the onset on)

@@ -69,12 +69,18 @@ pfc | rdma_retx)
 esac
 
 AGENTS=""
+# MATRIX_MESH=1: every agent also probes every rank (the mesh collector at
+# its defaults), as a cluster that gives its agents their targets does
+mesh=""
+[ "${MATRIX_MESH:-0}" = 1 ] && mesh="--mesh-peers $(seq -s, -f '198.18.0.%g' 1 "$M_RANKS")"
 for r in $(seq "$M_RANKS"); do
 	extra=""
 	[ "$r" = "$C" ] && extra="--sysfs-root $WORK/sys"
+	# shellcheck disable=SC2086 # extra and mesh are lists
 	lab_spawn $r "$FABMON" agent --listen "127.0.0.1:$PORT" --db "$WORK/r$r.db" \
-		--interval "$M_TICK" --collectors "bpf,netdev,qdisc${extra:+,rdma}" --interfaces eth0 \
-		--bpf-netns "/run/netns/$LAB-r$r" $extra >>"$WORK/agent.$r.log" 2>&1
+		--interval "$M_TICK" --collectors "bpf,netdev,qdisc${extra:+,rdma}${mesh:+,mesh}" \
+		--interfaces eth0 --bpf-netns "/run/netns/$LAB-r$r" $extra $mesh \
+		>>"$WORK/agent.$r.log" 2>&1
 	AGENTS="$AGENTS $LAB_PID"
 done
 for r in $(seq "$M_RANKS"); do

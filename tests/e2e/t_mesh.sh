@@ -19,8 +19,9 @@ start_agent "$port" --db "$WORK/m.db" --collectors mesh --mesh-targets "$targets
 await_metric "$port" fabmon_mesh_peers 2 5 || { cat "$WORK/agent.log"; fail "not probing 2 peers"; }
 sleep 1.5
 curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/metrics" || fail "scrape failed"
-count=$(awk '$1 == "fabmon_mesh_rtt_seconds_count{peer=\"127.0.0.2\"}" { print $2 }' "$WORK/metrics")
-lost=$(awk '$1 == "fabmon_mesh_probes_lost_total{peer=\"127.0.0.2\"}" { print $2 }' "$WORK/metrics")
+# each peer's series name the interface the kernel routes it by
+count=$(awk '$1 == "fabmon_mesh_rtt_seconds_count{peer=\"127.0.0.2\",interface=\"lo\"}" { print $2 }' "$WORK/metrics")
+lost=$(awk '$1 == "fabmon_mesh_probes_lost_total{peer=\"127.0.0.2\",interface=\"lo\"}" { print $2 }' "$WORK/metrics")
 [ "${count:-0}" -ge 16 ] || { grep mesh "$WORK/metrics"; fail "want 16 answered probes or more, got '$count'"; }
 [ "$lost" = 0 ] || fail "probes lost over loopback: $lost"
 echo "127.0.0.2: $count probes answered, none lost; $(grep -c '^fabmon_mesh' "$WORK/metrics") mesh series"

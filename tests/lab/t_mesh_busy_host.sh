@@ -26,9 +26,9 @@ agent 5 1
 # answers, round-trip and responder seconds of host 1's probes to host 5
 probes() {
 	ip netns exec "$LAB-h1" curl -s --max-time 2 127.0.0.1:9478/metrics | awk '
-		/^fabmon_mesh_rtt_seconds_count\{peer="198.18.2.11"\}/ { n = $2 }
-		/^fabmon_mesh_rtt_seconds_sum\{peer="198.18.2.11"\}/ { r = $2 }
-		/^fabmon_mesh_responder_delay_seconds_total\{peer="198.18.2.11"\}/ { d = $2 }
+		/^fabmon_mesh_rtt_seconds_count\{peer="198.18.2.11"[,}]/ { n = $2 }
+		/^fabmon_mesh_rtt_seconds_sum\{peer="198.18.2.11"[,}]/ { r = $2 }
+		/^fabmon_mesh_responder_delay_seconds_total\{peer="198.18.2.11"[,}]/ { d = $2 }
 		END { print n + 0, r + 0, d + 0 }'
 }
 sleep 4

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
@@ -45,6 +46,15 @@ static size_t run(int64_t t0, int ticks, struct event_verdict *v, size_t max)
 		n = detect_mesh(&h, t0 + i * 1000, v, max);
 	}
 	return n;
+}
+
+/* v is of kind, on subject, of the cause the kind has. */
+static void verdict_is(const struct event_verdict *v, enum event_kind kind, const char *subject,
+		       enum event_cause cause)
+{
+	ck_assert_int_eq(v->kind, kind);
+	ck_assert_str_eq(v->subject, subject);
+	ck_assert_int_eq(event_kind_cause(v->kind), cause);
 }
 
 START_TEST(test_clean_is_quiet)
@@ -134,9 +144,39 @@ START_TEST(test_silent_peer_is_unreachable)
 	o->rtt_count = o->rtt_sum = 0;
 	ck_assert_uint_eq(run(5000, 2, v, 4), 0);
 	ck_assert_uint_eq(run(7000, 1, v, 4), 1);
-	ck_assert_int_eq(v[0].kind, EVENT_UNREACHABLE);
-	ck_assert_str_eq(v[0].subject, "peer=198.18.2.11");
-	ck_assert_int_eq(event_kind_cause(v[0].kind), EVENT_CAUSE_HOST);
+	verdict_is(&v[0], EVENT_UNREACHABLE, "peer=198.18.2.11", EVENT_CAUSE_HOST);
+}
+END_TEST
+
+/* Losses while the round trip grows by a queue's worth are the queue's
+ * drops: congestion, not a lossy link. */
+START_TEST(test_loss_behind_a_queue_is_congestion)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	(void)run(1000, 3, v, 4);
+	o->rtt_sum = 8 * 20e-3; /* 20 ms each, from 100 us */
+	o->lost = 0.5;
+	o->lost_flows = 1;
+	ck_assert_uint_eq(run(4000, 6, v, 4), 0);
+	/* the same losses at the path's own round trip: a link */
+	o->rtt_sum = 8 * 100e-6;
+	ck_assert_uint_eq(run(10000, 12, v, 4), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+}
+END_TEST
+
+/* A peer that never answered has no responder (yet): not gone. */
+START_TEST(test_never_answered_is_not_unreachable)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	o->lost = 8;
+	o->lost_flows = 0xff;
+	o->rtt_count = o->rtt_sum = 0;
+	ck_assert_uint_eq(run(1000, 6, v, 4), 0);
 }
 END_TEST
 
@@ -157,6 +197,78 @@ START_TEST(test_slow_flow_is_path_latency)
 }
 END_TEST
 
+/* n peers on eth0 (198.18.0.2...), each probed on 8 flows a second and
+ * losing lost probes of them a second; no hops known (one bridge). */
+static void eth0_peers(size_t n, double lost)
+{
+	memset(&g, 0, sizeof(g));
+	memset(&h, 0, sizeof(h));
+	g.n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct mesh_obs *o = &g.obs[i];
+
+		snprintf(o->peer, sizeof(o->peer), "198.18.0.%zu", i + 2);
+		strcpy(o->ifname, "eth0");
+		o->sent = 8;
+		o->lost = lost;
+		o->lost_flows = lost > 0 ? 1 : 0;
+		o->rtt_sum = 8 * 100e-6;
+		o->rtt_count = 8;
+	}
+}
+
+/* Every peer eth0 carries losing: eth0's own link, in one lossy_link
+ * naming it, not one a peer. */
+START_TEST(test_every_peer_losing_is_the_own_link)
+{
+	struct event_verdict v[8];
+
+	eth0_peers(3, 0.5);
+	ck_assert_uint_eq(run(1000, 6, v, 8), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+	ck_assert_str_eq(v[0].subject, "interface=eth0");
+	ck_assert_ptr_nonnull(strstr(v[0].evidence, "\"peers\":3,\"peers_failing\":3"));
+	/* one peer of four clean: each losing peer is its own */
+	eth0_peers(4, 0.5);
+	g.obs[3].lost = 0;
+	g.obs[3].lost_flows = 0;
+	ck_assert_uint_eq(run(1000, 6, v, 8), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(strncmp(v[i].subject, "peer=", 5), 0);
+	/* two peers: two faults as likely as one */
+	eth0_peers(2, 0.5);
+	ck_assert_uint_eq(run(1000, 6, v, 8), 2);
+	ck_assert_int_eq(strncmp(v[0].subject, "peer=", 5), 0);
+}
+END_TEST
+
+/* n peers from the first silent (every probe lost, none answered). */
+static void silence(size_t from, size_t n)
+{
+	for (size_t i = from; i < n; i++) {
+		g.obs[i].lost = 8;
+		g.obs[i].lost_flows = 0xff;
+		g.obs[i].rtt_count = g.obs[i].rtt_sum = 0;
+	}
+}
+
+/* Every peer eth0 carries gone, a tick apart: eth0 cut off, a stall of the
+ * network, not every peer's host unreachable, nor the first one gone. */
+START_TEST(test_every_peer_gone_is_a_cut_link)
+{
+	struct event_verdict v[8];
+
+	eth0_peers(3, 0);
+	(void)run(1000, 3, v, 8);
+	silence(0, 1);
+	(void)run(4000, 1, v, 8);
+	silence(1, 3);
+	ck_assert_uint_eq(run(5000, 2, v, 8), 0);
+	ck_assert_uint_eq(run(7000, 1, v, 8), 1);
+	verdict_is(&v[0], EVENT_STALL, "interface=eth0", EVENT_CAUSE_NETWORK);
+}
+END_TEST
+
 /* The gatherer reads the collector's series as the registry holds them. */
 START_TEST(test_gather_series)
 {
@@ -169,7 +281,7 @@ START_TEST(test_gather_series)
 			       .labels = "peer=\"198.18.2.11\",flow=\"3\",path=\"0badf00d\"",
 			       .value = 1 };
 	struct series sent = { .name = "fabmon_mesh_probes_sent_total",
-			       .labels = "peer=\"198.18.2.11\"",
+			       .labels = "peer=\"198.18.2.11\",interface=\"eth0\"",
 			       .rate = 8,
 			       .has_rate = 1 };
 
@@ -184,6 +296,7 @@ START_TEST(test_gather_series)
 	ck_assert_uint_eq(g.obs[0].known_flows, 1 << 3);
 	ck_assert_uint_eq(g.obs[0].lost_flows, 1 << 3);
 	ck_assert(g.obs[0].sent == 8);
+	ck_assert_str_eq(g.obs[0].ifname, "eth0");
 }
 END_TEST
 
@@ -196,6 +309,10 @@ Suite *detect_mesh_suite(void)
 		{ "two_losses_against_probes_sent", test_two_losses_against_probes_sent, 0 },
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
+		{ "loss_behind_a_queue_is_congestion", test_loss_behind_a_queue_is_congestion, 0 },
+		{ "never_answered_is_not_unreachable", test_never_answered_is_not_unreachable, 0 },
+		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
+		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "gather_series", test_gather_series, 0 },
 	};
 
