@@ -145,6 +145,36 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	}
 }
 
+/* Sums p's ticks since since_ms. */
+static void window(const struct mesh_history_peer *p, int64_t since_ms, double *sent, double *lost,
+		   uint64_t *lost_flows, unsigned *ticks)
+{
+	*sent = *lost = 0;
+	*lost_flows = 0;
+	*ticks = 0;
+	for (unsigned i = 0; i < p->count; i++) {
+		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+
+		if (p->tick[t].ms <= since_ms)
+			break;
+		*sent += p->tick[t].sent;
+		*lost += p->tick[t].lost;
+		*lost_flows |= p->tick[t].lost_flows;
+		(*ticks)++;
+	}
+}
+
+/* True if p lost every probe of the last second, on 1.5 sent at least. */
+static int silent(const struct mesh_history_peer *p, int64_t now_ms)
+{
+	double sent, lost;
+	uint64_t flows;
+	unsigned ticks;
+
+	window(p, now_ms - 1000, &sent, &lost, &flows, &ticks);
+	return sent >= 1.5 && lost >= 0.95 * sent;
+}
+
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
 {
 	size_t k = 0;
@@ -185,28 +215,12 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			p->count++;
 	}
 	for (size_t j = 0; j < h->n; j++)
+		if (h->peers[j].now.last_ms == now_ms && silent(&h->peers[j], now_ms))
+			h->peers[j].silent_ms = now_ms;
+	for (size_t j = 0; j < h->n; j++)
 		if (now_ms - h->peers[j].now.last_ms < MESH_LOSS_WINDOW_MS)
 			h->peers[k++] = h->peers[j];
 	h->n = k;
-}
-
-/* Sums p's ticks since since_ms. */
-static void window(const struct mesh_history_peer *p, int64_t since_ms, double *sent, double *lost,
-		   uint64_t *lost_flows, unsigned *ticks)
-{
-	*sent = *lost = 0;
-	*lost_flows = 0;
-	*ticks = 0;
-	for (unsigned i = 0; i < p->count; i++) {
-		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
-
-		if (p->tick[t].ms <= since_ms)
-			break;
-		*sent += p->tick[t].sent;
-		*lost += p->tick[t].lost;
-		*lost_flows |= p->tick[t].lost_flows;
-		(*ticks)++;
-	}
 }
 
 /* True if p's mean network time over the loss window is over its least by
@@ -374,14 +388,16 @@ static void judge(const struct mesh_history_peer *p, int64_t now_ms, struct peer
 	 * (unreachable once it lasts). A link loses on the flows that cross it. */
 	window(p, now_ms - 1000, &j->sent, &j->lost, &j->lost_flows, &ticks);
 	j->answered_1s = j->sent - j->lost;
-	if ((j->sent >= 1.5 && j->lost >= 0.95 * j->sent) ||
+	if (p->silent_ms == now_ms ||
 	    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows)) {
 		j->state = PEER_GOING;
 		return;
 	}
 	window(p, now_ms - MESH_LOSS_WINDOW_MS, &j->sent, &j->lost, &j->lost_flows, &ticks);
 	j->queued = queued(p, now_ms);
+	/* the losses of a window that holds an outage are the outage's */
 	if (j->lost < 0.95 * j->sent && __builtin_popcountll(j->lossy_ticks) >= 2 && !j->queued &&
+	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
 	    loss_beyond_chance(lround(j->sent), lround(j->lost)))
 		j->state = PEER_LOSSY;
 }

@@ -89,6 +89,7 @@ struct mesh_history_peer {
 	struct mesh_obs now; /* the last tick's */
 	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
 	int answered; /* some probe was ever answered */
+	int64_t silent_ms; /* the last tick it lost every probe of a second; 0: never */
 	struct {
 		int64_t ms;
 		double sent, lost; /* counted over the tick */
@@ -115,8 +116,9 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
  * last second was lost (a peer going), lossy_link (more probes lost over
  * MESH_LOSS_WINDOW_MS than a clean path would lose by chance,
  * MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on 2 ticks or more, while other
- * flows answered and no queue built up, MESH_QUEUE_MARGIN_S; at once: the
- * window was the persistence);
+ * flows answered, no queue built up (MESH_QUEUE_MARGIN_S) and the peer was
+ * not silent within the window (an outage's losses); at once: the window
+ * was the persistence);
  * path_latency (a flow's network time, the responder's delay taken out,
  * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).
  * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow

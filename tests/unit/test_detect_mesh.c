@@ -167,6 +167,28 @@ START_TEST(test_loss_behind_a_queue_is_congestion)
 }
 END_TEST
 
+/* A peer back from an outage: the window's losses are the outage's, not
+ * a lossy link's. */
+START_TEST(test_outage_is_not_a_lossy_link)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	(void)run(1000, 3, v, 4);
+	o->lost = 8;
+	o->lost_flows = 0xff;
+	o->rtt_count = o->rtt_sum = 0;
+	ck_assert_uint_eq(run(4000, 4, v, 4), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_UNREACHABLE);
+	o->lost = 0;
+	o->lost_flows = 0;
+	o->rtt_count = 8;
+	o->rtt_sum = 8 * 100e-6;
+	for (int i = 0; i < 12; i++)
+		ck_assert_uint_eq(run(8000 + i * 1000, 1, v, 4), 0);
+}
+END_TEST
+
 /* A peer that never answered has no responder (yet): not gone. */
 START_TEST(test_never_answered_is_not_unreachable)
 {
@@ -310,6 +332,7 @@ Suite *detect_mesh_suite(void)
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
 		{ "loss_behind_a_queue_is_congestion", test_loss_behind_a_queue_is_congestion, 0 },
+		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
 		{ "never_answered_is_not_unreachable", test_never_answered_is_not_unreachable, 0 },
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
