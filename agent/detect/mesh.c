@@ -206,7 +206,7 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 		if (o->rtt_count > 0) {
 			double mean = (o->rtt_sum - o->delay_sum) / o->rtt_count;
 
-			p->answered = 1;
+			p->answer_ms = now_ms;
 			if (p->min_rtt <= 0 || (mean > 0 && mean < p->min_rtt))
 				p->min_rtt = mean;
 		}
@@ -378,8 +378,10 @@ static void judge(const struct mesh_history_peer *p, int64_t now_ms, struct peer
 	j->answered_1s = 0;
 	window(p, now_ms - MESH_UNREACHABLE_MS, &j->sent, &j->lost, &j->lost_flows, &ticks);
 	/* rates times ticks: a probe counted is about 1, never exactly. A
-	 * peer that never answered is not gone: it never came (no responder) */
-	if (p->answered && ticks >= 2 && j->sent >= 1.5 && j->lost >= 0.95 * j->sent) {
+	 * peer that never answered is not gone: it never came (no responder);
+	 * one gone is silent since its last answer that long at least */
+	if (p->answer_ms && now_ms - p->answer_ms >= MESH_UNREACHABLE_MS && ticks >= 2 &&
+	    j->sent >= 1.5 && j->lost >= 0.95 * j->sent) {
 		j->state = PEER_UNREACHABLE;
 		return;
 	}

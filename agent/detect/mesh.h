@@ -88,7 +88,7 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s);
 struct mesh_history_peer {
 	struct mesh_obs now; /* the last tick's */
 	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
-	int answered; /* some probe was ever answered */
+	int64_t answer_ms; /* the last tick some probe was answered; 0: never */
 	int64_t silent_ms; /* the last tick it lost every probe of a second; 0: never */
 	struct {
 		int64_t ms;

@@ -48,6 +48,16 @@ static size_t run(int64_t t0, int ticks, struct event_verdict *v, size_t max)
 	return n;
 }
 
+/* n peers from the first silent (every probe lost, none answered). */
+static void silence(size_t from, size_t n)
+{
+	for (size_t i = from; i < n; i++) {
+		g.obs[i].lost = 8;
+		g.obs[i].lost_flows = 0xff;
+		g.obs[i].rtt_count = g.obs[i].rtt_sum = 0;
+	}
+}
+
 /* v is of kind, on subject, of the cause the kind has. */
 static void verdict_is(const struct event_verdict *v, enum event_kind kind, const char *subject,
 		       enum event_cause cause)
@@ -175,9 +185,7 @@ START_TEST(test_outage_is_not_a_lossy_link)
 	struct event_verdict v[4];
 
 	(void)run(1000, 3, v, 4);
-	o->lost = 8;
-	o->lost_flows = 0xff;
-	o->rtt_count = o->rtt_sum = 0;
+	silence(0, 1);
 	ck_assert_uint_eq(run(4000, 4, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_UNREACHABLE);
 	o->lost = 0;
@@ -189,16 +197,23 @@ START_TEST(test_outage_is_not_a_lossy_link)
 }
 END_TEST
 
-/* A peer that never answered has no responder (yet): not gone. */
-START_TEST(test_never_answered_is_not_unreachable)
+/* A peer that never answered has no responder (yet): not gone. Nor is one
+ * silent for under 3 s since its last answer, however few ticks the
+ * history holds (an agent that just started). */
+START_TEST(test_unreachable_after_3_s_of_silence)
 {
-	struct mesh_obs *o = leaf_spine_peer();
 	struct event_verdict v[4];
 
-	o->lost = 8;
-	o->lost_flows = 0xff;
-	o->rtt_count = o->rtt_sum = 0;
+	(void)leaf_spine_peer();
+	silence(0, 1);
 	ck_assert_uint_eq(run(1000, 6, v, 4), 0);
+	memset(&h, 0, sizeof(h));
+	(void)leaf_spine_peer();
+	(void)run(1000, 1, v, 4);
+	silence(0, 1);
+	ck_assert_uint_eq(run(2000, 2, v, 4), 0);
+	ck_assert_uint_eq(run(4000, 1, v, 4), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_UNREACHABLE);
 }
 END_TEST
 
@@ -264,16 +279,6 @@ START_TEST(test_every_peer_losing_is_the_own_link)
 }
 END_TEST
 
-/* n peers from the first silent (every probe lost, none answered). */
-static void silence(size_t from, size_t n)
-{
-	for (size_t i = from; i < n; i++) {
-		g.obs[i].lost = 8;
-		g.obs[i].lost_flows = 0xff;
-		g.obs[i].rtt_count = g.obs[i].rtt_sum = 0;
-	}
-}
-
 /* Every peer eth0 carries gone, a tick apart: eth0 cut off, a stall of the
  * network, not every peer's host unreachable, nor the first one gone. */
 START_TEST(test_every_peer_gone_is_a_cut_link)
@@ -333,7 +338,7 @@ Suite *detect_mesh_suite(void)
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
 		{ "loss_behind_a_queue_is_congestion", test_loss_behind_a_queue_is_congestion, 0 },
 		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
-		{ "never_answered_is_not_unreachable", test_never_answered_is_not_unreachable, 0 },
+		{ "unreachable_after_3_s_of_silence", test_unreachable_after_3_s_of_silence, 0 },
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "gather_series", test_gather_series, 0 },
