@@ -6,7 +6,8 @@
 # and open lossy_link events naming spine 1's address (198.19.11.2) and no
 # hop of spine 2 (or no hop, where a losing flow's trace went unanswered at
 # one), within 10 s. Then a host whose agent is paused (SIGSTOP)
-# is unreachable to its peers, not a lossy link. At the defaults (a probe a
+# is unreachable to its peers, not a lossy link; and a host whose own link
+# loses names its interface, not its peers. At the defaults (a probe a
 # second on each of 8 flows) each host's first loss comes after 3 s on
 # average; the peer that lost it is then probed every 125 ms.
 . tests/lib.sh
@@ -136,4 +137,20 @@ sleep 2
 lossy1=$(scrape 1 | awk '/^fabmon_events_total\{kind="lossy_link"/ { print $2 }')
 [ "$lossy0" = "$lossy1" ] || fail "the paused host raised lossy_link events ($lossy0 -> $lossy1)"
 kill -CONT "$PID8"
+
+# 5 % loss on host 3's own link: every path of host 3 crosses it, so its
+# agent names its interface, in one lossy_link, within 20 s
+ls_fault h3 loss 5
+t0=$(date +%s%3N)
+own='^fabmon_event_active{kind="lossy_link",cause="network",subject="interface=eth0"}'
+for _ in $(seq 200); do
+	scrape 3 | grep -q "$own" && break
+	sleep 0.1
+done
+seen=$(date +%s%3N)
+scrape 3 | grep -q "$own" ||
+	{ scrape 3 | grep event_active; fail "host 3, its own link lossy, names no interface after 20 s"; }
+echo "host 3 named its own interface after $((seen - t0)) ms; its other events:"
+scrape 3 | grep '^fabmon_event_active{' | grep -v "interface=eth0" | sed 's/^/  /'
+ls_fault h3 loss off
 exit 0
