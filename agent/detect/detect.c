@@ -609,6 +609,19 @@ static void evidence_add_cpu(struct event_verdict *v, double share)
 		memcpy(v->evidence + len - 1, add, (size_t)n + 1);
 }
 
+/* Drops the stall verdicts that name a peer: a host cut off (every link it
+ * used down) stalls on every peer, and those are its link's. Returns how
+ * many verdicts are left. */
+static size_t drop_peer_stalls(struct event_verdict *out, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (out[i].kind != EVENT_STALL || strncmp(out[i].subject, "peer=", 5) != 0)
+			out[k++] = out[i];
+	return k;
+}
+
 /* The detectors' settings from the agent's configuration. */
 static void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
@@ -749,6 +762,8 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_lossy(&d->lh, &lb, registry_now(reg), out + n, max - n);
 	link_history_update(&d->kh, d->kg.in, d->kg.n, pcfg.window_ms, registry_now(reg));
 	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
+	if (link_cut_off(&d->kh, pcfg.window_ms, registry_now(reg)))
+		n = drop_peer_stalls(out, n);
 	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
 	n += detect_mesh(&d->mh, registry_now(reg), out + n, max - n);
 	return n +

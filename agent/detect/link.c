@@ -70,3 +70,19 @@ size_t detect_link(const struct link_history *h, int64_t now_ms, struct event_ve
 	}
 	return k;
 }
+
+int link_cut_off(const struct link_history *h, int64_t window_ms, int64_t now_ms)
+{
+	int used = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct link_port *p = &h->ports[i];
+
+		if (!p->traffic_ms || now_ms - p->traffic_ms > window_ms || p->seen_ms != now_ms)
+			continue;
+		if (!p->down_ms)
+			return 0;
+		used = 1;
+	}
+	return used;
+}

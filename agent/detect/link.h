@@ -47,4 +47,9 @@ void link_history_update(struct link_history *h, const struct link_input *in, si
 size_t detect_link(const struct link_history *h, int64_t now_ms, struct event_verdict *out,
 		   size_t max);
 
+/* True if this host is cut off: every port that moved bytes within
+ * window_ms is down now (one at least). Its peers' stalls are then its own
+ * link's, which detect_link() names. */
+int link_cut_off(const struct link_history *h, int64_t window_ms, int64_t now_ms);
+
 #endif

@@ -59,6 +59,35 @@ START_TEST(test_unused_port)
 }
 END_TEST
 
+/* Cut off: every port that carried traffic down. eth1 down while eth0
+ * still carries is not; both down is; an idle one left up does not count. */
+START_TEST(test_cut_off)
+{
+	static struct link_history h;
+	const struct link_input both_down[2] = { { "interface=eth0", 0, 0 },
+						 { "interface=eth1", 0, 0 } };
+	const struct link_input idle_up[2] = { { "interface=eth0", 0, 0 },
+					       { "interface=eth1", 1, 0 } };
+	struct event_verdict out[4];
+	int64_t now = 0;
+
+	memset(&h, 0, sizeof(h));
+	for (int t = 0; t < 5; t++)
+		(void)tick(&h, now += 200, 1, 5e5, out);
+	ck_assert(!link_cut_off(&h, WINDOW_MS, now));
+	(void)tick(&h, now += 200, 0, 0, out);
+	ck_assert(!link_cut_off(&h, WINDOW_MS, now));
+	link_history_update(&h, both_down, 2, WINDOW_MS, now += 200);
+	ck_assert(link_cut_off(&h, WINDOW_MS, now));
+	/* eth1 idle since before the window, and up: eth0 was the only link used */
+	memset(&h, 0, sizeof(h));
+	for (int t = 0; t < 5; t++)
+		(void)tick(&h, now += 200, 1, 0, out);
+	link_history_update(&h, idle_up, 2, WINDOW_MS, now += 200);
+	ck_assert(link_cut_off(&h, WINDOW_MS, now));
+}
+END_TEST
+
 Suite *detect_link_suite(void)
 {
 	Suite *s = suite_create("detect_link");
@@ -66,6 +95,7 @@ Suite *detect_link_suite(void)
 
 	tcase_add_test(tc, test_down_in_use);
 	tcase_add_test(tc, test_unused_port);
+	tcase_add_test(tc, test_cut_off);
 	suite_add_tcase(s, tc);
 	return s;
 }
