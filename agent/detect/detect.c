@@ -762,7 +762,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_lossy(&d->lh, &lb, registry_now(reg), out + n, max - n);
 	link_history_update(&d->kh, d->kg.in, d->kg.n, pcfg.window_ms, registry_now(reg));
 	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
-	if (link_cut_off(&d->kh, pcfg.window_ms, registry_now(reg)))
+	if (link_cut_off(&d->kh, registry_now(reg)))
 		n = drop_peer_stalls(out, n);
 	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
 	n += detect_mesh(&d->mh, registry_now(reg), out + n, max - n);

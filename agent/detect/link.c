@@ -22,6 +22,23 @@ static struct link_port *link_find(struct link_history *h, const char *subject)
 	return &h->ports[h->n++];
 }
 
+/* Every port that moved bytes within window_ms is down (one at least). */
+static int cut_now(const struct link_history *h, int64_t window_ms, int64_t now_ms)
+{
+	int used = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct link_port *p = &h->ports[i];
+
+		if (!p->traffic_ms || now_ms - p->traffic_ms > window_ms || p->seen_ms != now_ms)
+			continue;
+		if (!p->down_ms)
+			return 0;
+		used = 1;
+	}
+	return used;
+}
+
 void link_history_update(struct link_history *h, const struct link_input *in, size_t n,
 			 int64_t window_ms, int64_t now_ms)
 {
@@ -45,6 +62,14 @@ void link_history_update(struct link_history *h, const struct link_input *in, si
 		if (now_ms - h->ports[i].seen_ms <= window_ms)
 			h->ports[kept++] = h->ports[i];
 	h->n = kept;
+	if (cut_now(h, window_ms, now_ms)) {
+		if (!h->cut_from_ms || h->cut_until_ms) {
+			h->cut_from_ms = now_ms;
+			h->cut_until_ms = 0;
+		}
+	} else if (h->cut_from_ms && !h->cut_until_ms) {
+		h->cut_until_ms = now_ms;
+	}
 }
 
 size_t detect_link(const struct link_history *h, int64_t now_ms, struct event_verdict *out,
@@ -71,18 +96,8 @@ size_t detect_link(const struct link_history *h, int64_t now_ms, struct event_ve
 	return k;
 }
 
-int link_cut_off(const struct link_history *h, int64_t window_ms, int64_t now_ms)
+int link_cut_off(const struct link_history *h, int64_t now_ms)
 {
-	int used = 0;
-
-	for (size_t i = 0; i < h->n; i++) {
-		const struct link_port *p = &h->ports[i];
-
-		if (!p->traffic_ms || now_ms - p->traffic_ms > window_ms || p->seen_ms != now_ms)
-			continue;
-		if (!p->down_ms)
-			return 0;
-		used = 1;
-	}
-	return used;
+	return h->cut_from_ms &&
+	       (!h->cut_until_ms || now_ms - h->cut_until_ms <= h->cut_until_ms - h->cut_from_ms);
 }

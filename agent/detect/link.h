@@ -27,6 +27,8 @@ struct link_port {
 struct link_history {
 	struct link_port ports[LINK_PORTS];
 	size_t n;
+	/* the last time every port in use was down: from, until (0: still) */
+	int64_t cut_from_ms, cut_until_ms;
 	size_t hint; /* name_find()'s */
 };
 
@@ -47,9 +49,10 @@ void link_history_update(struct link_history *h, const struct link_input *in, si
 size_t detect_link(const struct link_history *h, int64_t now_ms, struct event_verdict *out,
 		   size_t max);
 
-/* True if this host is cut off: every port that moved bytes within
- * window_ms is down now (one at least). Its peers' stalls are then its own
- * link's, which detect_link() names. */
-int link_cut_off(const struct link_history *h, int64_t window_ms, int64_t now_ms);
+/* True if this host is cut off (every port that moved bytes within the
+ * window down, one at least), or was as long ago as it lasted: its peers'
+ * stalls are its own link's, which detect_link() names, and TCP retries on
+ * a timer that backed off while the link was down. */
+int link_cut_off(const struct link_history *h, int64_t now_ms);
 
 #endif

@@ -59,8 +59,9 @@ START_TEST(test_unused_port)
 }
 END_TEST
 
-/* Cut off: every port that carried traffic down. eth1 down while eth0
- * still carries is not; both down is; an idle one left up does not count. */
+/* Cut off: every port that carried traffic down, and as long again after
+ * it is back. eth1 down while eth0 still carries is not; both down is; an
+ * idle one left up does not count. */
 START_TEST(test_cut_off)
 {
 	static struct link_history h;
@@ -74,17 +75,26 @@ START_TEST(test_cut_off)
 	memset(&h, 0, sizeof(h));
 	for (int t = 0; t < 5; t++)
 		(void)tick(&h, now += 200, 1, 5e5, out);
-	ck_assert(!link_cut_off(&h, WINDOW_MS, now));
+	ck_assert(!link_cut_off(&h, now));
 	(void)tick(&h, now += 200, 0, 0, out);
-	ck_assert(!link_cut_off(&h, WINDOW_MS, now));
-	link_history_update(&h, both_down, 2, WINDOW_MS, now += 200);
-	ck_assert(link_cut_off(&h, WINDOW_MS, now));
+	ck_assert(!link_cut_off(&h, now));
+	for (int t = 0; t < 5; t++) {
+		link_history_update(&h, both_down, 2, WINDOW_MS, now += 200);
+		ck_assert(link_cut_off(&h, now));
+	}
+	/* back after 1 s: 1 s more of the cut's aftermath */
+	for (int t = 0; t < 6; t++) {
+		(void)tick(&h, now += 200, 1, 5e5, out);
+		ck_assert(link_cut_off(&h, now));
+	}
+	(void)tick(&h, now += 200, 1, 5e5, out);
+	ck_assert(!link_cut_off(&h, now));
 	/* eth1 idle since before the window, and up: eth0 was the only link used */
 	memset(&h, 0, sizeof(h));
 	for (int t = 0; t < 5; t++)
 		(void)tick(&h, now += 200, 1, 0, out);
 	link_history_update(&h, idle_up, 2, WINDOW_MS, now += 200);
-	ck_assert(link_cut_off(&h, WINDOW_MS, now));
+	ck_assert(link_cut_off(&h, now));
 }
 END_TEST
 
