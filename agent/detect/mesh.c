@@ -145,34 +145,41 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	}
 }
 
-/* Sums p's ticks since since_ms. */
-static void window(const struct mesh_history_peer *p, int64_t since_ms, double *sent, double *lost,
-		   uint64_t *lost_flows, unsigned *ticks)
+/* p's ticks since a moment, summed. */
+struct span {
+	double sent, lost;
+	double rtt, rtt_n; /* network time over the answers, and their count */
+	uint64_t lost_flows;
+	uint64_t lossy_ticks; /* bit i: the i-th newest tick lost a probe */
+	unsigned ticks;
+};
+
+static void window(const struct mesh_history_peer *p, int64_t since_ms, struct span *s)
 {
-	*sent = *lost = 0;
-	*lost_flows = 0;
-	*ticks = 0;
+	memset(s, 0, sizeof(*s));
 	for (unsigned i = 0; i < p->count; i++) {
 		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
 
 		if (p->tick[t].ms <= since_ms)
 			break;
-		*sent += p->tick[t].sent;
-		*lost += p->tick[t].lost;
-		*lost_flows |= p->tick[t].lost_flows;
-		(*ticks)++;
+		s->sent += p->tick[t].sent;
+		s->lost += p->tick[t].lost;
+		s->rtt += p->tick[t].rtt;
+		s->rtt_n += p->tick[t].rtt_n;
+		s->lost_flows |= p->tick[t].lost_flows;
+		if (p->tick[t].lost >= 0.5)
+			s->lossy_ticks |= 1ULL << i;
+		s->ticks++;
 	}
 }
 
 /* True if p lost every probe of the last second, on 1.5 sent at least. */
 static int silent(const struct mesh_history_peer *p, int64_t now_ms)
 {
-	double sent, lost;
-	uint64_t flows;
-	unsigned ticks;
+	struct span s;
 
-	window(p, now_ms - 1000, &sent, &lost, &flows, &ticks);
-	return sent >= 1.5 && lost >= 0.95 * sent;
+	window(p, now_ms - 1000, &s);
+	return s.sent >= 1.5 && s.lost >= 0.95 * s.sent;
 }
 
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
@@ -223,21 +230,12 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 	h->n = k;
 }
 
-/* True if p's mean network time over the loss window is over its least by
- * MESH_QUEUE_MARGIN_S: a queue on the path, whose drops are congestion's. */
-static int queued(const struct mesh_history_peer *p, int64_t now_ms)
+/* True if p's mean network time over the span (the loss window) is over
+ * its least by MESH_QUEUE_MARGIN_S: a queue on the path, whose drops are
+ * congestion's. */
+static int queued(const struct mesh_history_peer *p, const struct span *s)
 {
-	double rtt = 0, n = 0;
-
-	for (unsigned i = 0; i < p->count; i++) {
-		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
-
-		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
-			break;
-		rtt += p->tick[t].rtt;
-		n += p->tick[t].rtt_n;
-	}
-	return n > 0 && rtt / n > p->min_rtt + MESH_QUEUE_MARGIN_S;
+	return s->rtt_n > 0 && s->rtt / s->rtt_n > p->min_rtt + MESH_QUEUE_MARGIN_S;
 }
 
 static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
@@ -351,52 +349,39 @@ struct peer_judged {
 	uint64_t lossy_ticks; /* bit i: the i-th newest tick lost a probe */
 };
 
-/* The ticks of the loss window that lost a probe, newest first. */
-static uint64_t lossy_tick_mask(const struct mesh_history_peer *p, int64_t now_ms)
-{
-	uint64_t mask = 0;
-
-	for (unsigned i = 0; i < p->count; i++) {
-		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
-
-		if (p->tick[t].ms <= now_ms - MESH_LOSS_WINDOW_MS)
-			break;
-		if (p->tick[t].lost >= 0.5)
-			mask |= 1ULL << i;
-	}
-	return mask;
-}
-
 static void judge(const struct mesh_history_peer *p, int64_t now_ms, struct peer_judged *j)
 {
 	const struct mesh_obs *o = &p->now;
-	unsigned ticks;
+	struct span s;
 
-	j->state = PEER_CLEAN;
-	j->queued = 0;
-	j->lossy_ticks = lossy_tick_mask(p, now_ms);
-	j->answered_1s = 0;
-	window(p, now_ms - MESH_UNREACHABLE_MS, &j->sent, &j->lost, &j->lost_flows, &ticks);
+	memset(j, 0, sizeof(*j));
+	window(p, now_ms - MESH_UNREACHABLE_MS, &s);
+	j->sent = s.sent;
+	j->lost = s.lost;
 	/* rates times ticks: a probe counted is about 1, never exactly. A
 	 * peer that never answered is not gone: it never came (no responder);
 	 * one gone is silent since its last answer that long at least */
-	if (p->answer_ms && now_ms - p->answer_ms >= MESH_UNREACHABLE_MS && ticks >= 2 &&
-	    j->sent >= 1.5 && j->lost >= 0.95 * j->sent) {
+	if (p->answer_ms && now_ms - p->answer_ms >= MESH_UNREACHABLE_MS && s.ticks >= 2 &&
+	    s.sent >= 1.5 && s.lost >= 0.95 * s.sent) {
 		j->state = PEER_UNREACHABLE;
 		return;
 	}
 	/* silent on every flow this last second, or losing on every flow
 	 * this tick (a pause that began mid-tick): going, not lossy
 	 * (unreachable once it lasts). A link loses on the flows that cross it. */
-	window(p, now_ms - 1000, &j->sent, &j->lost, &j->lost_flows, &ticks);
-	j->answered_1s = j->sent - j->lost;
+	window(p, now_ms - 1000, &s);
+	j->answered_1s = s.sent - s.lost;
 	if (p->silent_ms == now_ms ||
 	    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows)) {
 		j->state = PEER_GOING;
 		return;
 	}
-	window(p, now_ms - MESH_LOSS_WINDOW_MS, &j->sent, &j->lost, &j->lost_flows, &ticks);
-	j->queued = queued(p, now_ms);
+	window(p, now_ms - MESH_LOSS_WINDOW_MS, &s);
+	j->sent = s.sent;
+	j->lost = s.lost;
+	j->lost_flows = s.lost_flows;
+	j->lossy_ticks = s.lossy_ticks;
+	j->queued = queued(p, &s);
 	/* the losses of a window that holds an outage are the outage's */
 	if (j->lost < 0.95 * j->sent && __builtin_popcountll(j->lossy_ticks) >= 2 && !j->queued &&
 	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
