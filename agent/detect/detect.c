@@ -677,6 +677,8 @@ void detect_configure(struct detect *d, const struct config *cfg)
 
 void detect_free(struct detect *d)
 {
+	if (d)
+		mesh_history_free(&d->mh);
 	free(d);
 }
 
@@ -765,7 +767,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	if (link_cut_off(&d->kh, registry_now(reg)))
 		n = drop_peer_stalls(out, n);
 	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
-	n += detect_mesh(&d->mh, registry_now(reg), out + n, max - n);
+	n += detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
 	return n +
 	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,41 +146,126 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	}
 }
 
+/* The oldest and newest ticks that lost a probe (0: none), of one peer or
+ * of several (every peer has the same ticks): two ticks or more lost one
+ * if they differ. */
+struct lossy_ticks {
+	int64_t old_ms, new_ms;
+};
+
+static void lossy_add(struct lossy_ticks *l, int64_t old_ms, int64_t new_ms)
+{
+	if (!new_ms)
+		return;
+	if (!l->new_ms || new_ms > l->new_ms)
+		l->new_ms = new_ms;
+	if (!l->old_ms || old_ms < l->old_ms)
+		l->old_ms = old_ms;
+}
+
+static int lossy_two(const struct lossy_ticks *l)
+{
+	return l->new_ms > l->old_ms;
+}
+
 /* p's ticks since a moment, summed. */
 struct span {
 	double sent, lost;
 	double rtt, rtt_n; /* network time over the answers, and their count */
 	uint64_t lost_flows;
-	uint64_t lossy_ticks; /* bit i: the i-th newest tick lost a probe */
+	struct lossy_ticks lossy; /* the ticks that lost a probe */
 	unsigned ticks;
 };
 
-static void window(const struct mesh_history_peer *p, int64_t since_ms, struct span *s)
+static const struct mesh_tick *ring_of(const struct mesh_history *h, size_t i)
 {
-	memset(s, 0, sizeof(*s));
-	for (unsigned i = 0; i < p->count; i++) {
-		unsigned t = (p->next + MESH_DETECT_TICKS - 1 - i) % MESH_DETECT_TICKS;
+	return h->tick + i * h->ring;
+}
 
-		if (p->tick[t].ms <= since_ms)
+/* Peer i's ticks since a moment, summed. */
+static void window(const struct mesh_history *h, size_t i, int64_t since_ms, struct span *s)
+{
+	const struct mesh_history_peer *p = &h->peers[i];
+	const struct mesh_tick *ring = ring_of(h, i);
+
+	memset(s, 0, sizeof(*s));
+	for (unsigned k = 0; k < p->count; k++) {
+		const struct mesh_tick *t = &ring[(p->next + h->ring - 1 - k) % h->ring];
+
+		if (t->ms <= since_ms)
 			break;
-		s->sent += p->tick[t].sent;
-		s->lost += p->tick[t].lost;
-		s->rtt += p->tick[t].rtt;
-		s->rtt_n += p->tick[t].rtt_n;
-		s->lost_flows |= p->tick[t].lost_flows;
-		if (p->tick[t].lost >= 0.5)
-			s->lossy_ticks |= 1ULL << i;
+		s->sent += t->sent;
+		s->lost += t->lost;
+		s->rtt += t->rtt;
+		s->rtt_n += t->rtt_n;
+		s->lost_flows |= t->lost_flows;
+		if (t->lost >= 0.5f)
+			lossy_add(&s->lossy, t->ms, t->ms);
 		s->ticks++;
 	}
 }
 
-/* True if p lost every probe of the last second, on 1.5 sent at least. */
-static int silent(const struct mesh_history_peer *p, int64_t now_ms)
+/* True if peer i lost every probe of the last second, on 1.5 sent at least. */
+static int silent(const struct mesh_history *h, size_t i, int64_t now_ms)
 {
 	struct span s;
 
-	window(p, now_ms - 1000, &s);
+	window(h, i, now_ms - 1000, &s);
 	return s.sent >= 1.5 && s.lost >= 0.95 * s.sent;
+}
+
+/* Gives every peer a ring twice as long (its ticks kept, oldest first).
+ * Returns 0, or -ENOMEM with h as it was. */
+static int ring_grow(struct mesh_history *h)
+{
+	unsigned ring = h->ring ? 2 * h->ring : 16;
+	struct mesh_tick *t = calloc((size_t)MESH_DETECT_PEERS * ring, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->n; i++) {
+		struct mesh_history_peer *p = &h->peers[i];
+
+		for (unsigned k = 0; k < p->count; k++)
+			t[i * ring + k] =
+				ring_of(h, i)[(p->next + h->ring - p->count + k) % h->ring];
+		p->next = p->count;
+	}
+	free(h->tick);
+	h->tick = t;
+	h->ring = ring;
+	return 0;
+}
+
+/* The peer named peer, looked for from the one after the last found:
+ * the registry gives them in the same order tick after tick. */
+static struct mesh_history_peer *peer_find(struct mesh_history *h, const char *peer)
+{
+	for (size_t k = 0; k < h->n; k++) {
+		size_t j = (h->hint + k) % h->n;
+
+		if (strcmp(h->peers[j].peer, peer) == 0) {
+			h->hint = j + 1;
+			return &h->peers[j];
+		}
+	}
+	return NULL;
+}
+
+/* Where o's tick goes in p's ring; NULL if there is no ring. A full ring
+ * whose oldest tick is still in the loss window grows first. */
+static struct mesh_tick *tick_slot(struct mesh_history *h, struct mesh_history_peer *p,
+				   int64_t now_ms)
+{
+	size_t i = (size_t)(p - h->peers);
+
+	if (!h->ring ||
+	    (p->count == h->ring && ring_of(h, i)[p->next].ms > now_ms - MESH_LOSS_WINDOW_MS &&
+	     h->ring < 1024))
+		(void)ring_grow(h);
+	if (!h->ring)
+		return NULL;
+	return &h->tick[i * h->ring + p->next];
 }
 
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
@@ -188,28 +274,33 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 
 	for (size_t i = 0; i < g->n; i++) {
 		const struct mesh_obs *o = &g->obs[i];
-		struct mesh_history_peer *p = NULL;
+		struct mesh_history_peer *p = peer_find(h, o->peer);
+		struct mesh_tick *t;
 		double dt;
 
-		for (size_t j = 0; j < h->n && !p; j++)
-			if (strcmp(h->peers[j].now.peer, o->peer) == 0)
-				p = &h->peers[j];
 		if (!p) {
 			if (h->n == MESH_DETECT_PEERS)
 				continue;
 			p = &h->peers[h->n++];
 			memset(p, 0, sizeof(*p));
-			p->now.last_ms = now_ms;
+			snprintf(p->peer, sizeof(p->peer), "%s", o->peer);
+			p->last_ms = now_ms;
+			h->hint = h->n;
 		}
-		dt = (double)(now_ms - p->now.last_ms) / 1000.0;
-		p->now = *o;
-		p->now.last_ms = now_ms;
-		p->tick[p->next].ms = now_ms;
-		p->tick[p->next].sent = o->sent * dt;
-		p->tick[p->next].lost = o->lost * dt;
-		p->tick[p->next].lost_flows = o->lost_flows;
-		p->tick[p->next].rtt = (o->rtt_sum - o->delay_sum) * dt;
-		p->tick[p->next].rtt_n = o->rtt_count * dt;
+		t = tick_slot(h, p, now_ms);
+		if (!t)
+			continue;
+		dt = (double)(now_ms - p->last_ms) / 1000.0;
+		p->last_ms = now_ms;
+		p->obs = i;
+		*t = (struct mesh_tick){
+			.ms = now_ms,
+			.sent = (float)(o->sent * dt),
+			.lost = (float)(o->lost * dt),
+			.rtt = (float)((o->rtt_sum - o->delay_sum) * dt),
+			.rtt_n = (float)(o->rtt_count * dt),
+			.lost_flows = o->lost_flows,
+		};
 		if (o->rtt_count > 0) {
 			double mean = (o->rtt_sum - o->delay_sum) / o->rtt_count;
 
@@ -217,17 +308,32 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			if (p->min_rtt <= 0 || (mean > 0 && mean < p->min_rtt))
 				p->min_rtt = mean;
 		}
-		p->next = (p->next + 1) % MESH_DETECT_TICKS;
-		if (p->count < MESH_DETECT_TICKS)
+		p->next = (p->next + 1) % h->ring;
+		if (p->count < h->ring)
 			p->count++;
 	}
 	for (size_t j = 0; j < h->n; j++)
-		if (h->peers[j].now.last_ms == now_ms && silent(&h->peers[j], now_ms))
+		if (h->peers[j].last_ms == now_ms && silent(h, j, now_ms))
 			h->peers[j].silent_ms = now_ms;
-	for (size_t j = 0; j < h->n; j++)
-		if (now_ms - h->peers[j].now.last_ms < MESH_LOSS_WINDOW_MS)
-			h->peers[k++] = h->peers[j];
+	for (size_t j = 0; j < h->n; j++) {
+		if (now_ms - h->peers[j].last_ms >= MESH_LOSS_WINDOW_MS)
+			continue;
+		if (k != j) {
+			h->peers[k] = h->peers[j];
+			memcpy(h->tick + k * h->ring, ring_of(h, j), h->ring * sizeof(*h->tick));
+		}
+		k++;
+	}
 	h->n = k;
+}
+
+void mesh_history_free(struct mesh_history *h)
+{
+	free(h->tick);
+	h->tick = NULL;
+	h->ring = 0;
+	h->n = 0;
+	h->hint = 0;
 }
 
 /* True if p's mean network time over the span (the loss window) is over
@@ -346,16 +452,18 @@ struct peer_judged {
 	double answered_1s; /* probes answered in the last second */
 	int queued; /* queued(): its losses are congestion's */
 	uint64_t lost_flows; /* over the loss window */
-	uint64_t lossy_ticks; /* bit i: the i-th newest tick lost a probe */
+	struct lossy_ticks lossy; /* over the loss window */
 };
 
-static void judge(const struct mesh_history_peer *p, int64_t now_ms, struct peer_judged *j)
+/* Peer i of h, whose observation this tick is o. */
+static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs *o, int64_t now_ms,
+		  struct peer_judged *j)
 {
-	const struct mesh_obs *o = &p->now;
+	const struct mesh_history_peer *p = &h->peers[i];
 	struct span s;
 
 	memset(j, 0, sizeof(*j));
-	window(p, now_ms - MESH_UNREACHABLE_MS, &s);
+	window(h, i, now_ms - MESH_UNREACHABLE_MS, &s);
 	j->sent = s.sent;
 	j->lost = s.lost;
 	/* rates times ticks: a probe counted is about 1, never exactly. A
@@ -369,21 +477,21 @@ static void judge(const struct mesh_history_peer *p, int64_t now_ms, struct peer
 	/* silent on every flow this last second, or losing on every flow
 	 * this tick (a pause that began mid-tick): going, not lossy
 	 * (unreachable once it lasts). A link loses on the flows that cross it. */
-	window(p, now_ms - 1000, &s);
+	window(h, i, now_ms - 1000, &s);
 	j->answered_1s = s.sent - s.lost;
 	if (p->silent_ms == now_ms ||
 	    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows)) {
 		j->state = PEER_GOING;
 		return;
 	}
-	window(p, now_ms - MESH_LOSS_WINDOW_MS, &s);
+	window(h, i, now_ms - MESH_LOSS_WINDOW_MS, &s);
 	j->sent = s.sent;
 	j->lost = s.lost;
 	j->lost_flows = s.lost_flows;
-	j->lossy_ticks = s.lossy_ticks;
+	j->lossy = s.lossy;
 	j->queued = queued(p, &s);
 	/* the losses of a window that holds an outage are the outage's */
-	if (j->lost < 0.95 * j->sent && __builtin_popcountll(j->lossy_ticks) >= 2 && !j->queued &&
+	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued &&
 	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
 	    loss_beyond_chance(lround(j->sent), lround(j->lost)))
 		j->state = PEER_LOSSY;
@@ -394,7 +502,7 @@ struct iface_tally {
 	const char *ifname;
 	unsigned peers, failing, gone, queued;
 	double sent, lost, answered_1s;
-	uint64_t lossy_ticks;
+	struct lossy_ticks lossy;
 	enum event_kind verdict; /* EVENT_KINDS: none */
 };
 
@@ -413,16 +521,17 @@ static struct iface_tally *tally_for(struct iface_tally *t, size_t *n, const cha
 
 /* Sums the judged peers per interface and decides each interface's own
  * verdict (EVENT_KINDS where its peers speak for themselves). */
-static size_t tally(const struct mesh_history *h, int64_t now_ms, const struct peer_judged *j,
-		    struct iface_tally *t)
+static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
+		    const struct peer_judged *j, struct iface_tally *t)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
-		const struct mesh_obs *o = &h->peers[i].now;
+		const struct mesh_obs *o = &g->obs[h->peers[i].obs];
 		struct iface_tally *x;
 
-		if (o->last_ms != now_ms || !o->ifname[0] || !(x = tally_for(t, &n, o->ifname)))
+		if (h->peers[i].last_ms != now_ms || !o->ifname[0] ||
+		    !(x = tally_for(t, &n, o->ifname)))
 			continue;
 		x->peers++;
 		x->gone += j[i].state == PEER_UNREACHABLE;
@@ -433,7 +542,7 @@ static size_t tally(const struct mesh_history *h, int64_t now_ms, const struct p
 			continue;
 		x->sent += j[i].sent;
 		x->lost += j[i].lost;
-		x->lossy_ticks |= j[i].lossy_ticks;
+		lossy_add(&x->lossy, j[i].lossy.old_ms, j[i].lossy.new_ms);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct iface_tally *x = &t[i];
@@ -443,7 +552,7 @@ static size_t tally(const struct mesh_history *h, int64_t now_ms, const struct p
 		if (x->gone == x->peers)
 			x->verdict = EVENT_STALL;
 		else if (x->answered_1s >= 0.5 && !x->queued && x->lost < 0.95 * x->sent &&
-			 __builtin_popcountll(x->lossy_ticks) >= 2 &&
+			 lossy_two(&x->lossy) &&
 			 loss_beyond_chance(lround(x->sent), lround(x->lost)))
 			x->verdict = EVENT_LOSSY_LINK;
 	}
@@ -482,28 +591,27 @@ static int own_link_failing(const struct iface_tally *t, size_t nt, const struct
 	return 0;
 }
 
-size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
-		   size_t max)
+size_t detect_mesh(const struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
+		   struct event_verdict *out, size_t max)
 {
 	struct peer_judged j[MESH_DETECT_PEERS];
 	struct iface_tally t[MESH_IFACES_MAX];
 	size_t n = 0, nt;
 
 	for (size_t i = 0; i < h->n; i++)
-		if (h->peers[i].now.last_ms == now_ms)
-			judge(&h->peers[i], now_ms, &j[i]);
-	nt = tally(h, now_ms, j, t);
+		if (h->peers[i].last_ms == now_ms)
+			judge(h, i, &g->obs[h->peers[i].obs], now_ms, &j[i]);
+	nt = tally(h, g, now_ms, j, t);
 	for (size_t i = 0; i < nt; i++)
 		if (t[i].verdict != EVENT_KINDS)
 			n = iface_verdict(out, max, n, &t[i]);
 	for (size_t i = 0; i < h->n; i++) {
-		const struct mesh_history_peer *p = &h->peers[i];
-		const struct mesh_obs *o = &p->now;
+		const struct mesh_obs *o = &g->obs[h->peers[i].obs];
 		double avg, worst = 0;
 		uint64_t slow = 0;
 		char ev[EVENT_EVIDENCE_MAX];
 
-		if (o->last_ms != now_ms)
+		if (h->peers[i].last_ms != now_ms)
 			continue;
 		if (j[i].state == PEER_UNREACHABLE && !own_link_failing(t, nt, o)) {
 			snprintf(ev, sizeof(ev), "{\"sent\":%.0f,\"lost\":%.0f,\"window_s\":%d}",

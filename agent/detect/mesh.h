@@ -18,13 +18,12 @@
  */
 
 /* every peer of a thousand-node cluster (MESH_ADDRS_MAX is the targets'
- * bound); about 4 KB each once seen */
+ * bound); about 1 KB each once seen at 1 s ticks */
 #define MESH_DETECT_PEERS 1024
 #define MESH_DETECT_FLOWS 64 /* MESH_FLOWS_MAX */
 /* flows whose hops are compared: the default 8 and then some */
 #define MESH_DETECT_HOP_FLOWS 16
 #define MESH_DETECT_HOPS 8 /* MESH_HOPS_MAX */
-#define MESH_DETECT_TICKS 64
 /* Loss is judged over the last 10 s: the issue's bound on naming a lossy
  * link. */
 #define MESH_LOSS_WINDOW_MS 10000
@@ -65,7 +64,6 @@ struct mesh_obs {
 	float flow_rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
 	uint64_t known_flows; /* flows whose hops are known */
 	uint32_t hop[MESH_DETECT_HOP_FLOWS][MESH_DETECT_HOPS]; /* 0: none or unknown */
-	int64_t last_ms; /* detect_mesh's: the tick it was last in */
 };
 
 /* This tick's observations, filled from the registry's series. */
@@ -85,30 +83,43 @@ int mesh_gather_wants(const char *name);
  * MESH_DETECT_PEERS are ignored. */
 void mesh_gather_series(struct mesh_gather *g, const struct series *s);
 
+/* One tick of a peer's probes, counted over the tick (floats: a tick's
+ * counts and seconds need no more). */
+struct mesh_tick {
+	int64_t ms;
+	float sent, lost;
+	float rtt, rtt_n; /* network time summed over the tick's answers, and their count */
+	uint64_t lost_flows;
+};
+
 struct mesh_history_peer {
-	struct mesh_obs now; /* the last tick's */
+	char peer[48];
+	int64_t last_ms; /* the tick it was last in */
+	size_t obs; /* its observation in that tick's gather */
 	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
 	int64_t answer_ms; /* the last tick some probe was answered; 0: never */
 	int64_t silent_ms; /* the last tick it lost every probe of a second; 0: never */
-	struct {
-		int64_t ms;
-		double sent, lost; /* counted over the tick */
-		double rtt,
-			rtt_n; /* network time summed over the tick's answers, and their count */
-		uint64_t lost_flows;
-	} tick[MESH_DETECT_TICKS];
-	unsigned next, count;
+	unsigned next, count; /* its ring of ticks: the next slot, and the slots used */
 };
 
 struct mesh_history {
 	struct mesh_history_peer peers[MESH_DETECT_PEERS];
 	size_t n;
+	/* each peer's ring of ticks, peer i's from tick + i * ring: as long as
+	 * the loss window holds ticks (it grows to that), so that a 1 s tick
+	 * keeps 16 and a 100 ms tick 128 */
+	struct mesh_tick *tick;
+	unsigned ring;
+	size_t hint; /* the peer found last, plus 1 */
 };
 
 /* Adds this tick's observations to h (zeroed before first use): each rate
  * times the time since the peer's last tick. Peers absent for the loss
- * window are forgotten. */
+ * window are forgotten. A ring that cannot grow (no memory) keeps its
+ * newest ticks. */
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms);
+/* Frees h's rings: h is then as if zeroed. */
+void mesh_history_free(struct mesh_history *h);
 
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
@@ -127,9 +138,10 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
  * "interface=IF": stall once every one is unreachable; lossy_link once
  * their window's losses together are beyond chance, on 2 ticks or more,
  * and some of them answered in the last second (a cut is not lossy).
- * Pure: no I/O. Returns how many were written.
+ * g is the tick's gather h was last updated with. Pure: no I/O. Returns
+ * how many were written.
  */
-size_t detect_mesh(const struct mesh_history *h, int64_t now_ms, struct event_verdict *out,
-		   size_t max);
+size_t detect_mesh(const struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
+		   struct event_verdict *out, size_t max);
 
 #endif

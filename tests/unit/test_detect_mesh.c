@@ -35,17 +35,22 @@ static struct mesh_obs *leaf_spine_peer(void)
 	return o;
 }
 
-/* Feeds ticks 1 s apart from t0 with the gather as it is; returns the
+/* Feeds ticks step_ms apart from t0 with the gather as it is; returns the
  * verdicts of the last. */
-static size_t run(int64_t t0, int ticks, struct event_verdict *v, size_t max)
+static size_t run_every(int64_t t0, int ticks, int64_t step_ms, struct event_verdict *v, size_t max)
 {
 	size_t n = 0;
 
 	for (int i = 0; i < ticks; i++) {
-		mesh_history_update(&h, &g, t0 + i * 1000);
-		n = detect_mesh(&h, t0 + i * 1000, v, max);
+		mesh_history_update(&h, &g, t0 + i * step_ms);
+		n = detect_mesh(&h, &g, t0 + i * step_ms, v, max);
 	}
 	return n;
+}
+
+static size_t run(int64_t t0, int ticks, struct event_verdict *v, size_t max)
+{
+	return run_every(t0, ticks, 1000, v, max);
 }
 
 /* n peers from the first silent (every probe lost, none answered). */
@@ -114,6 +119,26 @@ START_TEST(test_one_loss_is_not_a_link)
 }
 END_TEST
 
+/* The loss window is 10 s at any tick: at 100 ms ticks, two losses 9 s
+ * ago still count (the ring grows to hold them). */
+START_TEST(test_window_holds_fast_ticks)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	(void)run_every(1000, 5, 100, v, 4);
+	o->lost = 10; /* one probe in each of the next 2 ticks */
+	o->lost_flows = 1;
+	(void)run_every(1500, 2, 100, v, 4);
+	o->lost = 0;
+	o->lost_flows = 0;
+	ck_assert_uint_eq(run_every(1700, 88, 100, v, 4), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+	ck_assert_uint_ge(h.ring, 100);
+	mesh_history_free(&h);
+}
+END_TEST
+
 /* Two losses in a window are a link at the defaults' 80 probes, and chance
  * among the 800 of a peer probed every 12.5 ms, where three are not. */
 START_TEST(test_two_losses_against_probes_sent)
@@ -128,7 +153,7 @@ START_TEST(test_two_losses_against_probes_sent)
 	ck_assert_uint_eq(run(12000, 1, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
 
-	memset(&h, 0, sizeof(h));
+	mesh_history_free(&h);
 	o->sent = 80;
 	o->lost = 0;
 	(void)run(1000, 10, v, 4);
@@ -207,7 +232,7 @@ START_TEST(test_unreachable_after_3_s_of_silence)
 	(void)leaf_spine_peer();
 	silence(0, 1);
 	ck_assert_uint_eq(run(1000, 6, v, 4), 0);
-	memset(&h, 0, sizeof(h));
+	mesh_history_free(&h);
 	(void)leaf_spine_peer();
 	(void)run(1000, 1, v, 4);
 	silence(0, 1);
@@ -239,7 +264,7 @@ END_TEST
 static void eth0_peers(size_t n, double lost)
 {
 	memset(&g, 0, sizeof(g));
-	memset(&h, 0, sizeof(h));
+	mesh_history_free(&h);
 	g.n = n;
 	for (size_t i = 0; i < n; i++) {
 		struct mesh_obs *o = &g.obs[i];
@@ -333,6 +358,7 @@ Suite *detect_mesh_suite(void)
 		{ "clean_is_quiet", test_clean_is_quiet, 0 },
 		{ "loss_names_the_hops", test_loss_names_the_hops, 0 },
 		{ "one_loss_is_not_a_link", test_one_loss_is_not_a_link, 0 },
+		{ "window_holds_fast_ticks", test_window_holds_fast_ticks, 0 },
 		{ "two_losses_against_probes_sent", test_two_losses_against_probes_sent, 0 },
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
