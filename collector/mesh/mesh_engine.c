@@ -25,6 +25,10 @@
 #define NS_PER_S 1000000000LL
 /* the target file is looked at this often for a change */
 #define TARGETS_CHECK_NS NS_PER_S
+/* a peer's interface is looked up again this often: a route that moves
+ * (a failover to another port, a second NIC) takes the peer's series and
+ * its share of the own-link verdict with it */
+#define ROUTES_CHECK_NS (10 * NS_PER_S)
 /* datagrams one recvmmsg() reads: a socket gets one batch a turn, so that
  * a flood waits for the next turn and cannot starve the sender's schedule */
 #define READ_BATCH 64
@@ -70,6 +74,7 @@ struct mesh_engine {
 	struct mesh_targets targets;
 	struct stat targets_st;
 	int64_t targets_check_ns;
+	int64_t routes_check_ns;
 	struct mesh_cidr allow[MESH_CIDRS_MAX];
 	size_t n_allow;
 	struct {
@@ -410,6 +415,25 @@ static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Every peer's interface and this host's addresses, looked up again. */
+static void routes_refresh(struct mesh_engine *e, int64_t now)
+{
+	int fd;
+
+	if (now < e->routes_check_ns)
+		return;
+	e->routes_check_ns = now + ROUTES_CHECK_NS;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&e->lock);
+	own_addresses(e);
+	for (size_t i = 0; i < e->n_peers; i++)
+		route_ifname(e, fd, e->peers[i].addr, e->peers[i].ifname);
+	pthread_mutex_unlock(&e->lock);
+	close(fd);
+}
+
 /* The kernel's receive time of msg, or now. */
 static int64_t ts_or_now(struct msghdr *msg)
 {
@@ -730,6 +754,7 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 
 	now = now_ns();
 	targets_refresh(e, now, 0);
+	routes_refresh(e, now);
 	pthread_mutex_lock(&e->lock);
 	for (unsigned i = 1; i < n; i++) {
 		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
