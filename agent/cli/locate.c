@@ -16,6 +16,7 @@
 
 #include "agent/cli/locate.h"
 #include "agent/cli/cli.h"
+#include "agent/cli/json_arena.h"
 #include "agent/cli/locate_score.h"
 #include "agent/cli/prom_client.h"
 #include "agent/lib/clock.h"
@@ -380,8 +381,20 @@ static int build_ports(struct evidence *e)
 /* A path's key, "instance peer flow" of one of its series. */
 static void path_key(json_t *series, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s\x1f%s\x1f%s", label(series, "instance"), label(series, "peer"),
-		 label(series, "flow"));
+	const char *part[3] = { label(series, "instance"), label(series, "peer"),
+				label(series, "flow") };
+	size_t used = 0;
+
+	/* joined by hand: snprintf() for its 80,000 keys was 4 % of locate's
+	 * work at 2,000 nodes */
+	for (int i = 0; i < 3 && used < len; i++) {
+		size_t n = strnlen(part[i], len - used - 1);
+
+		memcpy(buf + used, part[i], n);
+		used += n;
+		buf[used++] = '\x1f';
+	}
+	buf[used - 1] = '\0';
 }
 
 /* The series of a result by path key (an object of arrays), so that a
@@ -540,6 +553,14 @@ static void evidence_text(const struct locate_suspect *s, char *buf, size_t len)
 		snprintf(buf, len, "named by events on %d of %d other nodes", s->failing, s->of);
 }
 
+/* json_dump_callback's writer: into a strbuf (jansson's own strings
+ * would come from json_arena's chunks). */
+static int dump_to(const char *buf, size_t len, void *sb)
+{
+	strbuf_add(sb, buf, len);
+	return 0;
+}
+
 static void print(const struct locate_args *a, const struct locate_suspect *s, int n, int nodes,
 		  int queries)
 {
@@ -571,15 +592,9 @@ static void print(const struct locate_args *a, const struct locate_suspect *s, i
 					  s[i].reporters, "first_seen",
 					  s[i].first_ms ? first : NULL, "tied_with", tied));
 		}
-		{
-			char *js = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-			if (js)
-				strbuf_addf(&sb, "%s\n", js);
-			else
-				sb.failed = 1;
-			free(js);
-		}
+		if (!o || json_dump_callback(o, dump_to, &sb, JSON_COMPACT) < 0)
+			sb.failed = 1;
+		strbuf_addch(&sb, '\n');
 		json_decref(o);
 	} else if (a->cm.format == CLI_CSV) {
 		strbuf_addstr(&sb,
@@ -637,6 +652,7 @@ int locate_main(int argc, char **argv)
 		return r == 1 ? 0 : r;
 	if (read_password(&a))
 		return 1;
+	json_arena_use();
 	c = prom_client_new(&a.po);
 	if (!c) {
 		fprintf(stderr, "fabmon locate: unable to start the HTTP client\n");
@@ -668,6 +684,7 @@ out:
 	free(s);
 	evidence_release(&e);
 	prom_client_free(c);
+	json_arena_release();
 	free(a.password);
 	return r;
 }
