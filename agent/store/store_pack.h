@@ -14,7 +14,8 @@
  * rollups (samples, min, max, sum, last of the rate for a counter, of the
  * value for a gauge) one packed row an hour in the rollups table.
  *
- * What is open lives in memory, and its samples stay in the stage table
+ * The open block lives in memory, and the open rollup hour until its row is
+ * written (read back for its next minute). Their samples stay in the stage table
  * until a block or rollup row holds them: store_pack_frontier says which
  * staged ticks may go. After a crash the store adds the staged ticks again
  * and each series resumes from its newest block and rollup row.
