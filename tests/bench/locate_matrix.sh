@@ -18,7 +18,8 @@
 # fired, beside the issue's goals. Between cells it waits until no alert
 # is pending or firing (LOCATE_SETTLE_ALERTS, up to 90 s a cell: the rules
 # read a minute of loss), so that each cell's alerts are its own. Exits
-# non-zero only when the lab could not run.
+# non-zero only when the lab could not run. LOCATE_MATRIX_KEEP=DIR keeps
+# the agents' databases there, for fabmon events and history.
 . tests/lib.sh
 . tests/lab/lab.sh
 . tests/lab/leafspine.sh
@@ -110,3 +111,7 @@ awk -F'\t' -v hold="$LOCATE_HOLD" '
 		printf "| alerts: fault cells with a right one; wrong ones in all cells | - | %d of %d; %d wrong | |\n",
 			alerted, nf, wrong
 	}' "$WORK/cells.tsv"
+if [ -n "${LOCATE_MATRIX_KEEP:-}" ]; then
+	mkdir -p "$LOCATE_MATRIX_KEEP" && cp "$WORK"/h*.db* "$LOCATE_MATRIX_KEEP"/ &&
+		echo "databases kept in $LOCATE_MATRIX_KEEP"
+fi
