@@ -124,7 +124,7 @@ static void put_xor(struct pack_writer *w, struct pack_col *c, uint64_t bits)
 	}
 	lead = (unsigned)__builtin_clzll(x);
 	trail = (unsigned)__builtin_ctzll(x);
-	if (c->len && lead >= c->lead && trail >= 64 - c->lead - c->len) {
+	if (c->len && lead >= c->lead && trail >= 64u - c->lead - c->len) {
 		put(w, 2, 2);
 		put(w, x >> (64 - c->lead - c->len), c->len);
 		return;
@@ -134,8 +134,8 @@ static void put_xor(struct pack_writer *w, struct pack_col *c, uint64_t bits)
 	put(w, lead, 6);
 	put(w, len - 1, 6);
 	put(w, x >> trail, len);
-	c->lead = lead;
-	c->len = len;
+	c->lead = (uint8_t)lead;
+	c->len = (uint8_t)len;
 }
 
 static void put_value(struct pack_writer *w, struct pack_col *c, double v)
@@ -290,8 +290,8 @@ static int get_xor(struct pack_reader *r, struct pack_col *c)
 			return e;
 		if (lead + len + 1 > 64)
 			return -EBADMSG;
-		c->lead = (unsigned)lead;
-		c->len = (unsigned)len + 1;
+		c->lead = (uint8_t)lead;
+		c->len = (uint8_t)(len + 1);
 	}
 	if ((e = get(r, c->len, &v)))
 		return e;

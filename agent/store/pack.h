@@ -45,8 +45,10 @@
 struct pack_col {
 	uint64_t bits; /* the previous value */
 	int64_t whole, step; /* it as an integer, and its increase */
-	int is_whole;
-	unsigned lead, len; /* the xor window: leading zeros, meaningful bits */
+	/* bytes, not ints: a store holds two writers of five columns for
+	 * every series (32 bytes a column, not 40) */
+	uint8_t is_whole;
+	uint8_t lead, len; /* the xor window: leading zeros, meaningful bits (64 at most) */
 };
 
 struct pack_writer {
