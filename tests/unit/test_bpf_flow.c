@@ -1589,13 +1589,15 @@ Suite *bpf_flow_suite(void)
 		{ "roce_read", test_roce_read, 0 },
 		{ "roce_read_back_to_back", test_roce_read_back_to_back, 0 },
 		{ "roce_read_pmtu_config", test_roce_read_pmtu_config, 0 },
-		{ "tc_sync", test_tc_sync, 0 },
-		{ "tc_remove_stale", test_tc_remove_stale, 0 },
-		{ "tc_free_spares_replacement", test_tc_free_spares_replacement, 0 },
-		{ "tc_attach_failure", test_tc_attach_failure, 0 },
-		{ "tc_nothing_wanted", test_tc_nothing_wanted, 0 },
-		{ "tc_lost", test_tc_lost, 0 },
-		{ "tc_survey", test_tc_survey, 0 },
+		/* these run ip(8) and tc(8) and load programs: about 1 s each,
+		 * over Check's default 4 s on a loaded 2-core machine */
+		{ "tc_sync", test_tc_sync, 20 },
+		{ "tc_remove_stale", test_tc_remove_stale, 20 },
+		{ "tc_free_spares_replacement", test_tc_free_spares_replacement, 20 },
+		{ "tc_attach_failure", test_tc_attach_failure, 20 },
+		{ "tc_nothing_wanted", test_tc_nothing_wanted, 20 },
+		{ "tc_lost", test_tc_lost, 20 },
+		{ "tc_survey", test_tc_survey, 20 },
 	};
 
 	return TESTUTIL_SUITE("bpf_flow", cases);
