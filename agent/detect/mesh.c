@@ -288,11 +288,11 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			h->hint = h->n;
 		}
 		t = tick_slot(h, p, now_ms);
-		if (!t)
-			continue;
 		dt = (double)(now_ms - p->last_ms) / 1000.0;
 		p->last_ms = now_ms;
 		p->obs = i;
+		if (!t)
+			continue; /* seen, not counted: no memory for its ring */
 		*t = (struct mesh_tick){
 			.ms = now_ms,
 			.sent = (float)(o->sent * dt),
