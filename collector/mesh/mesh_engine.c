@@ -25,6 +25,8 @@
 #define NS_PER_S 1000000000LL
 /* the target file is looked at this often for a change */
 #define TARGETS_CHECK_NS NS_PER_S
+/* a list with names that did not resolve is read again this often */
+#define TARGETS_RETRY_NS (30 * NS_PER_S)
 /* a peer's interface is looked up again this often: a route that moves
  * (a failover to another port, a second NIC) takes the peer's series and
  * its share of the own-link verdict with it */
@@ -73,7 +75,7 @@ struct mesh_engine {
 	pthread_mutex_t lock;
 	struct mesh_targets targets;
 	struct stat targets_st;
-	int64_t targets_check_ns;
+	int64_t targets_check_ns, targets_retry_ns;
 	int64_t routes_check_ns;
 	struct mesh_cidr allow[MESH_CIDRS_MAX];
 	size_t n_allow;
@@ -92,6 +94,7 @@ struct mesh_engine {
 	int64_t budget_ns;
 	unsigned seed;
 	char news[512];
+	char skipped[400]; /* the last load's targets left out, "" if none */
 };
 
 static int64_t now_ns(void)
@@ -392,8 +395,12 @@ static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
 	/* a file that cannot be stat()ed is reported once, when it goes */
 	if (e->conf.targets[0] && stat(e->conf.targets, &st) < 0)
 		memset(&st, 0, sizeof(st));
-	if (!force && same_file(&st, &e->targets_st))
+	/* a file whose names did not all resolve is read again now and then:
+	 * a name service that failed may answer */
+	if (!force && same_file(&st, &e->targets_st) &&
+	    (!e->targets.unresolved || now < e->targets_retry_ns))
 		return;
+	e->targets_retry_ns = now + TARGETS_RETRY_NS;
 	e->targets_st = st;
 	/* names may be resolved (getaddrinfo), which may take seconds: not
 	 * under the lock the tick reads the state by */
@@ -404,6 +411,10 @@ static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
 		snprintf(e->news, sizeof(e->news), "%s (the previous %zu targets kept)", err,
 			 e->targets.n);
 	} else {
+		/* targets left out: said once, not at every retry */
+		if (err[0] && strcmp(err, e->skipped) != 0)
+			snprintf(e->news, sizeof(e->news), "%s", err);
+		snprintf(e->skipped, sizeof(e->skipped), "%s", err);
 		own_addresses(e);
 		if (peers_replace(e, t.addrs, t.n, now) == 0) {
 			mesh_targets_release(&e->targets);

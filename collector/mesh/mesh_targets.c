@@ -53,24 +53,52 @@ static int list_add(struct addr_list *l, uint32_t addr)
 	return 0;
 }
 
-/* Adds the hosts of target "host:port" (or "host", "[v6]:port"). */
+/* Adds the host of target "host:port" (or "host"). Returns 0; -EINVAL if it
+ * is not of that form, -EAFNOSUPPORT for an IPv6 address ("[v6]:port": the
+ * probes are IPv4), -ENOENT for a name without an IPv4 address, -E2BIG. */
 static int target_add(struct addr_list *l, const char *target)
 {
 	char host[256];
 	const char *colon = strrchr(target, ':');
 	size_t hlen = colon ? (size_t)(colon - target) : strlen(target);
+	struct in6_addr a6;
 	uint32_t addr;
 
-	if (hlen == 0 || hlen >= sizeof(host) || target[0] == '[')
+	if (hlen == 0 || hlen >= sizeof(host))
 		return -EINVAL;
 	memcpy(host, target, hlen);
 	host[hlen] = '\0';
+	if (host[0] == '[') {
+		if (hlen < 3 || host[hlen - 1] != ']')
+			return -EINVAL;
+		host[hlen - 1] = '\0';
+		return inet_pton(AF_INET6, host + 1, &a6) == 1 ? -EAFNOSUPPORT : -EINVAL;
+	}
+	if (inet_pton(AF_INET6, target, &a6) == 1)
+		return -EAFNOSUPPORT; /* a bare IPv6 address, no port */
 	if (host_resolve(host, &addr) < 0)
 		return -ENOENT;
 	return list_add(l, addr);
 }
 
-static int file_sd_parse(const char *path, struct addr_list *l, char *err, size_t err_len)
+/* Targets left out of a list that is otherwise used: the first (for the
+ * message) and how many. */
+struct skipped {
+	char first[200];
+	unsigned n, unresolved;
+};
+
+static void skip(struct skipped *k, const char *path, int line, const char *target, int r)
+{
+	if (!k->n++)
+		snprintf(k->first, sizeof(k->first), "%s:%d: target '%.64s' skipped: %s", path,
+			 line, target,
+			 r == -EAFNOSUPPORT ? "IPv6 (the probes are IPv4)" : "no IPv4 address");
+	k->unresolved += r == -ENOENT;
+}
+
+static int file_sd_parse(const char *path, struct addr_list *l, struct skipped *k, char *err,
+			 size_t err_len)
 {
 	json_error_t jerr;
 	json_t *root = NULL, *group;
@@ -127,16 +155,20 @@ static int file_sd_parse(const char *path, struct addr_list *l, char *err, size_
 			const char *s = json_string_value(t);
 
 			r = s ? target_add(l, s) : -EINVAL;
+			if (r == -EAFNOSUPPORT || r == -ENOENT) {
+				skip(k, path, line_of(text, s), s, r);
+				r = 0;
+				continue;
+			}
 			if (r == -E2BIG) {
 				snprintf(err, err_len, "%s: more than %d targets", path,
 					 MESH_ADDRS_MAX);
 				goto out;
 			}
 			if (r < 0) {
-				snprintf(err, err_len, "%s:%d: target '%.64s': %s", path,
-					 s ? line_of(text, s) : 0, s ? s : "(not a string)",
-					 r == -ENOENT ? "no IPv4 address for that host"
-						      : "expected \"HOST:PORT\"");
+				snprintf(err, err_len,
+					 "%s:%d: target '%.64s': expected \"HOST:PORT\"", path,
+					 s ? line_of(text, s) : 0, s ? s : "(not a string)");
 				goto out;
 			}
 		}
@@ -176,11 +208,18 @@ int mesh_targets_load(const char *path, const char *peers, struct mesh_targets *
 		      size_t err_len)
 {
 	struct addr_list l = { .a = calloc(MESH_ADDRS_MAX, sizeof(uint32_t)) };
+	struct skipped k = { "", 0, 0 };
 	size_t n = 0;
 	int r = l.a ? 0 : -ENOMEM;
 
 	if (r == 0 && path[0])
-		r = file_sd_parse(path, &l, err, err_len);
+		r = file_sd_parse(path, &l, &k, err, err_len);
+	/* no name resolved, none given as an address: name service down,
+	 * not every host gone */
+	if (r == 0 && k.unresolved && !l.n) {
+		snprintf(err, err_len, "%s (no target resolved)", k.first);
+		r = -ENOENT;
+	}
 	if (r == 0)
 		r = peers_parse(peers, &l, err, err_len);
 	if (r < 0) {
@@ -194,6 +233,10 @@ int mesh_targets_load(const char *path, const char *peers, struct mesh_targets *
 	mesh_targets_release(ret);
 	ret->addrs = l.a;
 	ret->n = n;
+	ret->unresolved = k.unresolved;
+	err[0] = '\0';
+	if (k.n)
+		snprintf(err, err_len, "%s (%u skipped in all)", k.first, k.n);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 struct mesh_targets {
 	uint32_t *addrs; /* sorted, no duplicates */
 	size_t n;
+	unsigned unresolved; /* names that had no IPv4 address, left out */
 };
 
 /*
@@ -22,6 +23,10 @@ struct mesh_targets {
  * and adds the static list peers ("A.B.C.D,..."; may be "", path may be "")
  * into *ret (released first on success only). Returns 0; or -errno with
  * "FILE:LINE: ..." in err, *ret untouched, so the caller keeps the old list.
+ * A target that cannot be probed is left out, not an error (on 0, err says
+ * which, or is ""): an IPv6 one (a dual-stack list), and a name without an
+ * IPv4 address (one host gone from DNS must not freeze the list for the
+ * rest) unless no name resolved at all (-ENOENT: name service down).
  */
 int mesh_targets_load(const char *path, const char *peers, struct mesh_targets *ret, char *err,
 		      size_t err_len);

@@ -60,10 +60,9 @@ START_TEST(test_malformed_keeps_old_list)
 	ck_assert_uint_eq(t.n, 1);
 	ck_assert_uint_eq(t.addrs[0], 0xc6120103);
 
-	write_file(
-		"[\n {\"targets\": [\"198.18.1.4:9478\"]},\n {\"targets\": [\"[::1]:9478\"]}\n]\n");
+	write_file("[{\"targets\": [\"[::1:9478\"]}]\n");
 	ck_assert_int_eq(mesh_targets_load(path, "", &t, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, ":3: target '[::1]:9478'"), "err: %s", err);
+	ck_assert_msg(strstr(err, ":1: target '[::1:9478': expected"), "err: %s", err);
 	ck_assert_uint_eq(t.n, 1);
 
 	write_file("{\"targets\": []}");
@@ -79,11 +78,49 @@ START_TEST(test_malformed_keeps_old_list)
 }
 END_TEST
 
+/* text as the targets file, loaded into t (no static list). */
+static int load(struct mesh_targets *t, const char *text, char *err, size_t len)
+{
+	write_file(text);
+	return mesh_targets_load(path, "", t, err, len);
+}
+
+/* Targets that cannot be probed are left out and said, the rest used: an
+ * IPv6 one, and a name with no IPv4 address; unless no name resolves at
+ * all (the name service is down: the old list stays). */
+START_TEST(test_unprobeable_left_out)
+{
+	struct mesh_targets t = { 0 };
+	char err[256] = "";
+
+	ck_assert_int_eq(load(&t,
+			      "[{\"targets\": [\"198.18.1.3:9478\",\n"
+			      "  \"[2001:db8::1]:9478\", \"2001:db8::2\",\n"
+			      "  \"nonexistent.invalid:9478\"]}]\n",
+			      err, sizeof(err)),
+			 0);
+	ck_assert(t.n == 1 && t.addrs[0] == 0xc6120103 && t.unresolved == 1);
+	ck_assert_msg(strstr(err, ":2: target '[2001:db8::1]:9478' skipped: IPv6") &&
+			      strstr(err, "(3 skipped in all)"),
+		      "err: %s", err);
+
+	ck_assert_int_eq(
+		load(&t, "[{\"targets\": [\"nonexistent.invalid:9478\"]}]\n", err, sizeof(err)),
+		-ENOENT);
+	ck_assert_msg(strstr(err, "no IPv4 address (no target resolved)"), "err: %s", err);
+	ck_assert_uint_eq(t.n, 1);
+	mesh_targets_release(&t);
+	(void)unlink(path);
+}
+END_TEST
+
 Suite *mesh_targets_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "file_sd_and_static", test_file_sd_and_static, 0 },
 		{ "malformed_keeps_old_list", test_malformed_keeps_old_list, 0 },
+		/* resolves a name: seconds where the name service does not answer */
+		{ "unprobeable_left_out", test_unprobeable_left_out, 30 },
 	};
 
 	return TESTUTIL_SUITE("mesh_targets", cases);
