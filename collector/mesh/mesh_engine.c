@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -27,10 +28,13 @@
 #define TARGETS_CHECK_NS NS_PER_S
 /* a list with names that did not resolve is read again this often */
 #define TARGETS_RETRY_NS (30 * NS_PER_S)
-/* a peer's interface is looked up again this often: a route that moves
- * (a failover to another port, a second NIC) takes the peer's series and
- * its share of the own-link verdict with it */
+/* a peer's interface is looked up again when the kernel says a route or
+ * address changed (a failover to another port, a second NIC: the peer's
+ * series and its share of the own-link verdict move with it), at most once
+ * a second (a routing daemon may change routes by the thousand), and this
+ * often whatever it says (a missed notice) */
 #define ROUTES_CHECK_NS (10 * NS_PER_S)
+#define ROUTES_GAP_NS NS_PER_S
 /* datagrams one recvmmsg() reads: a socket gets one batch a turn, so that
  * a flood waits for the next turn and cannot starve the sender's schedule */
 #define READ_BATCH 64
@@ -76,7 +80,8 @@ struct mesh_engine {
 	struct mesh_targets targets;
 	struct stat targets_st;
 	int64_t targets_check_ns, targets_retry_ns;
-	int64_t routes_check_ns;
+	int64_t routes_check_ns, routes_last_ns;
+	int route_fd; /* rtnetlink, its route and address groups; -1: polled only */
 	struct mesh_cidr allow[MESH_CIDRS_MAX];
 	size_t n_allow;
 	struct {
@@ -141,6 +146,21 @@ static int udp_open(struct in_addr addr, unsigned port, unsigned dscp, int recve
 		r = -errno;
 		close(fd);
 		return r;
+	}
+	return fd;
+}
+
+/* A socket the kernel tells of IPv4 route and address changes, or -1 (no
+ * privilege is needed; without it routes are only polled). */
+static int route_watch_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+				  .nl_groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV4_IFADDR };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
 	}
 	return fd;
 }
@@ -227,7 +247,7 @@ int mesh_engine_new(const struct mesh_conf *conf, int respond, struct mesh_engin
 	e->conf = *conf;
 	e->flows = conf->flows ? conf->flows : 1;
 	e->respond = respond;
-	e->resp_fd = e->wake_fd = -1;
+	e->resp_fd = e->wake_fd = e->route_fd = -1;
 	for (unsigned f = 0; f < MESH_FLOWS_MAX; f++)
 		e->flow_fd[f] = -1;
 	e->seed = (unsigned)now_ns() ^ (unsigned)getpid();
@@ -276,6 +296,7 @@ int mesh_engine_new(const struct mesh_conf *conf, int respond, struct mesh_engin
 		e->flow_port[f] = ntohs(sa.sin_port);
 	}
 	own_addresses(e);
+	e->route_fd = route_watch_open();
 	e->budget = conf->pps;
 	e->budget_ns = now_ns();
 	*ret = e;
@@ -426,6 +447,23 @@ static void targets_refresh(struct mesh_engine *e, int64_t now, int force)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Reads the kernel's notices (what changed does not matter: every peer is
+ * looked up again) and brings the next look-up forward. */
+static void route_notices(struct mesh_engine *e)
+{
+	char buf[8192];
+	int64_t soon = e->routes_last_ns + ROUTES_GAP_NS;
+
+	for (;;) {
+		ssize_t r = recv(e->route_fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (r <= 0 && (r == 0 || errno != ENOBUFS)) /* ENOBUFS: some lost */
+			break;
+	}
+	if (soon < e->routes_check_ns)
+		e->routes_check_ns = soon;
+}
+
 /* Every peer's interface and this host's addresses, looked up again. */
 static void routes_refresh(struct mesh_engine *e, int64_t now)
 {
@@ -434,6 +472,7 @@ static void routes_refresh(struct mesh_engine *e, int64_t now)
 	if (now < e->routes_check_ns)
 		return;
 	e->routes_check_ns = now + ROUTES_CHECK_NS;
+	e->routes_last_ns = now;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
@@ -743,7 +782,7 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 
 void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 {
-	struct pollfd pfd[MESH_FLOWS_MAX + 2];
+	struct pollfd pfd[MESH_FLOWS_MAX + 3];
 	int64_t now = now_ns(), due = now + (int64_t)max_wait_ms * NS_PER_MS;
 	int64_t quantum_ns = e->conf.interval_ms * NS_PER_MS / ROUND_QUANTUM_DIV;
 	unsigned n = 0, first_flow;
@@ -755,6 +794,8 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	pthread_mutex_unlock(&e->lock);
 	wait_ms = due > now ? (int)((due - now + NS_PER_MS - 1) / NS_PER_MS) : 0;
 	pfd[n++] = (struct pollfd){ .fd = e->wake_fd, .events = POLLIN };
+	if (e->route_fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = e->route_fd, .events = POLLIN };
 	if (e->resp_fd >= 0)
 		pfd[n++] = (struct pollfd){ .fd = e->resp_fd, .events = POLLIN };
 	first_flow = n;
@@ -764,6 +805,9 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 		n = 0; /* EINTR: nothing read this turn */
 
 	now = now_ns();
+	for (unsigned i = 1; i < n; i++)
+		if (pfd[i].fd == e->route_fd && (pfd[i].revents & POLLIN))
+			route_notices(e);
 	targets_refresh(e, now, 0);
 	routes_refresh(e, now);
 	pthread_mutex_lock(&e->lock);
@@ -870,6 +914,8 @@ void mesh_engine_free(struct mesh_engine *e)
 		close(e->resp_fd);
 	if (e->wake_fd >= 0)
 		close(e->wake_fd);
+	if (e->route_fd >= 0)
+		close(e->route_fd);
 	for (unsigned f = 0; f < MESH_FLOWS_MAX; f++)
 		if (e->flow_fd[f] >= 0)
 			close(e->flow_fd[f]);
