@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -200,8 +201,27 @@ static const struct {
 #define STALL_SERIES (sizeof(stall_series) / sizeof(stall_series[0]))
 
 /*
+ * True for a loopback address ("127.0.0.1", "::1", "::ffff:127.0.0.1"). A
+ * connection to one never leaves the host: its waits and transfer times
+ * are no fabric's (a local scrape of this agent's /metrics, slow while the
+ * host is busy, was a slow_handoff on 127.0.0.1), and a host's own trouble
+ * shows on its fabric connections too.
+ */
+static int peer_loopback(const char *peer)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, peer, &a4) == 1)
+		return ntohl(a4.s_addr) >> 24 == 127;
+	return inet_pton(AF_INET6, peer, &a6) == 1 &&
+	       (IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127));
+}
+
+/*
  * kind: an index into stall_series, or STALL_SERIES for another per-peer
- * TCP series (it makes the peer's row, and gives it nothing).
+ * TCP series (it makes the peer's row, and gives it nothing). Loopback
+ * peers make none.
  */
 static void gather_stall(struct stall_gather *g, const struct series *s, int kind)
 {
@@ -216,7 +236,7 @@ static void gather_stall(struct stall_gather *g, const struct series *s, int kin
 		row = g->n;
 		if (row == DETECT_PEERS ||
 		    label_value(s->labels, "peer", g->peer[row], sizeof(g->peer[row])) < 0 ||
-		    strcmp(g->peer[row], "other") == 0)
+		    strcmp(g->peer[row], "other") == 0 || peer_loopback(g->peer[row]))
 			return;
 		g->in[row] = (struct stall_input){ .peer = g->peer[row] };
 		g->path[row] = (struct path_input){ .peer = g->peer[row] };

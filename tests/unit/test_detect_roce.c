@@ -179,12 +179,47 @@ START_TEST(test_run_two_objects)
 }
 END_TEST
 
+/* A loopback peer (a local scrape of the agent) is no fabric's: detect_run()
+ * judges a stalled one not at all, and the same stall to a fabric peer. */
+START_TEST(test_run_loopback_ignored)
+{
+	static const struct metric_desc stall = { "fabmon_tcp_ack_stall_seconds", "t", METRIC_GAUGE,
+						  0, 0 },
+					flight = { "fabmon_tcp_in_flight_bytes", "t", METRIC_GAUGE,
+						   0, 0 };
+	static const char *const peers[] = { "127.0.0.1", "::1", "::ffff:127.0.0.9", "198.18.0.2" };
+	struct registry *reg = registry_new(64, 60000);
+	struct event_verdict out[8];
+	struct detect *det = NULL;
+	struct config cfg;
+	size_t n;
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(detect_new(&cfg, &det), 0);
+	registry_begin_tick(reg, 1800000000000LL);
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+		struct label l[] = { { "peer", peers[i] } };
+
+		(void)sample_gauge(registry_sink(reg, "t"), &stall, l, 1, 5.0);
+		(void)sample_gauge(registry_sink(reg, "t"), &flight, l, 1, 65536);
+	}
+	n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(out[0].kind, EVENT_STALL);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.2");
+	registry_end_tick(reg);
+	detect_free(det);
+	registry_free(reg);
+}
+END_TEST
+
 Suite *detect_roce_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "table", test_table, 0 },
 		{ "run_peers_change", test_run_peers_change, 0 },
 		{ "run_two_objects", test_run_two_objects, 0 },
+		{ "run_loopback_ignored", test_run_loopback_ignored, 0 },
 	};
 
 	return TESTUTIL_SUITE("detect_roce", cases);
