@@ -160,7 +160,9 @@ static void emit_flows(struct mesh_state *st, struct sample_sink *out, const str
 			snprintf(path, sizeof(path), "unknown");
 		emit(st, out, &d_fsent, l, 3, (double)fl->sent);
 		emit(st, out, &d_flost, l, 3, (double)fl->lost);
-		if (fl->answered)
+		/* a flow that loses from its start has no figure yet: the
+		 * detector would judge its first answers */
+		if (mesh_flow_rtt(fl) > 0)
 			emit(st, out, &d_frtt, l, 3, mesh_flow_rtt(fl));
 	}
 }

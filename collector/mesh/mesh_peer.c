@@ -182,10 +182,11 @@ int mesh_peer_suspect(const struct mesh_peer *p, unsigned flows, int64_t since_n
 
 double mesh_flow_rtt(const struct mesh_flow *fl)
 {
-	unsigned n = fl->recent_next < MESH_RECENT ? fl->recent_next : MESH_RECENT;
-	double least = n ? fl->recent[0] : 0;
+	double least = fl->recent[0];
 
-	for (unsigned i = 1; i < n; i++)
+	if (fl->recent_next < MESH_RECENT)
+		return 0;
+	for (unsigned i = 1; i < MESH_RECENT; i++)
 		if (fl->recent[i] < least)
 			least = fl->recent[i];
 	return least;
@@ -205,8 +206,8 @@ uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t 
 	unsigned n = 0;
 
 	for (unsigned f = 0; f < flows; f++)
-		if (p->flow[f].answered)
-			sorted[n++] = rtt[f] = mesh_flow_rtt(&p->flow[f]);
+		if ((rtt[f] = mesh_flow_rtt(&p->flow[f])) > 0)
+			sorted[n++] = rtt[f];
 	if (n) {
 		qsort(sorted, n, sizeof(sorted[0]), dbl_cmp);
 		median = sorted[n / 2];
@@ -215,8 +216,7 @@ uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t 
 		const struct mesh_flow *fl = &p->flow[f];
 
 		if ((fl->last_loss_ns && fl->last_loss_ns >= since_ns) ||
-		    (fl->answered >= MESH_RECENT && rtt[f] > 2 * median &&
-		     rtt[f] > median + MESH_SLOW_MARGIN))
+		    (rtt[f] > 2 * median && rtt[f] > median + MESH_SLOW_MARGIN))
 			differ |= 1ULL << f;
 	}
 	return differ;

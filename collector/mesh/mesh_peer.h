@@ -120,7 +120,8 @@ int mesh_peer_suspect(const struct mesh_peer *p, unsigned flows, int64_t since_n
 /* A flow's recent network time: the least of its last MESH_RECENT
  * answers, which a path slower for all of them raises and one late
  * answer (a sender descheduled between its clock and its send) does not.
- * 0 before the first answer. */
+ * 0 before MESH_RECENT answers: the least of fewer can be one early
+ * answer, and a path's first pays for its routers' neighbour lookups. */
 double mesh_flow_rtt(const struct mesh_flow *fl);
 
 /* A flow slower than its siblings by less is noise: a sender's own
@@ -129,9 +130,8 @@ double mesh_flow_rtt(const struct mesh_flow *fl);
 
 /* The flows that stand out among their siblings (bit f for flow f): those
  * that lost a probe since since_ns, or whose recent network time is more
- * than twice the flows' median and MESH_SLOW_MARGIN over it. A flow is
- * slow only with MESH_RECENT answers: the least of fewer is one early
- * answer, and a path's first pays for its routers' neighbour lookups. */
+ * than twice the median of the flows that have one, and MESH_SLOW_MARGIN
+ * over it. */
 uint64_t mesh_peer_differing(const struct mesh_peer *p, unsigned flows, int64_t since_ns);
 
 #endif

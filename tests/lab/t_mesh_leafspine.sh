@@ -79,7 +79,11 @@ echo "$out" | grep -q ' 198\.19\.11\.2 198\.19\.21\.1 198\.18\.2\.11$' &&
 sleep $((started + 12 - $(date +%s)))
 for i in $(seq $LS_HOSTS); do
 	scrape "$i" | grep -q '^fabmon_event_active{' &&
-		{ scrape "$i" | grep event_active; fail "events on host $i before any fault"; }
+		{
+			scrape "$i" | grep event_active
+			ip netns exec "$LAB-h$i" curl -s --max-time 2 127.0.0.1:9478/api/v1/events
+			fail "events on host $i before any fault"
+		}
 done
 
 # each flow's losses so far (the first probes, to agents not started yet)
