@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/detect/mesh.h"
+#include "agent/lib/name_find.h"
 #include "agent/registry/label_text.h"
 #include "collector/metric_names.h"
 
@@ -57,19 +58,14 @@ int mesh_gather_wants(const char *name)
 
 static struct mesh_obs *obs_for(struct mesh_gather *g, const char *peer)
 {
-	/* a family's series come in label order, peer first: the last peer
-	 * or the one after it, mostly */
-	for (size_t k = 0; k < 2; k++)
-		if (g->hint + k < g->n && strcmp(g->obs[g->hint + k].peer, peer) == 0)
-			return &g->obs[g->hint += k];
-	for (size_t i = 0; i < g->n; i++)
-		if (strcmp(g->obs[i].peer, peer) == 0)
-			return &g->obs[g->hint = i];
+	size_t i = name_find(g->obs, g->n, sizeof(g->obs[0]), peer, &g->hint);
+
+	if (i < g->n)
+		return &g->obs[i];
 	if (g->n == MESH_DETECT_PEERS)
 		return NULL;
 	memset(&g->obs[g->n], 0, sizeof(g->obs[0]));
 	snprintf(g->obs[g->n].peer, sizeof(g->obs[0].peer), "%s", peer);
-	g->hint = g->n;
 	return &g->obs[g->n++];
 }
 
@@ -237,19 +233,12 @@ static int ring_grow(struct mesh_history *h)
 	return 0;
 }
 
-/* The peer named peer, looked for from the one after the last found:
- * the registry gives them in the same order tick after tick. */
+/* The peer named peer; NULL if there is none. */
 static struct mesh_history_peer *peer_find(struct mesh_history *h, const char *peer)
 {
-	for (size_t k = 0; k < h->n; k++) {
-		size_t j = (h->hint + k) % h->n;
+	size_t i = name_find(h->peers, h->n, sizeof(h->peers[0]), peer, &h->hint);
 
-		if (strcmp(h->peers[j].peer, peer) == 0) {
-			h->hint = j + 1;
-			return &h->peers[j];
-		}
-	}
-	return NULL;
+	return i < h->n ? &h->peers[i] : NULL;
 }
 
 /* Where o's tick goes in p's ring; NULL if there is no ring. A full ring

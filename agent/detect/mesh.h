@@ -70,7 +70,7 @@ struct mesh_obs {
 struct mesh_gather {
 	struct mesh_obs obs[MESH_DETECT_PEERS];
 	size_t n;
-	size_t hint; /* the peer found last */
+	size_t hint; /* name_find()'s */
 };
 
 /* Clears g for a new tick. */
@@ -110,7 +110,7 @@ struct mesh_history {
 	 * keeps 16 and a 100 ms tick 128 */
 	struct mesh_tick *tick;
 	unsigned ring;
-	size_t hint; /* the peer found last, plus 1 */
+	size_t hint; /* name_find()'s */
 };
 
 /* Adds this tick's observations to h (zeroed before first use): each rate
