@@ -604,6 +604,17 @@ void config_print(const struct config *cfg, FILE *out)
 	}
 }
 
+int config_names_collector(const struct config *cfg, const char *name)
+{
+	char names[sizeof(cfg->collectors)], *save = NULL;
+
+	snprintf(names, sizeof(names), "%s", cfg->collectors);
+	for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save))
+		if (strcmp(n, name) == 0)
+			return 1;
+	return 0;
+}
+
 int config_build(const struct config_source *src, struct config *ret_cfg, char *err, size_t err_len)
 {
 	const char *path = src->path ? src->path : CONFIG_DEFAULT_PATH;
@@ -630,14 +641,20 @@ int config_build(const struct config_source *src, struct config *ret_cfg, char *
 			snprintf(err, err_len, "--%s: %s", flag, msg);
 		}
 	}
-	/* probing is off until targets are given; given, it is on */
-	if (r == 0 && !cfg.collectors_given && (cfg.mesh.targets[0] || cfg.mesh.peers[0]))
-		snprintf(cfg.collectors + strlen(cfg.collectors),
-			 sizeof(cfg.collectors) - strlen(cfg.collectors), ",mesh");
 	if (r == 0 && !cfg.collectors_given && strcmp(cfg.sysfs_root, "/sys") != 0) {
 		snprintf(cfg.collectors, sizeof(cfg.collectors), "%s",
 			 CONFIG_SYSFS_COLLECTORS "," CONFIG_FILE_COLLECTORS);
 		cfg.host_collectors_off = 1;
+	}
+	/* probing is off until targets are given; given, it is on, unless a
+	 * list of collectors leaves it out (said at start) */
+	if (r == 0 && (cfg.mesh.targets[0] || cfg.mesh.peers[0]) &&
+	    !config_names_collector(&cfg, "mesh")) {
+		if (cfg.collectors_given)
+			cfg.mesh_unlisted = 1;
+		else
+			snprintf(cfg.collectors + strlen(cfg.collectors),
+				 sizeof(cfg.collectors) - strlen(cfg.collectors), ",mesh");
 	}
 	if (r == 0)
 		r = config_validate(&cfg, err, err_len);

@@ -29,6 +29,9 @@
 /* Collectors of a file the operator writes, on by default; they export
  * nothing until it is set. */
 #define CONFIG_FILE_COLLECTORS "topology"
+#define CONFIG_MESH_UNLISTED                                                                       \
+	"mesh_targets or mesh_peers is set, but collectors does not name mesh: probing off (add "  \
+	"mesh to collectors to probe)"
 #define CONFIG_HOST_COLLECTORS_OFF                                                                 \
 	"bpf and pcap left off: sysfs_root is not /sys, and they would attach to and capture "     \
 	"on this host's interfaces, not the tree's; name them in collectors to run them"
@@ -43,6 +46,7 @@ struct config {
 	char collectors[256]; /* comma-separated names */
 	int collectors_given; /* collectors was set by the file or a flag */
 	int host_collectors_off; /* CONFIG_HOST_COLLECTORS left off for sysfs_root */
+	int mesh_unlisted; /* CONFIG_MESH_UNLISTED */
 	char interfaces[512]; /* POSIX extended regex, anchored; "" = all */
 	char bpf_netns[1024]; /* network namespace files for the TCP probes; "" = all */
 	char ethtool_include[512];
@@ -134,8 +138,13 @@ struct config_source {
  * Builds cfg from defaults, the file and the flags, then validates it. With a
  * sysfs_root other than /sys (a fixture tree) and collectors not given, it
  * leaves CONFIG_HOST_COLLECTORS off and sets host_collectors_off: they would
- * attach to and capture on this host's interfaces, not the tree's. Returns 0
+ * attach to and capture on this host's interfaces, not the tree's. Then, with
+ * mesh_targets or mesh_peers and collectors not given, it adds mesh; given
+ * without mesh, it sets mesh_unlisted. Returns 0
  * or -errno with a message in err; cfg is written only on success.
  */
 int config_build(const struct config_source *src, struct config *cfg, char *err, size_t err_len);
+
+/* True if cfg's collectors list names the collector name. */
+int config_names_collector(const struct config *cfg, const char *name);
 #endif

@@ -115,6 +115,9 @@ struct collector_env {
 	const char *topology_file; /* the static topology file; "" or NULL: none */
 	const char *topology_host; /* this node's name in it */
 	const struct mesh_conf *mesh; /* the mesh collector's settings (mesh/mesh_conf.h) */
+	/* `fabmon doctor`: init looks and reports, and starts nothing that
+	 * acts on the network (the mesh binds no port and sends no probe) */
+	int doctor;
 };
 
 /* True if the interface name passes env->interfaces. */
@@ -159,7 +162,10 @@ extern const struct collector_ops pressure_collector;
 extern const struct collector_ops topology_collector;
 extern const struct collector_ops mesh_collector;
 
-/* The one list of collectors, in sampling order, NULL-terminated. */
+/* The one list of collectors, in sampling order, NULL-terminated: as many
+ * as COLLECTOR_KINDS (collectors.c asserts it), which is what a set of
+ * them holds. */
+#define COLLECTOR_KINDS 9
 extern const struct collector_ops *const collector_all[];
 
 /* Returns the collector called name, or NULL. */

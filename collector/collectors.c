@@ -15,6 +15,9 @@ const struct collector_ops *const collector_all[] = {
 	&mesh_collector, /* probes peers: only with mesh_targets or mesh_peers */
 	NULL,
 };
+/* a set holds every collector: one more here is one more there */
+_Static_assert(sizeof(collector_all) / sizeof(collector_all[0]) == COLLECTOR_KINDS + 1,
+	       "COLLECTOR_KINDS is not the number of collectors");
 
 const struct collector_ops *collector_find(const char *name)
 {

@@ -23,10 +23,9 @@ static void slot_init(struct collector_set *set, struct collector_slot *slot)
 	}
 }
 
-int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors,
+int collector_set_init(struct collector_set *set, const struct config *cfg, int doctor,
 		       struct bpf_tc_lock *tc_lock)
 {
-	char names[sizeof(cfg->collectors)], *save = NULL;
 	int r = 0;
 	/* the regexes of the config; an empty one leaves its env pointer NULL */
 	const struct {
@@ -59,6 +58,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	if (!cfg->topology_host[0] && gethostname(set->host, sizeof(set->host)) == 0)
 		set->env.topology_host = set->host;
 	set->env.mesh = &cfg->mesh;
+	set->env.doctor = doctor;
 	for (size_t i = 0; i < sizeof(rxs) / sizeof(rxs[0]); i++) {
 		if (!rxs[i].re[0])
 			continue;
@@ -70,17 +70,12 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 		*rxs[i].has = 1;
 		*rxs[i].env = rxs[i].rx;
 	}
-	for (size_t i = 0; collector_all[i] && set->n < sizeof(set->slots) / sizeof(set->slots[0]);
-	     i++) {
+	/* each collector once: the slots are as many (COLLECTOR_KINDS) */
+	for (size_t i = 0; collector_all[i]; i++) {
 		const struct collector_ops *ops = collector_all[i];
 		struct collector_slot *slot;
-		int wanted = all_collectors;
 
-		snprintf(names, sizeof(names), "%s", cfg->collectors);
-		for (char *n = strtok_r(names, ", ", &save); n && !wanted;
-		     n = strtok_r(NULL, ", ", &save))
-			wanted = strcmp(n, ops->name) == 0;
-		if (!wanted)
+		if (!doctor && !config_names_collector(cfg, ops->name))
 			continue;
 		slot = &set->slots[set->n++];
 		slot->ops = ops;

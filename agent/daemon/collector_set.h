@@ -29,20 +29,20 @@ struct collector_set {
 	struct collector_env env;
 	regex_t interfaces, ethtool_include, pcap_interfaces, lldp_interfaces;
 	int has_interfaces, has_ethtool_include, has_pcap_interfaces, has_lldp_interfaces;
-	struct collector_slot slots[8];
+	struct collector_slot slots[COLLECTOR_KINDS];
 	unsigned n;
 	char host[256]; /* the host name, env.topology_host's default */
 };
 
 /*
- * Initialises every collector cfg->collectors names (all of them when
- * all_collectors is set, as `fabmon doctor` wants). tc_lock (borrowed; NULL
+ * Initialises every collector cfg->collectors names; with doctor set, all of
+ * them, for `fabmon doctor` (collector_env's doctor). tc_lock (borrowed; NULL
  * for `fabmon doctor`) is the tc probe's lock (collector_env). A collector
  * whose source is absent is kept, marked unavailable with its reason.
  * Returns 0 or -errno (a bad regex, which config_validate() would have
  * caught).
  */
-int collector_set_init(struct collector_set *set, const struct config *cfg, int all_collectors,
+int collector_set_init(struct collector_set *set, const struct config *cfg, int doctor,
 		       struct bpf_tc_lock *tc_lock);
 
 /*

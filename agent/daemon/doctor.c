@@ -9,17 +9,6 @@
 #include "collector/bpf/tc.h"
 #include "collector/bpf/tc_lock.h"
 
-static int configured(const struct config *cfg, const char *name)
-{
-	char names[sizeof(cfg->collectors)], *save = NULL;
-
-	snprintf(names, sizeof(names), "%s", cfg->collectors);
-	for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save))
-		if (strcmp(n, name) == 0)
-			return 1;
-	return 0;
-}
-
 /* A collector's notes are "; "-separated (one per probe or interface): one
  * line each, aligned under the DETAIL column. */
 static void print_detail(FILE *out, const char *why)
@@ -87,7 +76,7 @@ int doctor_run(const struct config *cfg, FILE *out)
 	fprintf(out, "%-10s %-12s %-10s %s\n", "COLLECTOR", "STATUS", "ENABLED", "DETAIL");
 	for (unsigned i = 0; i < set.n; i++) {
 		const struct collector_slot *s = &set.slots[i];
-		int on = configured(cfg, s->ops->name);
+		int on = config_names_collector(cfg, s->ops->name);
 
 		fprintf(out, "%-10s %-12s %-10s ", s->ops->name,
 			s->available ? "available" : "unavailable", on ? "yes" : "no");

@@ -340,6 +340,8 @@ static void agent_log_collectors(const struct agent *a)
 {
 	if (a->cfg.host_collectors_off)
 		log_info("%s", CONFIG_HOST_COLLECTORS_OFF);
+	if (a->cfg.mesh_unlisted)
+		log_warnx("%s", CONFIG_MESH_UNLISTED);
 	for (unsigned i = 0; i < a->set.n; i++) {
 		const struct collector_slot *s = &a->set.slots[i];
 

@@ -8,6 +8,7 @@
 
 #include "collector/collector.h"
 #include "collector/mesh/mesh_engine.h"
+#include "collector/mesh/mesh_targets.h"
 #include "collector/metric_names.h"
 
 /*
@@ -30,6 +31,24 @@ struct mesh_state {
 
 static const struct histogram_bounds rtt_bounds = { MESH_RTT_BUCKETS, mesh_rtt_le };
 
+/* What the agent would probe, for `fabmon doctor`: the targets as read,
+ * nothing bound or sent (a running agent's responder holds the port). */
+static int mesh_doctor(const struct mesh_conf *conf, char *why, size_t why_len)
+{
+	struct mesh_targets t = { 0 };
+	char err[COLLECTOR_WHY_MAX / 2];
+	int r = mesh_targets_load(conf->targets, conf->peers, &t, err, sizeof(err));
+
+	if (r < 0) {
+		snprintf(why, why_len, "mesh: %s", err);
+		return r;
+	}
+	snprintf(why, why_len, "mesh: %zu targets, %u flows each, answering on '%s'%s%s", t.n,
+		 conf->flows, conf->listen, err[0] ? "; " : "", err);
+	mesh_targets_release(&t);
+	return 0;
+}
+
 static int mesh_init(const struct collector_env *env, void **ret_state, char *why, size_t why_len)
 {
 	const struct mesh_conf *conf = env->mesh;
@@ -39,6 +58,10 @@ static int mesh_init(const struct collector_env *env, void **ret_state, char *wh
 	if (!conf || (!conf->targets[0] && !conf->peers[0])) {
 		snprintf(why, why_len, "mesh: no mesh_targets or mesh_peers: probing off");
 		return -ENOENT;
+	}
+	if (env->doctor) {
+		*ret_state = NULL;
+		return mesh_doctor(conf, why, why_len);
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st)

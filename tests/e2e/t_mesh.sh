@@ -48,6 +48,28 @@ echo "$out" | grep -q '2 flows, 0 answered, 2 lost' || fail "ping with no respon
 "$FABMON" ping --flows 65 127.0.0.2 >/dev/null 2>&1
 [ $? = 2 ] || fail "ping --flows 65: want exit 2"
 
+# targets given, probing is on without naming mesh among the collectors:
+# beside every other collector (fabmon doctor starts them all, without
+# probing), and with another sysfs root (a container's)
+out=$("$FABMON" doctor --mesh-targets "$targets" --db "$WORK/m.db")
+echo "$out" | grep -q '^mesh  *available  *yes  *mesh: 2 targets, 8 flows each' ||
+	{ echo "$out"; fail "doctor: no mesh line with the targets"; }
+echo "$out" | grep '^mesh'
+"$FABMON" doctor --db "$WORK/m.db" | grep -q '^mesh  *unavailable  *no .*probing off' ||
+	fail "doctor: mesh not off without targets"
+netdev_tree "$WORK/sys" eth0 0
+port2=$(free_port)
+"$FABMON" agent --listen "127.0.0.1:$port2" --db "$WORK/m2.db" --sysfs-root "$WORK/sys" \
+	--mesh-targets "$targets" --mesh-listen ":$(free_port)" >"$WORK/agent2.log" 2>&1 &
+on_exit "kill -9 $!"
+await_metric "$port2" fabmon_mesh_peers 2 5 ||
+	{ cat "$WORK/agent2.log"; fail "targets given, another sysfs root: not probing"; }
+# a list of collectors without mesh leaves it off, and says so
+out=$(timeout 2 "$FABMON" agent --listen "127.0.0.1:$(free_port)" --db "$WORK/m3.db" \
+	--collectors netdev --mesh-targets "$targets" 2>&1)
+echo "$out" | grep -q 'collectors does not name mesh: probing off' ||
+	{ echo "$out"; fail "mesh targets with a list of collectors without mesh: not said"; }
+
 printf '[\n {"targets": ["127.0.0.4:9478"]},\n {"targets": ["127.0.0.5:9478",]}\n]\n' >"$targets"
 await_metric "$port" fabmon_mesh_targets_errors_total 1 5 ||
 	{ cat "$WORK/agent.log"; fail "a broken target file is not counted"; }
