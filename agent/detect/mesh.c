@@ -323,6 +323,7 @@ void mesh_history_free(struct mesh_history *h)
 	h->ring = 0;
 	h->n = 0;
 	h->hint = 0;
+	h->n_most_failing = 0;
 }
 
 /* True if p's mean network time over the span (the loss window) is over
@@ -495,8 +496,6 @@ struct iface_tally {
 	enum event_kind verdict; /* EVENT_KINDS: none */
 };
 
-#define MESH_IFACES_MAX 32
-
 static struct iface_tally *tally_for(struct iface_tally *t, size_t *n, const char *ifname)
 {
 	for (size_t i = 0; i < *n; i++)
@@ -506,6 +505,57 @@ static struct iface_tally *tally_for(struct iface_tally *t, size_t *n, const cha
 		return NULL;
 	t[*n] = (struct iface_tally){ .ifname = ifname, .verdict = EVENT_KINDS };
 	return &t[(*n)++];
+}
+
+/* The index of ifname's entry in h->most_failing; n_most_failing if none. */
+static size_t most_failing_at(const struct mesh_history *h, const char *ifname)
+{
+	size_t i = 0;
+
+	while (i < h->n_most_failing && strcmp(h->most_failing[i].ifname, ifname) != 0)
+		i++;
+	return i;
+}
+
+/* More than 3/4 of x's peers fail, 3 at least. */
+static int most_fail(const struct iface_tally *x)
+{
+	return x->peers >= MESH_OWN_LINK_PEERS && 4 * x->failing > 3 * x->peers;
+}
+
+/* Keeps since when most of each interface's peers fail, and when it was
+ * last named, for the interfaces t tallies now; the others are forgotten. */
+static void most_failing_update(struct mesh_history *h, const struct iface_tally *t, size_t nt,
+				int64_t now_ms)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < nt; i++) {
+		size_t j = most_failing_at(h, t[i].ifname);
+		int64_t since = j < h->n_most_failing ? h->most_failing[j].since_ms : now_ms;
+		int64_t named = j < h->n_most_failing ? h->most_failing[j].named_ms : 0;
+
+		if (!most_fail(&t[i]))
+			continue;
+		/* k <= j: an entry is read before it is written over */
+		snprintf(h->most_failing[k].ifname, sizeof(h->most_failing[k].ifname), "%s",
+			 t[i].ifname);
+		h->most_failing[k].since_ms = since;
+		h->most_failing[k++].named_ms = t[i].verdict != EVENT_KINDS ? now_ms : named;
+	}
+	h->n_most_failing = k;
+}
+
+/* True if most of o's interface's peers fail, for less than
+ * MESH_OWN_LINK_WAIT_MS or since the interface was named: its own link,
+ * named or about to be. */
+static int own_link_awaited(const struct mesh_history *h, const struct mesh_obs *o, int64_t now_ms)
+{
+	size_t i = most_failing_at(h, o->ifname);
+
+	return i < h->n_most_failing &&
+	       (now_ms - h->most_failing[i].since_ms < MESH_OWN_LINK_WAIT_MS ||
+		h->most_failing[i].named_ms);
 }
 
 /* Sums the judged peers per interface and decides each interface's own
@@ -535,8 +585,13 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct iface_tally *x = &t[i];
+		size_t m = most_failing_at(h, x->ifname);
 
-		if (x->peers < MESH_OWN_LINK_PEERS || x->failing < x->peers)
+		/* named, it stays so while most of its peers fail: one whose
+		 * window came out clean for a moment does not clear it */
+		if (x->peers < MESH_OWN_LINK_PEERS ||
+		    (x->failing < x->peers &&
+		     !(most_fail(x) && m < h->n_most_failing && h->most_failing[m].named_ms)))
 			continue;
 		if (x->gone == x->peers)
 			x->verdict = EVENT_STALL;
@@ -580,7 +635,7 @@ static int own_link_failing(const struct iface_tally *t, size_t nt, const struct
 	return 0;
 }
 
-size_t detect_mesh(const struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
+size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
 	struct peer_judged j[MESH_DETECT_PEERS];
@@ -591,6 +646,7 @@ size_t detect_mesh(const struct mesh_history *h, const struct mesh_gather *g, in
 		if (h->peers[i].last_ms == now_ms)
 			judge(h, i, &g->obs[h->peers[i].obs], now_ms, &j[i]);
 	nt = tally(h, g, now_ms, j, t);
+	most_failing_update(h, t, nt, now_ms);
 	for (size_t i = 0; i < nt; i++)
 		if (t[i].verdict != EVENT_KINDS)
 			n = iface_verdict(out, max, n, &t[i]);
@@ -609,7 +665,8 @@ size_t detect_mesh(const struct mesh_history *h, const struct mesh_gather *g, in
 		}
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
-		if (j[i].state == PEER_LOSSY && !own_link_failing(t, nt, o)) {
+		if (j[i].state == PEER_LOSSY && !own_link_failing(t, nt, o) &&
+		    !own_link_awaited(h, o, now_ms)) {
 			snprintf(
 				ev, sizeof(ev),
 				"{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d}",

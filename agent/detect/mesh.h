@@ -48,6 +48,16 @@
  * path crosses. Two failing peers can be two faults; a fabric link fails
  * the paths that cross it, and leaves the others (a leaf-mate's) clean. */
 #define MESH_OWN_LINK_PEERS 3
+/* While more than 3/4 of an interface's peers (3 at least) fail, and not
+ * yet all, their lossy_link verdicts wait this long for the rest: an own
+ * link that loses 3 % fails its peers a second or two apart, and was named
+ * peer by peer first. A fabric link fails a share of the peers (those
+ * across it); over 3/4 only where it carries most of them (a leaf's uplink
+ * in a fabric of many leaves), which waits this long, then speaks. Once
+ * the interface is named, they wait while most still fail: a peer whose
+ * window came out clean for a moment does not make the rest its own. */
+#define MESH_OWN_LINK_WAIT_MS 3000
+#define MESH_IFACES_MAX 32
 /* A flow's network time this far over its peer's average, and twice it,
  * is a slow path (collector/mesh's MESH_SLOW_MARGIN: under it, a busy
  * sender's own scheduling) */
@@ -111,6 +121,13 @@ struct mesh_history {
 	struct mesh_tick *tick;
 	unsigned ring;
 	size_t hint; /* name_find()'s */
+	/* interfaces most of whose peers fail (MESH_OWN_LINK_WAIT_MS): since
+	 * when, and when the interface itself was last named (0: not yet) */
+	struct {
+		char ifname[16];
+		int64_t since_ms, named_ms;
+	} most_failing[MESH_IFACES_MAX];
+	size_t n_most_failing;
 };
 
 /* Adds this tick's observations to h (zeroed before first use): each rate
@@ -138,10 +155,13 @@ void mesh_history_free(struct mesh_history *h);
  * "interface=IF": stall once every one is unreachable; lossy_link once
  * their window's losses together are beyond chance, on 2 ticks or more,
  * and some of them answered in the last second (a cut is not lossy).
+ * While more than 3/4 of them fail, their lossy_link verdicts wait up to
+ * MESH_OWN_LINK_WAIT_MS for the rest, and after the interface is named
+ * (h keeps both times).
  * g is the tick's gather h was last updated with. Pure: no I/O. Returns
  * how many were written.
  */
-size_t detect_mesh(const struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
+size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
 		   struct event_verdict *out, size_t max);
 
 #endif

@@ -304,6 +304,39 @@ START_TEST(test_every_peer_losing_is_the_own_link)
 }
 END_TEST
 
+/* An own link that fails its peers a few seconds apart: the first ones'
+ * lossy_link verdicts wait for the rest, and the interface is named, not
+ * the peers one by one, and stays named while most of them lose. A fabric
+ * link that fails most of them, not all: each its own, after the wait. */
+START_TEST(test_own_link_fails_peers_in_turn)
+{
+	struct event_verdict v[8];
+
+	eth0_peers(6, 0.5);
+	g.obs[5].lost = 0;
+	g.obs[5].lost_flows = 0;
+	for (int64_t t = 1000; t <= 4000; t += 1000)
+		ck_assert_uint_eq(run(t, 1, v, 8), 0);
+	g.obs[5].lost = 0.5;
+	g.obs[5].lost_flows = 1;
+	ck_assert_uint_eq(run(5000, 1, v, 8), 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "interface=eth0", EVENT_CAUSE_NETWORK);
+	/* named, it stays so while one peer's window comes out clean */
+	g.obs[0].lost = 0;
+	g.obs[0].lost_flows = 0;
+	ck_assert_uint_eq(run(6000, 12, v, 8), 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "interface=eth0", EVENT_CAUSE_NETWORK);
+
+	eth0_peers(6, 0.5);
+	g.obs[5].lost = 0;
+	g.obs[5].lost_flows = 0;
+	ck_assert_uint_eq(run(1000, 4, v, 8), 0);
+	ck_assert_uint_eq(run(5000, 1, v, 8), 5);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(strncmp(v[i].subject, "peer=", 5), 0);
+}
+END_TEST
+
 /* Every peer eth0 carries gone, a tick apart: eth0 cut off, a stall of the
  * network, not every peer's host unreachable, nor the first one gone. */
 START_TEST(test_every_peer_gone_is_a_cut_link)
@@ -366,6 +399,7 @@ Suite *detect_mesh_suite(void)
 		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
 		{ "unreachable_after_3_s_of_silence", test_unreachable_after_3_s_of_silence, 0 },
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
+		{ "own_link_fails_peers_in_turn", test_own_link_fails_peers_in_turn, 0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "gather_series", test_gather_series, 0 },
 	};
