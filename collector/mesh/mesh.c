@@ -171,11 +171,13 @@ static void emit_flows(struct mesh_state *st, struct sample_sink *out, const str
 {
 	for (unsigned f = 0; f < st->flows; f++) {
 		const struct mesh_flow *fl = &p->flow[f];
+		double rtt;
 		char flow[12], path[12];
 		struct label l[3] = { { "peer", peer }, { "flow", flow }, { "path", path } };
 
 		if (!(differ >> f & 1))
 			continue;
+		rtt = mesh_flow_rtt(fl);
 		snprintf(flow, sizeof(flow), "%u", f);
 		if (fl->path.n)
 			snprintf(path, sizeof(path), "%08x", fl->path.id);
@@ -185,8 +187,8 @@ static void emit_flows(struct mesh_state *st, struct sample_sink *out, const str
 		emit(st, out, &d_flost, l, 3, (double)fl->lost);
 		/* a flow that loses from its start has no figure yet: the
 		 * detector would judge its first answers */
-		if (mesh_flow_rtt(fl) > 0)
-			emit(st, out, &d_frtt, l, 3, mesh_flow_rtt(fl));
+		if (rtt > 0)
+			emit(st, out, &d_frtt, l, 3, rtt);
 	}
 }
 
