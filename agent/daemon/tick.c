@@ -305,8 +305,9 @@ static void agent_tick(struct agent *a)
 {
 	double t0 = clock_mono_s(), collect_s;
 	struct strbuf text;
-	size_t len;
+	size_t len, cap;
 	char *buf;
+	int r;
 
 	a->ticks++;
 	agent_retry_collectors(a);
@@ -321,17 +322,22 @@ static void agent_tick(struct agent *a)
 	/* a failed write is tried again at the event's next change */
 	pipeline_store_events(&a->pipe, a->store_ok ? a->store : NULL, agent_event_changed, NULL);
 	agent_store_metrics(a);
-	/* rendered into the buffer the HTTP side will own, sized as the last
-	 * text: not rendered, then copied (a thousand mesh peers' text is
-	 * 1.4 MB, and a buffer kept for it was as much again). A reserve
+	/* rendered into the buffer the HTTP side will own: the last text's
+	 * own when no scrape is sending it, else one sized as it. A reserve
 	 * that fails marks text failed, so the render fails and the last
-	 * published text stays */
+	 * published text stays (or, reclaimed, none until the next tick) */
 	strbuf_init(&text);
-	strbuf_reserve(&text, a->text_len);
-	if (exposition_render(a->pipe.reg, &text) == 0 && (buf = strbuf_detach(&text, &len))) {
+	if ((buf = http_reclaim(a->http, &cap)))
+		strbuf_attach(&text, buf, cap);
+	else
+		strbuf_reserve(&text, a->text_len);
+	r = exposition_render(a->pipe.reg, &text);
+	cap = text.alloc;
+	len = 0;
+	buf = r == 0 ? strbuf_detach(&text, &len) : NULL;
+	if (buf)
 		a->text_len = len;
-		http_publish(a->http, buf, len);
-	}
+	http_publish(a->http, buf, len, cap);
 	strbuf_release(&text);
 	a->tick_duration_s = clock_mono_s() - t0;
 }

@@ -38,14 +38,21 @@
 /* A published /metrics body, shared by the scrapes that are sending it. */
 struct snapshot {
 	atomic_int refs;
-	size_t len;
+	size_t len, cap; /* the text's bytes, and those allocated for it */
 	char *text;
 };
+
+/* A scrape waits this long for a text being rendered (a tick's render of
+ * a thousand mesh peers takes milliseconds), then gets the 503 of an agent
+ * with nothing to show. */
+#define HTTP_RENDER_WAIT_MS 2000
 
 struct http {
 	struct MHD_Daemon *daemon;
 	pthread_mutex_t lock;
-	struct snapshot *current; /* NULL until the first tick */
+	struct snapshot *current; /* NULL until the first tick, and while rendering */
+	int rendering; /* current's buffer was reclaimed for the next text */
+	pthread_cond_t published; /* signalled when rendering ends */
 	int64_t published_ms; /* monotonic */
 	int64_t stale_ms;
 	unsigned port;
@@ -85,8 +92,13 @@ static void snapshot_unref(void *cls)
 static struct snapshot *snapshot_get(struct http *h, int64_t *ret_published)
 {
 	struct snapshot *s;
+	struct timespec until;
 
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += HTTP_RENDER_WAIT_MS / 1000;
 	pthread_mutex_lock(&h->lock);
+	while (h->rendering && pthread_cond_timedwait(&h->published, &h->lock, &until) != ETIMEDOUT)
+		;
 	s = h->current;
 	if (s)
 		atomic_fetch_add(&s->refs, 1);
@@ -95,23 +107,48 @@ static struct snapshot *snapshot_get(struct http *h, int64_t *ret_published)
 	return s;
 }
 
-void http_publish(struct http *h, char *text, size_t len)
+char *http_reclaim(struct http *h, size_t *ret_cap)
 {
-	struct snapshot *s = malloc(sizeof(*s)), *old;
+	struct snapshot *s;
+	char *text = NULL;
 
-	if (!s) {
-		free(text);
-		return;
+	pthread_mutex_lock(&h->lock);
+	s = h->current;
+	/* the one reference left is the server's own: no scrape is sending it */
+	if (s && atomic_load(&s->refs) == 1) {
+		h->current = NULL;
+		h->rendering = 1;
+		text = s->text;
+		*ret_cap = s->cap;
+		free(s);
 	}
-	atomic_init(&s->refs, 1);
-	s->text = text;
-	s->len = len;
+	pthread_mutex_unlock(&h->lock);
+	return text;
+}
+
+void http_publish(struct http *h, char *text, size_t len, size_t cap)
+{
+	struct snapshot *s = text ? malloc(sizeof(*s)) : NULL, *old;
+
+	if (s) {
+		atomic_init(&s->refs, 1);
+		s->text = text;
+		s->len = len;
+		s->cap = cap;
+	} else {
+		free(text);
+	}
 	pthread_mutex_lock(&h->lock);
 	old = h->current;
-	h->current = s;
-	h->published_ms = clock_mono_ms();
+	if (s) {
+		h->current = s;
+		h->published_ms = clock_mono_ms();
+	}
+	h->rendering = 0;
+	pthread_cond_broadcast(&h->published);
 	pthread_mutex_unlock(&h->lock);
-	snapshot_unref(old);
+	if (s)
+		snapshot_unref(old);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
@@ -142,7 +179,10 @@ static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *c)
 
 	s = snapshot_get(h, &published);
 	if (!s)
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no tick has completed yet\n");
+		return reply_text(
+			c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			published ? "the tick's text is late: its render failed or is slow\n"
+				  : "no tick has completed yet\n");
 	r = MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->text, snapshot_unref,
 								   s);
 	if (!r) {
@@ -490,6 +530,7 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 	struct addrinfo *ai = NULL;
 	const union MHD_DaemonInfo *info;
 	struct MHD_OptionItem opts[16];
+	pthread_condattr_t ca;
 	char host[256];
 	unsigned port;
 	struct http *h;
@@ -503,6 +544,10 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 	if (!h)
 		return -ENOMEM;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->published, &ca);
+	pthread_condattr_destroy(&ca);
 	h->stale_ms = opt->stale_ms;
 	h->api_max_points = opt->api_max_points;
 	h->api_timeout_ms = opt->api_timeout_ms;
@@ -582,6 +627,7 @@ void http_stop(struct http *h)
 		MHD_stop_daemon(h->daemon);
 	http_pool_free(h->pool);
 	snapshot_unref(h->current);
+	pthread_cond_destroy(&h->published);
 	pthread_mutex_destroy(&h->lock);
 	http_auth_free(h->auth);
 	free(h->db_path);

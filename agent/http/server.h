@@ -44,11 +44,21 @@ int http_start(const struct http_options *opt, struct http **ret, char *err, siz
 void http_stop(struct http *h);
 
 /*
- * Publishes a new /metrics body, taking ownership of text (malloc'd). The old
- * one is freed once the last scrape that holds it is done. Marks the agent
- * ready (/readyz 200) and alive (/healthz) as of now.
+ * Publishes a new /metrics body, taking ownership of text (malloc'd, cap
+ * bytes). The old one is freed once the last scrape that holds it is done.
+ * Marks the agent ready (/readyz 200) and alive (/healthz) as of now. A
+ * NULL text publishes nothing: it ends a render that failed after
+ * http_reclaim(), and scrapes get a 503 until the next text.
  */
-void http_publish(struct http *h, char *text, size_t len);
+void http_publish(struct http *h, char *text, size_t len, size_t cap);
+
+/*
+ * The published body's buffer back for the next render, if no scrape is
+ * sending it (NULL, and *ret_cap untouched, otherwise): a thousand mesh
+ * peers' text is 1.8 MB, and a render beside the published text held twice
+ * that. Until the next http_publish(), scrapes wait for it (2 s at most).
+ */
+char *http_reclaim(struct http *h, size_t *ret_cap);
 
 /* The port actually bound (useful with port 0 in tests). */
 unsigned http_port(const struct http *h);

@@ -116,6 +116,14 @@ void strbuf_addjson(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '"');
 }
 
+void strbuf_attach(struct strbuf *sb, char *buf, size_t alloc)
+{
+	strbuf_release(sb);
+	sb->buf = buf;
+	sb->alloc = alloc;
+	sb->buf[0] = '\0';
+}
+
 char *strbuf_detach(struct strbuf *sb, size_t *ret_len)
 {
 	char *p = NULL;

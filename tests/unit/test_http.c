@@ -92,7 +92,7 @@ START_TEST(test_routes)
 	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "503", "no tick");
 	expect(p, "GET /readyz HTTP/1.0\r\n\r\n", "503", NULL);
 	expect(p, "GET /healthz HTTP/1.0\r\n\r\n", "200", "ok");
-	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	http_publish(h, strdup("fabmon_x 1\n"), 11, 12);
 	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "200", "\r\n\r\nfabmon_x 1\n");
 	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "200", "version=0.0.4");
 	expect(p, "GET /readyz HTTP/1.0\r\n\r\n", "200", "ready");
@@ -109,7 +109,7 @@ START_TEST(test_head)
 	struct http *h = start();
 	char *resp;
 
-	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	http_publish(h, strdup("fabmon_x 1\n"), 11, 12);
 	resp = http_do(http_port(h), "HEAD /metrics HTTP/1.0\r\n\r\n");
 	ck_assert_msg(strncmp(resp, "HTTP/1.1 200", 12) == 0, "%s", resp);
 	ck_assert_msg(strstr(resp, "Content-Length: 11"), "%s", resp);
@@ -147,13 +147,13 @@ START_TEST(test_concurrent)
 	for (int i = 0; i < 10000; i++)
 		strbuf_addf(&sb, "fabmon_big_%d{interface=\"eth%d\"} %d\n", i % 50, i, i);
 	text = strbuf_detach(&sb, &len);
-	http_publish(h, text, len);
+	http_publish(h, text, len, len + 1);
 	for (int i = 0; i < 20; i++) {
 		args[i].port = http_port(h);
 		ck_assert_int_eq(pthread_create(&th[i], NULL, scrape, &args[i]), 0);
 	}
 	/* swap the snapshot while scrapes are in flight: old bodies stay valid */
-	http_publish(h, strdup("fabmon_big_0 1\n"), 15);
+	http_publish(h, strdup("fabmon_big_0 1\n"), 15, 16);
 	for (int i = 0; i < 20; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_msg(args[i].ok, "scrape %d failed", i);
@@ -170,7 +170,7 @@ START_TEST(test_many_params)
 	unsigned p = http_port(h);
 	struct strbuf sb;
 
-	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	http_publish(h, strdup("fabmon_x 1\n"), 11, 12);
 	strbuf_init(&sb);
 	strbuf_addstr(&sb, "GET /metrics?");
 	for (int i = 0; i < 480; i++)
@@ -234,7 +234,7 @@ START_TEST(test_api_busy)
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	h = start_api(path);
-	http_publish(h, strdup("fabmon_x 1\n"), 11);
+	http_publish(h, strdup("fabmon_x 1\n"), 11, 12);
 	for (int i = 0; i < 2; i++) {
 		arg[i] = (struct api_arg){ http_port(h), "/api/v1/events", NULL };
 		ck_assert_int_eq(pthread_create(&th[i], NULL, api_get, &arg[i]), 0);
@@ -253,6 +253,71 @@ START_TEST(test_api_busy)
 	}
 	http_stop(h);
 	testutil_remove_db(path);
+}
+END_TEST
+
+struct late_arg {
+	unsigned port;
+	char *resp;
+};
+
+static void *scrape_late(void *p)
+{
+	struct late_arg *a = p;
+
+	a->resp = http_do(a->port, "GET /metrics HTTP/1.0\r\n\r\n");
+	return NULL;
+}
+
+/* The published text's buffer comes back for the next render when no
+ * scrape is sending it; a scrape meanwhile waits for the next text, and one
+ * still sending the last keeps it (no buffer back). */
+START_TEST(test_reclaim)
+{
+	struct http *h = start();
+	unsigned p = http_port(h);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+	const char *req = "GET /metrics HTTP/1.0\r\n\r\n";
+	struct late_arg late = { .port = p };
+	size_t cap = 0, big = 8 << 20;
+	char *buf, *text, c;
+	pthread_t th;
+	int fd;
+
+	ck_assert_ptr_null(http_reclaim(h, &cap));
+	text = strdup("fabmon_x 1\n");
+	http_publish(h, text, 11, 12);
+	buf = http_reclaim(h, &cap);
+	ck_assert_ptr_eq(buf, text);
+	ck_assert_uint_eq(cap, 12);
+	ck_assert_int_eq(pthread_create(&th, NULL, scrape_late, &late), 0);
+	usleep(200 * 1000);
+	memcpy(buf, "fabmon_x 2\n", 12);
+	http_publish(h, buf, 11, cap);
+	pthread_join(th, NULL);
+	ck_assert_msg(strstr(late.resp, "\r\n\r\nfabmon_x 2\n"), "%s", late.resp);
+	free(late.resp);
+
+	/* a failed render publishes nothing: 503 at once, not a wait */
+	ck_assert_ptr_nonnull(buf = http_reclaim(h, &cap));
+	free(buf);
+	http_publish(h, NULL, 0, 0);
+	expect(p, "GET /metrics HTTP/1.0\r\n\r\n", "503", "late");
+
+	/* a body larger than the socket buffers, its scrape reading nothing
+	 * past the first byte: its server holds the text */
+	text = malloc(big);
+	memset(text, 'x', big - 2);
+	memcpy(text + big - 2, "\n", 2);
+	http_publish(h, text, big - 1, big);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	ck_assert_int_eq(read(fd, &c, 1), 1);
+	ck_assert_ptr_null(http_reclaim(h, &cap));
+	close(fd);
+	http_stop(h);
 }
 END_TEST
 
@@ -283,6 +348,7 @@ Suite *http_suite(void)
 		{ "routes", test_routes, 0 },
 		{ "head", test_head, 0 },
 		{ "concurrent", test_concurrent, 30 },
+		{ "the text's buffer back for the next render", test_reclaim, 30 },
 		{ "bad_listen", test_bad_listen, 0 },
 		{ "a request line of many parameters", test_many_params, 0 },
 		{ "API full: 503, scrapes still answered", test_api_busy, 30 },
