@@ -11,10 +11,8 @@
 
 #define MINUTE_MS 60000
 #define HOUR_MS 3600000
-/* A block closes past this many bytes (rows stay within one 4 KiB page),
- * or when it spans an hour (a series sampled every 10 s would keep one open
- * for 40 minutes). */
-#define BLOCK_BYTES 3000
+/* A block closes past PACK_BLOCK_BYTES, or when it spans an hour (a series
+ * sampled every 10 s would keep one open for 40 minutes). */
 #define BLOCK_SPAN_MS HOUR_MS
 /* The stage holds every series' open block: past this many bytes of it,
  * blocks get shorter (down to BLOCK_ROWS_MIN), so a host with 100000 series
@@ -522,8 +520,9 @@ int store_pack_add(struct store_pack *p, const struct stage_rec *r, int64_t ts_m
 
 static int block_due(const struct pseries *s, int quiet)
 {
-	return s->raw.n && (quiet || s->raw.n >= s->target || pack_bytes(&s->raw) >= BLOCK_BYTES ||
-			    s->raw_end - s->raw_start >= BLOCK_SPAN_MS);
+	return s->raw.n &&
+	       (quiet || s->raw.n >= s->target || pack_bytes(&s->raw) >= PACK_BLOCK_BYTES ||
+		s->raw_end - s->raw_start >= BLOCK_SPAN_MS);
 }
 
 /* The earliest staged time s still needs: its open block, and the minutes

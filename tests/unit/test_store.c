@@ -627,6 +627,30 @@ END_TEST
  * WAL over at about that size; without it the WAL grows to 8000 pages
  * (32 MiB), where the writer checkpoints in its own tick.
  */
+/* A series whose every value differs in most of its bits closes its blocks
+ * by size, none over PACK_BLOCK_BYTES and one row, and keeps every sample. */
+START_TEST(test_noisy_blocks)
+{
+	const char *path = tmp_db();
+	struct registry *reg = registry_new(100, 60000);
+	struct store *st;
+	char err[256];
+	unsigned seed = 7;
+
+	ck_assert_int_eq(store_open(path, STORE_READ_WRITE, &st, err, sizeof(err)), 0);
+	for (int i = 1; i <= 400; i++)
+		tick_values(st, reg, i * 1000, (uint64_t)i, (double)rand_r(&seed) / 3.0);
+	store_close(st);
+	ck_assert_int_ge(q(path, "SELECT count(*) FROM blocks WHERE series_id = "
+				 "(SELECT id FROM series WHERE name = 'fabmon_g')"),
+			 3);
+	ck_assert_int_le(q(path, "SELECT max(length(data)) FROM blocks"), PACK_BLOCK_BYTES + 64);
+	ck_assert_int_eq(count(path, "fabmon_g", 1000, 400000), 400);
+	registry_free(reg);
+	testutil_remove_db(path);
+}
+END_TEST
+
 START_TEST(test_wal_checkpointed)
 {
 	enum { SERIES = 4000, TICKS = 200 };
@@ -845,6 +869,7 @@ Suite *store_suite(void)
 		{ "corrupt blocks", test_block_corrupt, 0 },
 		{ "blocks without checksum", test_checksum_upgrade, 0 },
 		{ "WAL checkpointed off the tick", test_wal_checkpointed, 30 },
+		{ "a noisy series closes its blocks by size", test_noisy_blocks, 30 },
 	};
 
 	return TESTUTIL_SUITE("store", cases);
