@@ -109,7 +109,7 @@ void pack_writer_reset(struct pack_writer *w)
 {
 	unsigned cols = w->cols;
 
-	free(w->buf);
+	free(w->col);
 	pack_writer_init(w, cols);
 }
 
@@ -207,11 +207,14 @@ int pack_append(struct pack_writer *w, int64_t ts_ms, const double *vals)
 
 	if (need > w->cap) {
 		size_t cap = (need + GROW_STEP - 1) / GROW_STEP * GROW_STEP;
-		uint8_t *buf = realloc(w->buf, cap);
+		struct pack_col *col = realloc(w->col, w->cols * sizeof(*col) + cap);
 
-		if (!buf)
+		if (!col)
 			return -ENOMEM;
-		w->buf = buf;
+		if (!w->col)
+			memset(col, 0, w->cols * sizeof(*col));
+		w->col = col;
+		w->buf = (uint8_t *)(col + w->cols);
 		w->cap = cap;
 	}
 	if (w->n == 0) {

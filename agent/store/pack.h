@@ -45,18 +45,23 @@
 struct pack_col {
 	uint64_t bits; /* the previous value */
 	int64_t whole, step; /* it as an integer, and its increase */
-	/* bytes, not ints: a store holds two writers of five columns for
-	 * every series (32 bytes a column, not 40) */
+	/* bytes, not ints: 32 bytes a column, not 40 */
 	uint8_t is_whole;
 	uint8_t lead, len; /* the xor window: leading zeros, meaningful bits (64 at most) */
 };
 
+/*
+ * The columns' state and the stream share one allocation, made at the first
+ * row and freed by pack_writer_reset(): a store holds two writers for every
+ * series, most of them empty (a rollup hour parked in its row) or of one
+ * column, and a writer with room for five columns inline was 208 bytes.
+ */
 struct pack_writer {
-	uint8_t *buf;
+	struct pack_col *col; /* cols of them; NULL while empty */
+	uint8_t *buf; /* the stream, cap bytes, just after col */
 	size_t cap, nbits;
 	unsigned cols, n;
 	int64_t ts, dt;
-	struct pack_col col[PACK_COLS_MAX];
 };
 
 /* An empty writer of rows of cols values (1..PACK_COLS_MAX). */
