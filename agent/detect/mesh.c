@@ -507,14 +507,15 @@ static struct iface_tally *tally_for(struct iface_tally *t, size_t *n, const cha
 	return &t[(*n)++];
 }
 
-/* The index of ifname's entry in h->most_failing; n_most_failing if none. */
-static size_t most_failing_at(const struct mesh_history *h, const char *ifname)
+/* ifname's entry in h->most_failing, or NULL. */
+static const struct mesh_most_failing *most_failing_find(const struct mesh_history *h,
+							 const char *ifname)
 {
-	size_t i = 0;
+	size_t hint = 0;
+	size_t i = name_find(h->most_failing, h->n_most_failing, sizeof(h->most_failing[0]), ifname,
+			     &hint);
 
-	while (i < h->n_most_failing && strcmp(h->most_failing[i].ifname, ifname) != 0)
-		i++;
-	return i;
+	return i < h->n_most_failing ? &h->most_failing[i] : NULL;
 }
 
 /* More than 3/4 of x's peers fail, 3 at least. */
@@ -531,9 +532,8 @@ static void most_failing_update(struct mesh_history *h, const struct iface_tally
 	size_t k = 0;
 
 	for (size_t i = 0; i < nt; i++) {
-		size_t j = most_failing_at(h, t[i].ifname);
-		int64_t since = j < h->n_most_failing ? h->most_failing[j].since_ms : now_ms;
-		int64_t named = j < h->n_most_failing ? h->most_failing[j].named_ms : 0;
+		const struct mesh_most_failing *m = most_failing_find(h, t[i].ifname);
+		int64_t since = m ? m->since_ms : now_ms, named = m ? m->named_ms : 0;
 
 		if (!most_fail(&t[i]))
 			continue;
@@ -551,11 +551,9 @@ static void most_failing_update(struct mesh_history *h, const struct iface_tally
  * named or about to be. */
 static int own_link_awaited(const struct mesh_history *h, const struct mesh_obs *o, int64_t now_ms)
 {
-	size_t i = most_failing_at(h, o->ifname);
+	const struct mesh_most_failing *m = most_failing_find(h, o->ifname);
 
-	return i < h->n_most_failing &&
-	       (now_ms - h->most_failing[i].since_ms < MESH_OWN_LINK_WAIT_MS ||
-		h->most_failing[i].named_ms);
+	return m && (now_ms - m->since_ms < MESH_OWN_LINK_WAIT_MS || m->named_ms);
 }
 
 /* Sums the judged peers per interface and decides each interface's own
@@ -585,13 +583,12 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct iface_tally *x = &t[i];
-		size_t m = most_failing_at(h, x->ifname);
+		const struct mesh_most_failing *m = most_failing_find(h, x->ifname);
 
 		/* named, it stays so while most of its peers fail: one whose
 		 * window came out clean for a moment does not clear it */
 		if (x->peers < MESH_OWN_LINK_PEERS ||
-		    (x->failing < x->peers &&
-		     !(most_fail(x) && m < h->n_most_failing && h->most_failing[m].named_ms)))
+		    (x->failing < x->peers && !(most_fail(x) && m && m->named_ms)))
 			continue;
 		if (x->gone == x->peers)
 			x->verdict = EVENT_STALL;

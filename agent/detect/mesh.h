@@ -123,7 +123,7 @@ struct mesh_history {
 	size_t hint; /* name_find()'s */
 	/* interfaces most of whose peers fail (MESH_OWN_LINK_WAIT_MS): since
 	 * when, and when the interface itself was last named (0: not yet) */
-	struct {
+	struct mesh_most_failing {
 		char ifname[16];
 		int64_t since_ms, named_ms;
 	} most_failing[MESH_IFACES_MAX];

@@ -33,7 +33,7 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(
  * characters escaped (RFC 8259 7). Other bytes go as they are. */
 void strbuf_addjson(struct strbuf *sb, const char *s);
 /* Takes buf (malloc'd, alloc bytes, alloc > 0) as sb's emptied memory: a
- * buffer detached before, handed back for reuse. sb must be empty. */
+ * buffer detached before, handed back for reuse. What sb held is freed. */
 void strbuf_attach(struct strbuf *sb, char *buf, size_t alloc);
 /* Detaches the buffer (caller frees it); sb is left empty. NULL if failed. */
 char *strbuf_detach(struct strbuf *sb, size_t *ret_len);
