@@ -14,6 +14,7 @@
 enum mesh_family {
 	F_SENT,
 	F_LOST,
+	F_ROUNDS,
 	F_RTT_SUM,
 	F_RTT_COUNT,
 	F_DELAY,
@@ -26,6 +27,7 @@ enum mesh_family {
 static const char *const mesh_families[F_NONE] = {
 	[F_SENT] = M_MESH_PROBES_SENT_TOTAL,
 	[F_LOST] = M_MESH_PROBES_LOST_TOTAL,
+	[F_ROUNDS] = M_MESH_LOSS_ROUNDS_TOTAL,
 	[F_RTT_SUM] = M_MESH_RTT_SECONDS_SUM,
 	[F_RTT_COUNT] = M_MESH_RTT_SECONDS_COUNT,
 	[F_DELAY] = M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
@@ -106,6 +108,9 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	case F_LOST:
 		o->lost = rate;
 		break;
+	case F_ROUNDS:
+		o->loss_rounds = rate;
+		break;
 	case F_RTT_SUM:
 		o->rtt_sum = rate;
 		break;
@@ -166,7 +171,7 @@ static int lossy_two(const struct lossy_ticks *l)
 
 /* p's ticks since a moment, summed. */
 struct span {
-	double sent, lost;
+	double sent, lost, loss_rounds;
 	double rtt, rtt_n; /* network time over the answers, and their count */
 	uint64_t lost_flows;
 	struct lossy_ticks lossy; /* the ticks that lost a probe */
@@ -192,6 +197,7 @@ static void window(const struct mesh_history *h, size_t i, int64_t since_ms, str
 			break;
 		s->sent += t->sent;
 		s->lost += t->lost;
+		s->loss_rounds += t->loss_rounds;
 		s->rtt += t->rtt;
 		s->rtt_n += t->rtt_n;
 		s->lost_flows |= t->lost_flows;
@@ -286,6 +292,7 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			.ms = now_ms,
 			.sent = (float)(o->sent * dt),
 			.lost = (float)(o->lost * dt),
+			.loss_rounds = (float)(o->loss_rounds * dt),
 			.rtt = (float)((o->rtt_sum - o->delay_sum) * dt),
 			.rtt_n = (float)(o->rtt_count * dt),
 			.lost_flows = o->lost_flows,
@@ -326,12 +333,29 @@ void mesh_history_free(struct mesh_history *h)
 	h->n_most_failing = 0;
 }
 
-/* True if p's mean network time over the span (the loss window) is over
- * its least by MESH_QUEUE_MARGIN_S: a queue on the path, whose drops are
- * congestion's. */
-static int queued(const struct mesh_history_peer *p, const struct span *s)
+/* True if the span's losses came one at a time: its losing rounds (of
+ * flows probes each) lost at most MESH_GROUPED_RATIO times what independent
+ * losses at its loss rate would, flows p / (1 - (1 - p)^flows) a losing
+ * round (about 1 while p is small). Not where rounds cannot show it (one
+ * flow) or were not counted. */
+static int one_at_a_time(const struct span *s, unsigned flows)
 {
-	return s->rtt_n > 0 && s->rtt / s->rtt_n > p->min_rtt + MESH_QUEUE_MARGIN_S;
+	double p = s->sent > 0 ? s->lost / s->sent : 0;
+
+	if (flows < 2 || s->loss_rounds <= 0 || p <= 0 || p >= 1)
+		return 0;
+	return s->lost / s->loss_rounds <=
+	       MESH_GROUPED_RATIO * flows * p / (1 - pow(1 - p, (double)flows));
+}
+
+/* True if the span's (the loss window's) losses are a queue's: p's mean
+ * network time over it is over its least by MESH_QUEUE_MARGIN_S, and they
+ * did not come one at a time. */
+static int queued(const struct mesh_history *h, const struct mesh_history_peer *p,
+		  const struct span *s)
+{
+	return s->rtt_n > 0 && s->rtt / s->rtt_n > p->min_rtt + MESH_QUEUE_MARGIN_S &&
+	       !one_at_a_time(s, h->flows);
 }
 
 static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
@@ -479,7 +503,7 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	j->lost = s.lost;
 	j->lost_flows = s.lost_flows;
 	j->lossy = s.lossy;
-	j->queued = queued(p, &s);
+	j->queued = queued(h, p, &s);
 	/* the losses of a window that holds an outage are the outage's */
 	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued &&
 	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&

@@ -35,12 +35,17 @@
  * probes faster since its first loss needs three past 450 probes. */
 #define MESH_CLEAN_LOSS 1e-4
 #define MESH_LOSS_ALPHA 1e-3
-/* Loss while the path's mean network time over the loss window stays
- * within 1 ms of its least: a queue that overflows makes its packets wait
- * first (a full switch buffer is a millisecond and more; the lab's tbf
- * ports hold 50 ms), a bad link or optic does not. Congestion's drops are
- * not a lossy link. */
+/* Congestion's drops are not a lossy link. They come where the path's mean
+ * network time over the loss window is over its least by 1 ms: a queue that
+ * overflows makes its packets wait first (a full switch buffer is a
+ * millisecond and more; the lab's tbf ports hold 50 ms), a bad link or optic
+ * does not. And they come grouped: a round's probes leave together, and a
+ * full queue drops several of them at once, where a link that drops at
+ * random loses them one at a time, queue or not (a busy link goes bad too). */
 #define MESH_QUEUE_MARGIN_S 1e-3
+/* Losses grouped: a losing round lost over twice what independent losses
+ * would (collector/mesh counts the rounds) */
+#define MESH_GROUPED_RATIO 2.0
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
 /* Every peer a local interface carries failing (losing probes in the loss
@@ -68,6 +73,7 @@ struct mesh_obs {
 	char peer[48];
 	char ifname[16]; /* the local interface it is routed by; "": not known */
 	double sent, lost; /* fabmon_mesh_probes_{sent,lost}_total */
+	double loss_rounds; /* fabmon_mesh_loss_rounds_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
 	uint64_t lost_flows; /* flows whose own lost series rose (bit = flow) */
@@ -97,7 +103,7 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s);
  * counts and seconds need no more). */
 struct mesh_tick {
 	int64_t ms;
-	float sent, lost;
+	float sent, lost, loss_rounds;
 	float rtt, rtt_n; /* network time summed over the tick's answers, and their count */
 	uint64_t lost_flows;
 };
@@ -115,6 +121,7 @@ struct mesh_history_peer {
 struct mesh_history {
 	struct mesh_history_peer peers[MESH_DETECT_PEERS];
 	size_t n;
+	unsigned flows; /* probed per peer (mesh_flows): a round's probes; the caller's to set */
 	/* each peer's ring of ticks, peer i's from tick + i * ring: as long as
 	 * the loss window holds ticks (it grows to that), so that a 1 s tick
 	 * keeps 16 and a 100 ms tick 128 */
@@ -144,7 +151,7 @@ void mesh_history_free(struct mesh_history *h);
  * last second was lost (a peer going), lossy_link (more probes lost over
  * MESH_LOSS_WINDOW_MS than a clean path would lose by chance,
  * MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on 2 ticks or more, while other
- * flows answered, no queue built up (MESH_QUEUE_MARGIN_S) and the peer was
+ * flows answered, not a queue's (MESH_QUEUE_MARGIN_S) and the peer was
  * not silent within the window (an outage's losses); at once: the window
  * was the persistence);
  * path_latency (a flow's network time, the responder's delay taken out,

@@ -117,6 +117,13 @@ static const struct metric_desc d_lost = {
 	"Probes to the peer not answered within half an interval (200 ms to 1 s).", METRIC_COUNTER,
 	0, 0
 };
+static const struct metric_desc d_rounds = {
+	M_MESH_LOSS_ROUNDS_TOTAL,
+	"Rounds of probes to the peer (one on every flow, sent together) that lost one or more: "
+	"fabmon_mesh_probes_lost_total over it is what a losing round lost, near 1 where a link "
+	"drops packets at random, several where a queue overflows or the peer's host stalls.",
+	METRIC_COUNTER, 0, 0
+};
 static const struct metric_desc d_delay = {
 	M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
 	"The peer's own time between receiving a probe and sending its reply, summed over the "
@@ -162,6 +169,7 @@ static void emit_peer(struct mesh_state *st, struct sample_sink *out, const stru
 				       p->answered);
 	emit(st, out, &d_sent, l, nl, (double)p->sent);
 	emit(st, out, &d_lost, l, nl, (double)p->lost);
+	emit(st, out, &d_rounds, l, nl, (double)p->loss_rounds);
 	emit(st, out, &d_delay, l, nl, (double)p->delay_sum_ns);
 }
 

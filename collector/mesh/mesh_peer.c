@@ -22,9 +22,11 @@ uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns)
 	struct mesh_inflight *in = &fl->inflight[seq % MESH_INFLIGHT];
 
 	if (in->used) {
-		/* MESH_INFLIGHT rounds unanswered: that one is lost */
+		/* MESH_INFLIGHT rounds unanswered: that one is lost, a round
+		 * of its own (a flow this far behind is not a moment's) */
 		fl->lost++;
 		p->lost++;
+		p->loss_rounds++;
 		fl->last_loss_ns = now_ns;
 	}
 	*in = (struct mesh_inflight){ .seq = seq, .used = 1, .sent_ns = now_ns };
@@ -166,6 +168,7 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
 		if (fl->path.trace_end_ns && now_ns >= fl->path.trace_end_ns)
 			trace_end(p, &fl->path);
 	}
+	p->loss_rounds += lost > 0;
 	return lost;
 }
 

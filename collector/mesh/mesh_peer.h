@@ -64,6 +64,10 @@ struct mesh_peer {
 	int64_t next_ns; /* the next round of probes is due then */
 	int64_t round_ns; /* the last round was sent then */
 	uint64_t sent, lost, answered;
+	/* rounds (a probe on every flow, sent together) that lost one or more:
+	 * a link that drops at random loses them one at a time, a queue that
+	 * overflows or a host that stalls several of a round at once */
+	uint64_t loss_rounds;
 	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
 	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
 	int64_t last_answer_ns;
@@ -103,6 +107,8 @@ int mesh_peer_hop(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows,
  * Counts the plain probes unanswered after timeout_ns as lost (a flow that
  * starts losing has its path traced again at once), and ends the path traces
  * due: hops that never answered stay unknown. Returns the number lost now.
+ * Called once a round, before the next is sent, it finds a round's probes
+ * unanswered together: a call that loses any counts one loss round.
  */
 unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, int64_t timeout_ns);
 

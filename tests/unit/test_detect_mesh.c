@@ -183,22 +183,43 @@ START_TEST(test_silent_peer_is_unreachable)
 }
 END_TEST
 
-/* Losses while the round trip grows by a queue's worth are the queue's
- * drops: congestion, not a lossy link. */
+/* Losses while the round trip grows by a queue's worth, several of a round
+ * at once, are the queue's drops: congestion, not a lossy link. */
 START_TEST(test_loss_behind_a_queue_is_congestion)
 {
 	struct mesh_obs *o = leaf_spine_peer();
 	struct event_verdict v[4];
 
+	h.flows = 8;
 	(void)run(1000, 3, v, 4);
 	o->rtt_sum = 8 * 20e-3; /* 20 ms each, from 100 us */
 	o->lost = 0.5;
+	o->loss_rounds = 0.1; /* 5 a losing round */
 	o->lost_flows = 1;
 	ck_assert_uint_eq(run(4000, 6, v, 4), 0);
 	/* the same losses at the path's own round trip: a link */
 	o->rtt_sum = 8 * 100e-6;
 	ck_assert_uint_eq(run(10000, 12, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+}
+END_TEST
+
+/* A busy link goes bad too: behind a queue, losses one a round are a
+ * link's, as random drops give them. */
+START_TEST(test_loss_one_at_a_time_behind_a_queue_is_a_link)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	h.flows = 8;
+	(void)run(1000, 3, v, 4);
+	o->rtt_sum = 8 * 20e-3;
+	o->lost = 0.5;
+	o->loss_rounds = 0.5;
+	o->lost_flows = 1;
+	ck_assert_uint_eq(run(4000, 6, v, 4), 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1",
+		   EVENT_CAUSE_NETWORK);
 }
 END_TEST
 
@@ -396,6 +417,8 @@ Suite *detect_mesh_suite(void)
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
 		{ "loss_behind_a_queue_is_congestion", test_loss_behind_a_queue_is_congestion, 0 },
+		{ "loss_one_at_a_time_behind_a_queue_is_a_link",
+		  test_loss_one_at_a_time_behind_a_queue_is_a_link, 0 },
 		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
 		{ "unreachable_after_3_s_of_silence", test_unreachable_after_3_s_of_silence, 0 },
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },

@@ -125,6 +125,31 @@ START_TEST(test_loss_is_per_flow)
 }
 END_TEST
 
+/* A round's probes unanswered together are one loss round, however many
+ * of them; a round that lost none is none. */
+START_TEST(test_loss_rounds)
+{
+	for (unsigned f = 0; f < 4; f++)
+		(void)mesh_peer_sent(&peer, f, 1000 * MS);
+	(void)mesh_peer_expire(&peer, 4, 1600 * MS, 500 * MS);
+	ck_assert_uint_eq(peer.lost, 4);
+	ck_assert_uint_eq(peer.loss_rounds, 1);
+	for (unsigned f = 0; f < 4; f++) {
+		struct mesh_msg r;
+
+		(void)mesh_peer_sent(&peer, f, 2000 * MS);
+		r = reply_to(f, 1, 2000 * MS);
+		ck_assert_int_eq(mesh_peer_reply(&peer, &r, 4, 2000 * MS + 50000), 0);
+	}
+	(void)mesh_peer_expire(&peer, 4, 2600 * MS, 500 * MS);
+	ck_assert_uint_eq(peer.loss_rounds, 1);
+	(void)mesh_peer_sent(&peer, 2, 3000 * MS);
+	(void)mesh_peer_expire(&peer, 4, 3600 * MS, 500 * MS);
+	ck_assert_uint_eq(peer.lost, 5);
+	ck_assert_uint_eq(peer.loss_rounds, 2);
+}
+END_TEST
+
 /* A flow far slower than its siblings for MESH_RECENT answers stands out;
  * one a little slower does not, nor one with fewer answers (a path's first
  * answer pays for neighbour lookups on its way). */
@@ -200,6 +225,7 @@ Suite *mesh_peer_suite(void)
 		{ "allow_cidrs", test_allow_cidrs, 0 },
 		{ "reply_counts_rtt_and_delay", test_reply_counts_rtt_and_delay, 0 },
 		{ "wrong_sequence_is_refused", test_wrong_sequence_is_refused, 0 },
+		{ "loss_rounds", test_loss_rounds, 0 },
 		{ "loss_is_per_flow", test_loss_is_per_flow, 0 },
 		{ "slow_flow_differs", test_slow_flow_differs, 0 },
 		{ "trace_hops", test_trace_hops, 0 },
