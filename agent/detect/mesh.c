@@ -348,14 +348,11 @@ static int one_at_a_time(const struct span *s, unsigned flows)
 	       MESH_GROUPED_RATIO * flows * p / (1 - pow(1 - p, (double)flows));
 }
 
-/* True if the span's (the loss window's) losses are a queue's: p's mean
- * network time over it is over its least by MESH_QUEUE_MARGIN_S, and they
- * did not come one at a time. */
-static int queued(const struct mesh_history *h, const struct mesh_history_peer *p,
-		  const struct span *s)
+/* True if p's mean network time over the span (the loss window) is over
+ * its least by MESH_QUEUE_MARGIN_S: a queue on the path. */
+static int behind_queue(const struct mesh_history_peer *p, const struct span *s)
 {
-	return s->rtt_n > 0 && s->rtt / s->rtt_n > p->min_rtt + MESH_QUEUE_MARGIN_S &&
-	       !one_at_a_time(s, h->flows);
+	return s->rtt_n > 0 && s->rtt / s->rtt_n > p->min_rtt + MESH_QUEUE_MARGIN_S;
 }
 
 static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
@@ -418,14 +415,20 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 	}
 }
 
+/* The loss a clean path may show: behind a queue (behind), a congested
+ * one's (MESH_QUEUED_CLEAN_LOSS). */
+static double clean_loss(int behind)
+{
+	return behind ? MESH_QUEUED_CLEAN_LOSS : MESH_CLEAN_LOSS;
+}
+
 /*
- * True if a clean path (losing a probe with probability MESH_CLEAN_LOSS)
+ * True if a clean path (losing a probe with probability p, clean_loss())
  * would lose k or more of n probes with probability under MESH_LOSS_ALPHA:
  * the binomial tail, 1 less the terms below k, each from the one before.
  */
-static int loss_beyond_chance(unsigned long n, unsigned long k)
+static int loss_beyond_chance(unsigned long n, unsigned long k, double p)
 {
-	const double p = MESH_CLEAN_LOSS;
 	double term = exp((double)n * log1p(-p)), below = 0;
 
 	/* P(X >= k) <= P(X >= i + 1) for every i < k: done once that is small */
@@ -464,7 +467,8 @@ struct peer_judged {
 	enum peer_state state;
 	double sent, lost; /* over the loss window (the unreachable's: its own) */
 	double answered_1s; /* probes answered in the last second */
-	int queued; /* queued(): its losses are congestion's */
+	int behind; /* behind_queue() over the loss window */
+	int queued; /* and its losses did not come one at a time: congestion's */
 	uint64_t lost_flows; /* over the loss window */
 	struct lossy_ticks lossy; /* over the loss window */
 };
@@ -503,18 +507,19 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	j->lost = s.lost;
 	j->lost_flows = s.lost_flows;
 	j->lossy = s.lossy;
-	j->queued = queued(h, p, &s);
+	j->behind = behind_queue(p, &s);
+	j->queued = j->behind && !one_at_a_time(&s, h->flows);
 	/* the losses of a window that holds an outage are the outage's */
 	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued &&
 	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
-	    loss_beyond_chance(lround(j->sent), lround(j->lost)))
+	    loss_beyond_chance(lround(j->sent), lround(j->lost), clean_loss(j->behind)))
 		j->state = PEER_LOSSY;
 }
 
 /* The peers one local interface carries, this tick. */
 struct iface_tally {
 	const char *ifname;
-	unsigned peers, failing, gone, queued;
+	unsigned peers, failing, gone, queued, behind;
 	double sent, lost, answered_1s;
 	struct lossy_ticks lossy;
 	enum event_kind verdict; /* EVENT_KINDS: none */
@@ -599,6 +604,7 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 		x->failing += j[i].state != PEER_CLEAN || j[i].lost >= 0.5;
 		x->answered_1s += j[i].answered_1s;
 		x->queued += j[i].queued;
+		x->behind += j[i].behind;
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
 		x->sent += j[i].sent;
@@ -618,7 +624,8 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 			x->verdict = EVENT_STALL;
 		else if (x->answered_1s >= 0.5 && !x->queued && x->lost < 0.95 * x->sent &&
 			 lossy_two(&x->lossy) &&
-			 loss_beyond_chance(lround(x->sent), lround(x->lost)))
+			 loss_beyond_chance(lround(x->sent), lround(x->lost),
+					    clean_loss(x->behind)))
 			x->verdict = EVENT_LOSSY_LINK;
 	}
 	return n;

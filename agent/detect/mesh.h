@@ -34,6 +34,10 @@
  * of 10 s at the defaults is chance, two are not, and a peer the collector
  * probes faster since its first loss needs three past 450 probes. */
 #define MESH_CLEAN_LOSS 1e-4
+/* Behind a queue (MESH_QUEUE_MARGIN_S), a clean path may lose one in 1000:
+ * a full queue drops a lone probe now and then too, and the losses of a
+ * link that goes bad under load (a few in a hundred) stay far beyond. */
+#define MESH_QUEUED_CLEAN_LOSS 1e-3
 #define MESH_LOSS_ALPHA 1e-3
 /* Congestion's drops are not a lossy link. They come where the path's mean
  * network time over the loss window is over its least by 1 ms: a queue that

@@ -169,8 +169,19 @@ static void emit_peer(struct mesh_state *st, struct sample_sink *out, const stru
 				       p->answered);
 	emit(st, out, &d_sent, l, nl, (double)p->sent);
 	emit(st, out, &d_lost, l, nl, (double)p->lost);
-	emit(st, out, &d_rounds, l, nl, (double)p->loss_rounds);
 	emit(st, out, &d_delay, l, nl, (double)p->delay_sum_ns);
+}
+
+/* The peer's loss rounds, shown while a flow of it stands out: only a
+ * peer that lost has rounds to tell apart, and at a thousand clean peers
+ * the series would be a megabyte held for nothing. */
+static void emit_rounds(struct mesh_state *st, struct sample_sink *out, const struct mesh_peer *p,
+			const char *peer)
+{
+	struct label l[2] = { { "peer", peer }, { "interface", p->ifname } };
+
+	if (p->loss_rounds)
+		emit(st, out, &d_rounds, l, p->ifname[0] ? 2 : 1, (double)p->loss_rounds);
 }
 
 /* The flows of differ (mesh_peer_differing()). */
@@ -308,9 +319,10 @@ static int mesh_sample(void *state, const struct collector_env *env, struct samp
 			inet_ntop(AF_INET, &a, peer, sizeof(peer));
 			if (pass == 0)
 				emit_peer(st, out, &peers[i], peer);
-			else if (pass == 1)
+			else if (pass == 1) {
+				emit_rounds(st, out, &peers[i], peer);
 				emit_flows(st, out, &peers[i], peer, differ);
-			else
+			} else
 				emit_hops(st, out, &peers[i], peer);
 		}
 	emit_counters(st, out, n);

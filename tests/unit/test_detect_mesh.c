@@ -223,6 +223,31 @@ START_TEST(test_loss_one_at_a_time_behind_a_queue_is_a_link)
 }
 END_TEST
 
+/* Behind a queue a lone probe is lost now and then: 5 in 10 s of a peer
+ * probed 150 times a second is congestion's chance, not a link (on an idle
+ * path it would be). */
+START_TEST(test_rare_loss_behind_a_queue_is_chance)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	h.flows = 8;
+	o->sent = 150;
+	o->rtt_count = 150;
+	o->rtt_sum = 150 * 100e-6;
+	(void)run(1000, 3, v, 4);
+	o->rtt_sum = 150 * 20e-3;
+	o->lost = 0.5;
+	o->loss_rounds = 0.5;
+	o->lost_flows = 1;
+	ck_assert_uint_eq(run(4000, 10, v, 4), 0);
+	/* the same at the path's own round trip: a link */
+	o->rtt_sum = 150 * 100e-6;
+	ck_assert_uint_eq(run(20000, 12, v, 4), 1);
+	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+}
+END_TEST
+
 /* A peer back from an outage: the window's losses are the outage's, not
  * a lossy link's. */
 START_TEST(test_outage_is_not_a_lossy_link)
@@ -417,6 +442,8 @@ Suite *detect_mesh_suite(void)
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
 		{ "loss_behind_a_queue_is_congestion", test_loss_behind_a_queue_is_congestion, 0 },
+		{ "rare_loss_behind_a_queue_is_chance", test_rare_loss_behind_a_queue_is_chance,
+		  0 },
 		{ "loss_one_at_a_time_behind_a_queue_is_a_link",
 		  test_loss_one_at_a_time_behind_a_queue_is_a_link, 0 },
 		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
