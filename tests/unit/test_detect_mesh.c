@@ -183,24 +183,43 @@ START_TEST(test_silent_peer_is_unreachable)
 }
 END_TEST
 
-/* Losses while the round trip grows by a queue's worth, several of a round
- * at once, are the queue's drops: congestion, not a lossy link. */
-START_TEST(test_loss_behind_a_queue_is_congestion)
+/* The leaf-spine peer probed sent times a second at 100 us, then behind a
+ * queue (20 ms) losing lost a second on flow 0, in rounds a second; v holds
+ * the verdicts of ticks ticks of that. Returns their count. */
+static size_t queued_peer(double sent, double lost, double rounds, int ticks,
+			  struct event_verdict *v)
 {
 	struct mesh_obs *o = leaf_spine_peer();
-	struct event_verdict v[4];
 
 	h.flows = 8;
+	o->sent = sent;
+	o->rtt_count = sent;
+	o->rtt_sum = sent * 100e-6;
 	(void)run(1000, 3, v, 4);
-	o->rtt_sum = 8 * 20e-3; /* 20 ms each, from 100 us */
-	o->lost = 0.5;
-	o->loss_rounds = 0.1; /* 5 a losing round */
+	o->rtt_sum = sent * 20e-3;
+	o->lost = lost;
+	o->loss_rounds = rounds;
 	o->lost_flows = 1;
-	ck_assert_uint_eq(run(4000, 6, v, 4), 0);
-	/* the same losses at the path's own round trip: a link */
-	o->rtt_sum = 8 * 100e-6;
-	ck_assert_uint_eq(run(10000, 12, v, 4), 1);
+	return run(4000, ticks, v, 4);
+}
+
+/* The same losses at the path's own round trip, later: a link. */
+static void then_at_own_rtt_a_link(struct event_verdict *v)
+{
+	g.obs[0].rtt_sum = g.obs[0].sent * 100e-6;
+	ck_assert_uint_eq(run(20000, 12, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+}
+
+/* Losses while the round trip grows by a queue's worth, several of a round
+ * at once (5 a losing round), are the queue's drops: congestion, not a
+ * lossy link. */
+START_TEST(test_loss_behind_a_queue_is_congestion)
+{
+	struct event_verdict v[4];
+
+	ck_assert_uint_eq(queued_peer(8, 0.5, 0.1, 6, v), 0);
+	then_at_own_rtt_a_link(v);
 }
 END_TEST
 
@@ -208,16 +227,9 @@ END_TEST
  * link's, as random drops give them. */
 START_TEST(test_loss_one_at_a_time_behind_a_queue_is_a_link)
 {
-	struct mesh_obs *o = leaf_spine_peer();
 	struct event_verdict v[4];
 
-	h.flows = 8;
-	(void)run(1000, 3, v, 4);
-	o->rtt_sum = 8 * 20e-3;
-	o->lost = 0.5;
-	o->loss_rounds = 0.5;
-	o->lost_flows = 1;
-	ck_assert_uint_eq(run(4000, 6, v, 4), 1);
+	ck_assert_uint_eq(queued_peer(8, 0.5, 0.5, 6, v), 1);
 	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1",
 		   EVENT_CAUSE_NETWORK);
 }
@@ -228,23 +240,10 @@ END_TEST
  * path it would be). */
 START_TEST(test_rare_loss_behind_a_queue_is_chance)
 {
-	struct mesh_obs *o = leaf_spine_peer();
 	struct event_verdict v[4];
 
-	h.flows = 8;
-	o->sent = 150;
-	o->rtt_count = 150;
-	o->rtt_sum = 150 * 100e-6;
-	(void)run(1000, 3, v, 4);
-	o->rtt_sum = 150 * 20e-3;
-	o->lost = 0.5;
-	o->loss_rounds = 0.5;
-	o->lost_flows = 1;
-	ck_assert_uint_eq(run(4000, 10, v, 4), 0);
-	/* the same at the path's own round trip: a link */
-	o->rtt_sum = 150 * 100e-6;
-	ck_assert_uint_eq(run(20000, 12, v, 4), 1);
-	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
+	ck_assert_uint_eq(queued_peer(150, 0.5, 0.5, 10, v), 0);
+	then_at_own_rtt_a_link(v);
 }
 END_TEST
 
