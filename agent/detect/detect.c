@@ -32,7 +32,6 @@ struct detect_config {
 	int64_t incast_for_ms; /* for this long */
 	double straggler_fraction;
 	double handoff_ratio; /* detect_handoff's: transfer time over its baseline */
-	unsigned mesh_flows; /* detect_mesh's: probes a round */
 };
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
@@ -658,7 +657,6 @@ static void detect_config_init(struct detect_config *d, const struct config *cfg
 		.incast_for_ms = cfg->incast_for_ms,
 		.straggler_fraction = cfg->straggler_percent / 100.0,
 		.handoff_ratio = cfg->handoff_slow_percent / 100.0,
-		.mesh_flows = cfg->mesh.flows,
 	};
 }
 
@@ -688,6 +686,7 @@ int detect_new(const struct config *cfg, struct detect **ret)
 	if (!d)
 		return -ENOMEM;
 	detect_config_init(&d->cfg, cfg);
+	d->mh.flows = cfg->mesh.flows;
 	*ret = d;
 	return 0;
 }
@@ -695,6 +694,7 @@ int detect_new(const struct config *cfg, struct detect **ret)
 void detect_configure(struct detect *d, const struct config *cfg)
 {
 	detect_config_init(&d->cfg, cfg);
+	d->mh.flows = cfg->mesh.flows;
 }
 
 void detect_free(struct detect *d)
@@ -788,7 +788,6 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
 	if (link_cut_off(&d->kh, registry_now(reg)))
 		n = drop_peer_stalls(out, n);
-	d->mh.flows = cfg->mesh_flows;
 	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
 	n += detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
 	return n +

@@ -7,9 +7,10 @@
 # hop of spine 2 (or no hop, where a losing flow's trace went unanswered at
 # one), within 10 s (the goal; the test allows 45). Then a host whose
 # agent is paused (SIGSTOP) is unreachable to its peers, not a lossy link;
-# and a host whose own link loses names its interface, not its peers. At the defaults (a probe a
-# second on each of 8 flows) each host's first loss comes after 3 s on
-# average; the peer that lost it is then probed every 125 ms.
+# and a host whose own link loses names its interface, not its peers. At
+# the defaults (a probe a second on each of 8 flows) each host's first
+# loss comes after 3 s on average; the peer that lost it is then probed
+# every 125 ms.
 . tests/lib.sh
 . tests/lab/lab.sh
 . tests/lab/leafspine.sh
