@@ -62,7 +62,8 @@ static const struct key_def config_keys[] = {
 	STR("sysfs_root", sysfs_root, "a directory laid out like /sys", check_nonempty),
 	STR("procfs_root", procfs_root, "a directory laid out like /proc", check_nonempty),
 	STR("collectors", collectors,
-	    "a comma-separated list of netdev, ethtool, rdma, qdisc, pressure, bpf, pcap, topology, mesh",
+	    "a comma-separated list of netdev, ethtool, rdma, qdisc, pressure, bpf, sockets, pcap, topology, "
+	    "mesh",
 	    check_collectors),
 	STR("interfaces", interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),

@@ -25,7 +25,7 @@
  * interfaces whatever sysfs_root says.
  */
 #define CONFIG_SYSFS_COLLECTORS "netdev,ethtool,rdma,qdisc,pressure"
-#define CONFIG_HOST_COLLECTORS "bpf,pcap"
+#define CONFIG_HOST_COLLECTORS "bpf,pcap,sockets"
 /* Collectors of a file the operator writes, on by default; they export
  * nothing until it is set. */
 #define CONFIG_FILE_COLLECTORS "topology"
@@ -33,8 +33,8 @@
 	"mesh_targets or mesh_peers is set, but collectors does not name mesh: probing off (add "  \
 	"mesh to collectors to probe)"
 #define CONFIG_HOST_COLLECTORS_OFF                                                                 \
-	"bpf and pcap left off: sysfs_root is not /sys, and they would attach to and capture "     \
-	"on this host's interfaces, not the tree's; name them in collectors to run them"
+	"bpf, pcap and sockets left off: sysfs_root is not /sys, and they would read this "        \
+	"host's interfaces and connections, not the tree's; name them in collectors to run them"
 
 struct config {
 	char config_path[PATH_MAX];

@@ -161,11 +161,12 @@ extern const struct collector_ops pcap_collector;
 extern const struct collector_ops pressure_collector;
 extern const struct collector_ops topology_collector;
 extern const struct collector_ops mesh_collector;
+extern const struct collector_ops sockets_collector;
 
 /* The one list of collectors, in sampling order, NULL-terminated: as many
  * as COLLECTOR_KINDS (collectors.c asserts it), which is what a set of
  * them holds. */
-#define COLLECTOR_KINDS 9
+#define COLLECTOR_KINDS 10
 extern const struct collector_ops *const collector_all[];
 
 /* Returns the collector called name, or NULL. */

@@ -10,6 +10,7 @@ const struct collector_ops *const collector_all[] = {
 	&qdisc_collector,
 	&pressure_collector,
 	&bpf_collector,
+	&sockets_collector,
 	&pcap_collector,
 	&topology_collector,
 	&mesh_collector, /* probes peers: only with mesh_targets or mesh_peers */

@@ -18,6 +18,7 @@
 
 #include "collector/collector.h"
 #include "collector/metric_names.h"
+#include "collector/nl_errno.h"
 
 struct qdisc_state {
 	struct nl_sock *sock;
@@ -74,26 +75,6 @@ static const struct metric_desc qdisc_rate_desc = {
 	.help = "Rate the queueing discipline shapes to (tbf), in bytes per second.",
 	.type = METRIC_GAUGE,
 };
-
-/* libnl returns its own -NLE_* codes; the agent speaks -errno. */
-static int qdisc_errno(int nlerr)
-{
-	switch (-nlerr) {
-	case NLE_NOMEM:
-		return -ENOMEM;
-	case NLE_PERM:
-		return -EPERM;
-	case NLE_NOACCESS:
-		return -EACCES;
-	case NLE_OPNOTSUPP:
-	/* A kernel without rtnetlink: the source is absent, the agent is fine. */
-	case NLE_AF_NOSUPPORT:
-	case NLE_PROTO_MISMATCH:
-		return -EOPNOTSUPP;
-	default:
-		return -EIO;
-	}
-}
 
 /*
  * Formats a class id the way tc prints a parent: "root", "1:10", "8001:"
@@ -199,7 +180,7 @@ static int qdisc_init(const struct collector_env *env, void **ret_state, char *w
 fail:
 	(void)snprintf(why, why_len, "rtnetlink: %s", nl_geterror(r));
 	qdisc_fini(st);
-	return qdisc_errno(r);
+	return nl_errno_of(r);
 }
 
 static int qdisc_sample(void *state, const struct collector_env *env, struct sample_sink *out)
@@ -212,7 +193,7 @@ static int qdisc_sample(void *state, const struct collector_env *env, struct sam
 	if (r >= 0)
 		r = nl_cache_refill(st->sock, st->qdiscs);
 	if (r < 0)
-		return qdisc_errno(r);
+		return nl_errno_of(r);
 	for (obj = nl_cache_get_first(st->qdiscs); obj; obj = nl_cache_get_next(obj))
 		qdisc_sample_one(st, env, out, TC_CAST(obj));
 	return 0;

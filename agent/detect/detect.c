@@ -49,6 +49,42 @@ struct stall_gather {
 	size_t next; /* where in order the last row found was, plus 1 */
 };
 
+/* This host's local addresses with fabmon_tcp_unread_*: a node has a few. */
+#define DETECT_LOCALS 16
+
+struct unread_gather {
+	struct unread_input in[DETECT_LOCALS];
+	char local[DETECT_LOCALS][48];
+	size_t n;
+};
+
+/* An unread series of local address labels' (UNREAD_*), into its row. */
+enum { UNREAD_SECONDS, UNREAD_CONNECTIONS, UNREAD_BYTES, UNREAD_NONE };
+
+static void gather_unread(struct unread_gather *g, const struct series *s, int kind)
+{
+	char local[48];
+	size_t i;
+
+	if (label_value(s->labels, "local", local, sizeof(local)) < 0)
+		return;
+	for (i = 0; i < g->n && strcmp(g->local[i], local) != 0; i++)
+		;
+	if (i == g->n) {
+		if (g->n == DETECT_LOCALS)
+			return;
+		memcpy(g->local[i], local, sizeof(local));
+		g->in[i] = (struct unread_input){ .local = g->local[i] };
+		g->n++;
+	}
+	if (kind == UNREAD_SECONDS)
+		g->in[i].unread_s = s->value;
+	else if (kind == UNREAD_CONNECTIONS)
+		g->in[i].connections = s->value;
+	else
+		g->in[i].bytes = s->value;
+}
+
 /*
  * Where labels' row is in g->order, or where it would go, and whether it is
  * there. The registry walks each family's series in the order of their
@@ -185,6 +221,7 @@ static const struct {
 	{ M_TCP_READ_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(read_stall_s) },
 	{ M_TCP_SENDER_READ_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(sender_read_stall_s) },
 	{ M_TCP_SENDER_BUSY_SECONDS, PART_STALL, 0, STALL_FIELD(sender_busy_s) },
+	{ M_TCP_TRANSFER_OPEN_SECONDS, PART_STALL, 0, STALL_FIELD(open_s) },
 	{ M_TCP_PROGRESS_AGE_SECONDS, PART_STALL, 0, STALL_FIELD(progress_age_s) },
 	{ M_TCP_DELIVERY_RATE_BYTES_PER_SECOND, PART_PATH, 0, PATH_FIELD(rate) },
 	{ M_TCP_PATH_RETRANSMITS_TOTAL, PART_PATH, 1, PATH_FIELD(retransmits) },
@@ -529,6 +566,7 @@ struct series_kind {
 	int cpu_pressure; /* this host's CPU waiting time */
 	int link; /* an interface's operational state */
 	int mesh; /* a family detect_mesh reads */
+	int unread; /* UNREAD_* */
 };
 
 static void series_kind_of(struct series_kind *k, const char *name)
@@ -566,6 +604,10 @@ static void series_kind_of(struct series_kind *k, const char *name)
 	k->cpu_pressure = strcmp(name, M_PRESSURE_CPU_WAITING_SECONDS_TOTAL) == 0;
 	k->link = strcmp(name, M_NETDEV_UP) == 0;
 	k->mesh = mesh_gather_wants(name);
+	k->unread = strcmp(name, M_TCP_UNREAD_SECONDS) == 0	  ? UNREAD_SECONDS
+		    : strcmp(name, M_TCP_UNREAD_CONNECTIONS) == 0 ? UNREAD_CONNECTIONS
+		    : strcmp(name, M_TCP_UNREAD_BYTES) == 0	  ? UNREAD_BYTES
+								  : UNREAD_NONE;
 }
 
 /* Every gatherer of a tick, in one pass over the registry. */
@@ -578,6 +620,7 @@ struct tick_gather {
 	struct link_gather *link;
 	double cpu_waiting; /* share of the tick a task here waited for a CPU; NAN: unknown */
 	struct mesh_gather *mesh;
+	struct unread_gather *unread;
 	struct series_kind kind; /* of the last series' family */
 };
 
@@ -606,6 +649,8 @@ static int gather_series(struct series *s, void *arg)
 		t->cpu_waiting = s->rate;
 	if (t->kind.mesh)
 		mesh_gather_series(t->mesh, s);
+	if (t->kind.unread != UNREAD_NONE)
+		gather_unread(t->unread, s, t->kind.unread);
 	return 0;
 }
 
@@ -677,6 +722,7 @@ struct detect {
 	struct mesh_history mh;
 	struct link_gather kg;
 	struct link_history kh;
+	struct unread_gather ug;
 };
 
 int detect_new(const struct config *cfg, struct detect **ret)
@@ -716,9 +762,13 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 					 cfg->lossy_window_ms };
 	const struct path_config pcfg = { cfg->path_window_ms, cfg->incast_fraction,
 					  cfg->incast_for_ms, cfg->straggler_fraction };
-	struct tick_gather tg = { rg,  sg,     pg,
-				  hg,  lg,     &d->kg,
-				  NAN, &d->mg, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0, 0, 0 } };
+	struct tick_gather tg = {
+		rg,	sg,
+		pg,	hg,
+		lg,	&d->kg,
+		NAN,	&d->mg,
+		&d->ug, { NULL, ROCE_NONE, -1, PFC_NONE, -1, -1, 0, 0, 0, UNREAD_NONE }
+	};
 	size_t n, k;
 	int paced = 0; /* an incast verdict this tick */
 
@@ -727,6 +777,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	pg->n = 0;
 	lg->n = 0;
 	d->kg.n = 0;
+	d->ug.n = 0;
 	mesh_gather_begin(&d->mg);
 	roce_gather_begin(rg);
 	hg->cur ^= 1;
@@ -771,6 +822,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	/* the paths above still see such waits as the stalls they are */
 	stall_aftermath(&d->sh, sg->in, sg->n, &cfg->stall, registry_now(reg));
 	k = detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
+	k += detect_unread(d->ug.in, d->ug.n, sg->in, sg->n, &cfg->stall, out + n + k, max - n - k);
 	for (size_t j = n; j < n + k; j++)
 		if (out[j].kind == EVENT_HOST_STALL)
 			evidence_add_cpu(&out[j], tg.cpu_waiting);

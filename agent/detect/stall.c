@@ -160,6 +160,45 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 	return k;
 }
 
+/* Whether this host's application is busy on a send that moved within
+ * wait_s, through an open window: the network's to name if slow
+ * (detect_unread()). */
+static int unread_sending(const struct stall_input *peers, size_t npeers, double wait_s)
+{
+	for (size_t i = 0; i < npeers; i++)
+		if (peers[i].open_s >= wait_s && peers[i].ack_stall_s < wait_s &&
+		    !peers[i].zero_window)
+			return 1;
+	return 0;
+}
+
+size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
+		     size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
+		     size_t max)
+{
+	size_t k = 0;
+
+	if (b->host_after_s <= 0)
+		return 0;
+	for (size_t i = 0; i < n && k < max; i++) {
+		struct event_verdict *v = &out[k];
+
+		if (in[i].unread_s < b->host_after_s ||
+		    unread_sending(peers, npeers, in[i].unread_s))
+			continue;
+		v->kind = EVENT_HOST_STALL;
+		snprintf(v->subject, sizeof(v->subject), "host=%s", in[i].local);
+		v->weight = VERDICT_AT_ONCE;
+		v->score = in[i].unread_s / b->host_after_s;
+		snprintf(v->evidence, sizeof(v->evidence),
+			 "{\"unread_seconds\":%.3f,\"unread_connections\":%.0f,"
+			 "\"unread_bytes\":%.0f}",
+			 in[i].unread_s, in[i].connections, in[i].bytes);
+		k++;
+	}
+	return k;
+}
+
 void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
 		     const struct stall_bounds *b, int64_t now_ms)
 {

@@ -36,6 +36,8 @@ struct stall_input {
 	/* how long ago any connection to it, or from it as sender_stall_s,
 	 * last had data acknowledged */
 	double progress_age_s;
+	/* this host's own longest send to the peer under way: how long */
+	double open_s;
 };
 
 /*
@@ -87,6 +89,28 @@ struct stall_bounds {
  */
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,
 		    struct event_verdict *out, size_t max);
+
+/* This host's own side, per local address: data its applications left
+ * unread (collector/unread.h), which the peers may not see. */
+struct unread_input {
+	const char *local; /* the address */
+	double unread_s; /* the longest any connection's data stood unread */
+	double connections, bytes; /* connections whose data stood, and how much */
+};
+
+/*
+ * host_stall (host) on this host: data stood unread in a receive queue of
+ * its connections from local for b->host_after_s or more (its application
+ * stopped, and its kernel took what the peers sent), unless the
+ * application waits on a send of its own that still moves: a peer of
+ * peers[0..npeers) with a send under way (open_s) at least as long, acks
+ * waited for (ack_stall_s) under it, and its window open. Subject "host=LOCAL", score and
+ * weight as a peer's host_stall. Writes at most max verdicts into out;
+ * returns how many. Pure.
+ */
+size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
+		     size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
+		     size_t max);
 
 /* Peers cut off (detect_stall()) lately: up to STALL_CUT_PEERS of them. */
 #define STALL_CUT_PEERS 64

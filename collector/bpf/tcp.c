@@ -510,7 +510,7 @@ static const struct metric_desc tcp_gauge_descs[] = {
 		  "delivered to in the same tick: 1 in a ring, N-1 in an all-to-all; 0 when none "
 		  "delivered.",
 	  .type = METRIC_GAUGE },
-	{ .name = "fabmon_tcp_transfer_open_seconds",
+	{ .name = M_TCP_TRANSFER_OPEN_SECONDS,
 	  .help = "How long the longest bulk transfer to the peer still in progress has run (data "
 		  "pending since the connection was last idle); 0 when none is.",
 	  .type = METRIC_GAUGE },

@@ -60,8 +60,8 @@ for c in bpf pcap; do
 	! grep -q "^fabmon_collector_up{collector=\"$c\"}" "$WORK/metrics" ||
 		fail "$c runs with --sysfs-root $root and the default collectors"
 done
-grep -q "bpf and pcap left off: sysfs_root is not /sys" "$WORK/agent.log" ||
-	fail "no word on bpf and pcap left off: $(cat "$WORK/agent.log")"
+grep -q "bpf, pcap and sockets left off: sysfs_root is not /sys" "$WORK/agent.log" ||
+	fail "no word on bpf, pcap and sockets left off: $(cat "$WORK/agent.log")"
 stop_agent
 echo "default collectors with --sysfs-root: bpf and pcap off, said once, no tc filter"
 

@@ -100,6 +100,22 @@ lab_loadgen_wait() {
 	done
 }
 
+# lab_clean_ring DB SECS: a ring all-reduce of SECS seconds; fails unless
+# the agent's DB holds no event after it.
+lab_clean_ring() {
+	lab_loadgen ring-allreduce "$2"
+	lab_loadgen_wait
+	lab_expect "$1"
+	echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring-allreduce.0.out") iterations, no event"
+}
+
+# lab_loadgen_pid RANK: the loadgen process of lab rank RANK in the last
+# lab_loadgen (it runs under timeout: that one's child); fails if none.
+lab_loadgen_pid() {
+	LAB_LOADGEN_PID=$(pgrep -P "$(echo $LAB_LOADGEN | cut -d' ' -f"$1")")
+	[ -n "$LAB_LOADGEN_PID" ] || fail "no loadgen process for rank $1"
+}
+
 # lab_shape DEV RATE: shapes switch port DEV (one this lab made) to RATE
 # (tc units: 150mbit) with a root tbf; RATE "off" removes the shaping.
 lab_shape() {

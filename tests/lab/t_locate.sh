@@ -63,8 +63,8 @@ echo "clean all-to-all: no suspect ($(jq .nodes "$WORK/clean.json") nodes, $(jq 
 t_fault=$(date +%s)
 lab_loadgen all-to-all 40
 sleep 3
-rank3=$(pgrep -P "$(echo $LAB_LOADGEN | cut -d' ' -f3)")
-[ -n "$rank3" ] || fail "no loadgen process for rank 3"
+lab_loadgen_pid 3
+rank3=$LAB_LOADGEN_PID
 t0=$(date +%s%3N)
 kill -STOP "$rank3"
 on_exit "kill -CONT $rank3"

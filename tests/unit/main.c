@@ -33,7 +33,7 @@ int main(void)
 		locate_score_suite,  topology_suite,
 		mesh_peer_suite,     mesh_targets_suite,
 		mesh_engine_suite,   detect_mesh_suite,
-		detect_link_suite,
+		detect_link_suite,   unread_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -16,6 +16,7 @@ Suite *ethtool_suite(void);
 Suite *rdma_suite(void);
 Suite *qdisc_suite(void);
 Suite *pressure_suite(void);
+Suite *unread_suite(void);
 Suite *bpf_peers_suite(void);
 Suite *roce_suite(void);
 Suite *bpf_tcp_suite(void);

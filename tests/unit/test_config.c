@@ -192,7 +192,8 @@ START_TEST(test_sysfs_root_collectors)
 	src.path = "/nonexistent/fabmon.conf";
 	src.flags[0].value = "/sys";
 	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
-	ck_assert_str_eq(cfg.collectors, "netdev,ethtool,rdma,qdisc,pressure,bpf,pcap,topology");
+	ck_assert_str_eq(cfg.collectors,
+			 "netdev,ethtool,rdma,qdisc,pressure,bpf,pcap,sockets,topology");
 	ck_assert_int_eq(cfg.host_collectors_off, 0);
 }
 END_TEST
@@ -213,7 +214,7 @@ START_TEST(test_mesh_on_with_targets)
 	src.flags[src.nflags++].value = "198.18.1.2,198.18.1.3";
 	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);
 	ck_assert_str_eq(cfg.collectors,
-			 "netdev,ethtool,rdma,qdisc,pressure,bpf,pcap,topology,mesh");
+			 "netdev,ethtool,rdma,qdisc,pressure,bpf,pcap,sockets,topology,mesh");
 	src.flags[src.nflags].key = "collectors";
 	src.flags[src.nflags++].value = "netdev";
 	ck_assert_int_eq(config_build(&src, &cfg, err, sizeof(err)), 0);

@@ -221,13 +221,13 @@ END_TEST
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0, 1.8, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.5", 0.05, 9000, 0, 0, 1.5, 0, 0, 0, 0 }, /* its window still open */
-		{ "198.18.0.6", 0.05, 9000, 0, 0, 1.45, 0, 0, 0, 0 },
-		{ "198.18.0.7", 0.14, 0, 0, 0, 0.55, 0, 0, 0, 0 }, /* a busy host's pause */
-		{ "198.18.0.8", 0.9, 0, 1, 0, 0.9, 0, 0, 0, 0 }, /* closed, not for long */
+		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0, 1.8, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.5", 0.05, 9000, 0, 0, 1.5, 0, 0, 0, 0, 0 }, /* its window still open */
+		{ "198.18.0.6", 0.05, 9000, 0, 0, 1.45, 0, 0, 0, 0, 0 },
+		{ "198.18.0.7", 0.14, 0, 0, 0, 0.55, 0, 0, 0, 0, 0 }, /* a busy host's pause */
+		{ "198.18.0.8", 0.9, 0, 1, 0, 0.9, 0, 0, 0, 0, 0 }, /* closed, not for long */
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[8];
@@ -265,22 +265,22 @@ END_TEST
 START_TEST(test_detect_stall_culprit)
 {
 	const struct stall_input paused[] = {
-		{ "198.18.0.2", 0.1, 0, 0, 0, 1.55, 1.6, 0, 0, 0 },
-		{ "198.18.0.3", 0.1, 0, 0, 1.55, 1.6, 0, 0, 0, 0.1 },
+		{ "198.18.0.2", 0.1, 0, 0, 0, 1.55, 1.6, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 0, 0, 1.55, 1.6, 0, 0, 0, 0.1, 0 },
 	};
 	const struct stall_input cut[] = {
-		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0, 0.6 },
-		{ "198.18.0.4", 0.6, 60000, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0, 0.6, 0 },
+		{ "198.18.0.4", 0.6, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	/* cut off both ways for the bound: at once */
 	const struct stall_input cut_early[] = {
-		{ "198.18.0.3", 0.5, 60000, 0, 0.5, 0, 0, 0, 0, 0.5 },
-		{ "198.18.0.4", 0.5, 60000, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.5, 60000, 0, 0.5, 0, 0, 0, 0, 0.5, 0 },
+		{ "198.18.0.4", 0.5, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_input cycle[] = {
-		{ "198.18.0.1", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9 },
-		{ "198.18.0.2", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9 },
+		{ "198.18.0.1", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9, 0 },
+		{ "198.18.0.2", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -314,8 +314,8 @@ END_TEST
 START_TEST(test_detect_stall_pair_waits)
 {
 	struct stall_input in[] = {
-		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.432, 60000, 0, 0.422, 0, 0, 0, 0, 0.0003 },
+		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.432, 60000, 0, 0.422, 0, 0, 0, 0, 0.0003, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -342,9 +342,9 @@ END_TEST
 START_TEST(test_detect_stall_reader_sending)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.1", 0, 60000, 0, 0.02, 1.6, 0, 2.0, 0, 0 },
-		{ "198.18.0.2", 0, 60000, 0, 0.02, 1.6, 0, 1.0, 0, 0 }, /* began after */
-		{ "198.18.0.4", 0, 60000, 0, 1.6, 1.6, 0, 2.0, 0, 0 }, /* not moving */
+		{ "198.18.0.1", 0, 60000, 0, 0.02, 1.6, 0, 2.0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 60000, 0, 0.02, 1.6, 0, 1.0, 0, 0, 0 }, /* began after */
+		{ "198.18.0.4", 0, 60000, 0, 1.6, 1.6, 0, 2.0, 0, 0, 0 }, /* not moving */
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -354,6 +354,42 @@ START_TEST(test_detect_stall_reader_sending)
 	ck_assert_uint_eq(stalls(in + 2, 1, &b, out, 4), 1);
 	ck_assert_int_eq(out[0].kind, EVENT_HOST_STALL);
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
+}
+END_TEST
+
+/*
+ * This host's own reader that stopped (its data stood unread 1.6 s here)
+ * is a host_stall on its address, not a peer's; under the bound it is
+ * nothing; while its own send moves at least as long, the network's.
+ */
+START_TEST(test_detect_unread)
+{
+	const struct unread_input in[] = {
+		{ "198.18.0.3", 1.6, 2, 131072 },
+		{ "198.18.1.3", 1.4, 1, 10 }, /* under the bound */
+	};
+	struct stall_input sending = { .peer = "198.18.0.4", .open_s = 2.0, .ack_stall_s = 0.1 };
+	const struct stall_bounds b = { 0.5, 1.5 };
+	struct event_verdict out[4];
+
+	ck_assert_uint_eq(detect_unread(in, 2, NULL, 0, &b, out, 4), 1);
+	ck_assert_int_eq(out[0].kind, EVENT_HOST_STALL);
+	ck_assert_str_eq(out[0].subject, "host=198.18.0.3");
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
+	ck_assert_double_eq_tol(out[0].score, 1.6 / 1.5, 1e-9);
+	ck_assert_str_eq(out[0].evidence, "{\"unread_seconds\":1.600,\"unread_connections\":2,"
+					  "\"unread_bytes\":131072}");
+	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 0);
+	/* a send that waits on its acks as long is no excuse: stopped too */
+	sending.ack_stall_s = 1.6;
+	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 1);
+	/* nor one behind a window its receiver closed */
+	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 2.0, .zero_window = 1 };
+	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 1);
+	/* a send that began later is none either */
+	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 1.0 };
+	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(detect_unread(in, 2, NULL, 0, &b, out, 0), 0);
 }
 END_TEST
 
@@ -368,8 +404,8 @@ END_TEST
 START_TEST(test_detect_stall_paced)
 {
 	struct stall_input in[] = {
-		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1, 0 },
+		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -406,8 +442,8 @@ START_TEST(test_stall_aftermath)
 	for (unsigned t = 0; t < 20; t++, now += 100) {
 		struct stall_input cut[] = {
 			{ "198.18.0.3", 0.5 + t * 0.1, 60000, 0, 0.5 + t * 0.1, 0, 0, 0, 0,
-			  0.5 + t * 0.1 },
-			{ "198.18.0.4", 0.5 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0, 0 },
+			  0.5 + t * 0.1, 0 },
+			{ "198.18.0.4", 0.5 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, cut, 2, &b, now);
@@ -416,8 +452,8 @@ START_TEST(test_stall_aftermath)
 	}
 	for (unsigned t = 0; t < 30; t++, now += 100) {
 		struct stall_input after[] = {
-			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0, 0 },
-			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, after, 2, &b, now);
@@ -434,9 +470,9 @@ END_TEST
 START_TEST(test_detect_stall_hold)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -470,7 +506,7 @@ START_TEST(test_stall_hold_restall)
 
 	for (size_t t = 0; t < sizeof(waits) / sizeof(waits[0]); t++) {
 		const struct stall_input in = { "198.18.0.3", waits[t], 1067400, 0, 0, 0, 0, 0, 0,
-						waits[t] };
+						waits[t],     0 };
 		struct seen s = { 0 };
 
 		events_tick(ev, out, detect_stall(&in, 1, &b, out, 4), (int64_t)t * 100);
@@ -523,6 +559,7 @@ Suite *events_suite(void)
 		{ "detect_stall_pair_waits", test_detect_stall_pair_waits, 0 },
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
 		{ "detect_stall_paced", test_detect_stall_paced, 0 },
+		{ "detect_unread", test_detect_unread, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },
 		{ "detect_stall_hold", test_detect_stall_hold, 0 },
 		{ "stall_hold_restall", test_stall_hold_restall, 0 },

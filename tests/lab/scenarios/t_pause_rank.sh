@@ -23,17 +23,12 @@ done
 lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf,pressure --interfaces eth0
 culprit=peer=198.18.0.3
 
-lab_loadgen ring-allreduce 5
-lab_loadgen_wait
-lab_expect "$WORK/r.db"
-echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring-allreduce.0.out") iterations, no event"
+lab_clean_ring "$WORK/r.db" 5
 
 lab_loadgen ring-allreduce 10
 sleep 3
-# rank 3 is the third rank started: its loadgen runs under timeout, so the
-# stopped process is timeout's child
-rank3=$(pgrep -P "$(echo $LAB_LOADGEN | cut -d' ' -f3)")
-[ -n "$rank3" ] || fail "no loadgen process for rank 3"
+lab_loadgen_pid 3
+rank3=$LAB_LOADGEN_PID
 lab_fault host_stall $culprit 4 "kill -STOP $rank3" "kill -CONT $rank3"
 lab_loadgen_wait
 lab_expect "$WORK/r.db" host_stall $culprit

@@ -16,10 +16,7 @@ for r in 1 2 3 4; do lab_shape "$LAB-p$r" 400mbit; done
 lab_agent 2 --db "$WORK/r.db" --interval 100ms --collectors bpf --interfaces eth0
 culprit=peer=198.18.0.3
 
-lab_loadgen ring-allreduce 4
-lab_loadgen_wait
-lab_expect "$WORK/r.db"
-echo "clean ring: $(grep -c '^ *[0-9]' "$WORK/ring-allreduce.0.out") iterations, no event"
+lab_clean_ring "$WORK/r.db" 4
 
 lab_loadgen ring-allreduce 8
 sleep 2

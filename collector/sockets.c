@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sockets: this host's TCP connections as the kernel's socket diagnostics
+ * show them (NETLINK_SOCK_DIAG, inet_diag: what `ss -ti` prints), for data
+ * its applications leave unread (collector/unread.h). It sees the network
+ * namespace the agent ran init in, needs no privilege (any user may dump
+ * it, as ss does), and no BPF: a host without the probes still tells an
+ * application that stopped reading.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "collector/collector.h"
+#include "collector/metric_names.h"
+#include "collector/nl_errno.h"
+#include "collector/unread.h"
+
+/* Connections tracked with data unread at once; more are not judged. */
+#define SOCKETS_UNREAD_MAX 65536
+/*
+ * tcpi_bytes_received in the kernel's struct tcp_info (include/uapi/linux/
+ * tcp.h, 4.1+): 8 bytes of u8 fields, 24 u32 (tcpi_rto to tcpi_total_retrans),
+ * then the u64s tcpi_pacing_rate, tcpi_max_pacing_rate, tcpi_bytes_acked.
+ * libnl's headers bring glibc's netinet/tcp.h, whose tcp_info ends before it
+ * and cannot stand beside the uapi one.
+ */
+#define SOCKETS_BYTES_RECEIVED_AT (8 + 24 * 4 + 3 * 8)
+/* TCP_ESTABLISHED of include/net/tcp_states.h, which no uapi header has */
+#define SOCKETS_TCP_ESTABLISHED 1
+/* This host's addresses reported on: a node has a few. More are dropped. */
+#define SOCKETS_LOCALS 16
+
+/* Per local address, this tick. */
+struct sockets_local {
+	int family;
+	unsigned char addr[16];
+	double unread_s; /* the longest any connection's data has stood */
+	unsigned standing; /* connections whose data stands */
+	uint64_t bytes; /* what they hold unread */
+};
+
+struct sockets_state {
+	struct nl_sock *sock;
+	struct unread_tracker *unread;
+	uint64_t tick;
+	int64_t now_ms;
+	struct sockets_local local[SOCKETS_LOCALS];
+	unsigned nlocal;
+	unsigned skipped; /* replies too short to read */
+};
+
+static const struct metric_desc unread_seconds_desc = {
+	M_TCP_UNREAD_SECONDS,
+	"How long data has stood in a receive queue of this host's TCP connections from this "
+	"address without its application reading any: the longest such connection's, at tick "
+	"resolution; 0 while every application reads.",
+	METRIC_GAUGE, 0, 0
+};
+static const struct metric_desc unread_connections_desc = {
+	M_TCP_UNREAD_CONNECTIONS,
+	"Connections from this address whose data stood unread since the last tick.", METRIC_GAUGE,
+	0, 0
+};
+static const struct metric_desc unread_bytes_desc = {
+	M_TCP_UNREAD_BYTES, "Bytes those connections hold unread.", METRIC_GAUGE, 0, 0
+};
+
+static int64_t sockets_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether a connection between these never leaves the host. */
+static int sockets_loopback(int family, const uint32_t *a)
+{
+	struct in6_addr a6;
+
+	if (family == AF_INET)
+		return ntohl(a[0]) >> 24 == 127;
+	memcpy(&a6, a, sizeof(a6));
+	return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+}
+
+/* The tally of address a; NULL when SOCKETS_LOCALS are taken. */
+static struct sockets_local *sockets_local_of(struct sockets_state *st, int family,
+					      const uint32_t *a)
+{
+	size_t len = family == AF_INET ? 4 : 16;
+
+	for (unsigned i = 0; i < st->nlocal; i++)
+		if (st->local[i].family == family && memcmp(st->local[i].addr, a, len) == 0)
+			return &st->local[i];
+	if (st->nlocal == SOCKETS_LOCALS)
+		return NULL;
+	memset(&st->local[st->nlocal], 0, sizeof(st->local[0]));
+	st->local[st->nlocal].family = family;
+	memcpy(st->local[st->nlocal].addr, a, len);
+	return &st->local[st->nlocal++];
+}
+
+/* One connection of the dump: its local address is tallied, and its data
+ * if any stands unread. */
+static int sockets_one(struct nl_msg *msg, void *arg)
+{
+	struct sockets_state *st = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	const struct inet_diag_msg *m;
+	struct nlattr *tb[INET_DIAG_MAX + 1];
+	uint64_t received;
+	struct sockets_local *l;
+	struct unread_sock s;
+	double standing;
+
+	if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    nlmsg_parse(h, sizeof(*m), tb, INET_DIAG_MAX, NULL) < 0) {
+		st->skipped++;
+		return NL_SKIP;
+	}
+	m = nlmsg_data(h);
+	if (sockets_loopback(m->idiag_family, m->id.idiag_src) ||
+	    sockets_loopback(m->idiag_family, m->id.idiag_dst) ||
+	    !(l = sockets_local_of(st, m->idiag_family, m->id.idiag_src)) || !m->idiag_rqueue)
+		return NL_OK;
+	/* tcpi_bytes_received came in 4.1: without it, reads cannot be told */
+	if (!tb[INET_DIAG_INFO] ||
+	    nla_len(tb[INET_DIAG_INFO]) < (int)(SOCKETS_BYTES_RECEIVED_AT + sizeof(received)))
+		return NL_OK;
+	memcpy(&received, (const char *)nla_data(tb[INET_DIAG_INFO]) + SOCKETS_BYTES_RECEIVED_AT,
+	       sizeof(received));
+	memcpy(&s.cookie, m->id.idiag_cookie, sizeof(s.cookie));
+	s.read = received - m->idiag_rqueue;
+	s.unread = m->idiag_rqueue;
+	standing = unread_note(st->unread, &s, st->now_ms, st->tick);
+	if (standing > 0) {
+		l->standing++;
+		l->bytes += m->idiag_rqueue;
+		if (standing > l->unread_s)
+			l->unread_s = standing;
+	}
+	return NL_OK;
+}
+
+/* Dumps the ESTABLISHED TCP connections of one family, with tcp_info. */
+static int sockets_dump(struct sockets_state *st, int family)
+{
+	struct inet_diag_req_v2 req = {
+		.sdiag_family = (unsigned char)family,
+		.sdiag_protocol = IPPROTO_TCP,
+		.idiag_ext = 1 << (INET_DIAG_INFO - 1),
+		.idiag_states = 1 << SOCKETS_TCP_ESTABLISHED,
+	};
+	int r = nl_send_simple(st->sock, SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, &req, sizeof(req));
+
+	if (r >= 0)
+		r = nl_recvmsgs_default(st->sock);
+	return r < 0 ? nl_errno_of(r) : 0;
+}
+
+static void sockets_fini(void *state)
+{
+	struct sockets_state *st = state;
+
+	if (!st)
+		return;
+	nl_socket_free(st->sock);
+	unread_tracker_free(st->unread);
+	free(st);
+}
+
+static int sockets_init(const struct collector_env *env, void **ret_state, char *why,
+			size_t why_len)
+{
+	struct sockets_state *st = calloc(1, sizeof(*st));
+	int r = -ENOMEM;
+
+	(void)env;
+	if (!st || !(st->unread = unread_tracker_new(SOCKETS_UNREAD_MAX)) ||
+	    !(st->sock = nl_socket_alloc())) {
+		snprintf(why, why_len, "sock_diag: out of memory");
+		goto fail;
+	}
+	r = nl_connect(st->sock, NETLINK_SOCK_DIAG);
+	if (r < 0) {
+		snprintf(why, why_len, "sock_diag: %s", nl_geterror(r));
+		r = nl_errno_of(r);
+		goto fail;
+	}
+	nl_socket_modify_cb(st->sock, NL_CB_VALID, NL_CB_CUSTOM, sockets_one, st);
+	/* a kernel without inet_diag (CONFIG_INET_DIAG) refuses the dump */
+	r = sockets_dump(st, AF_INET);
+	if (r < 0) {
+		snprintf(why, why_len, "sock_diag dump of TCP: %s (CONFIG_INET_DIAG?)",
+			 strerror(-r));
+		goto fail;
+	}
+	*ret_state = st;
+	return 0;
+fail:
+	sockets_fini(st);
+	return r == -EIO ? -EOPNOTSUPP : r;
+}
+
+static int sockets_sample(void *state, const struct collector_env *env, struct sample_sink *out)
+{
+	struct sockets_state *st = state;
+	int r;
+
+	(void)env;
+	st->tick++;
+	st->now_ms = sockets_now_ms();
+	st->nlocal = 0;
+	st->skipped = 0;
+	r = sockets_dump(st, AF_INET);
+	if (r >= 0)
+		r = sockets_dump(st, AF_INET6);
+	if (r < 0)
+		return r;
+	unread_end_tick(st->unread, st->tick);
+	for (unsigned i = 0; i < st->skipped; i++)
+		sample_skip(out);
+	for (unsigned i = 0; i < st->nlocal; i++) {
+		const struct sockets_local *l = &st->local[i];
+		char addr[INET6_ADDRSTRLEN];
+		struct label lab = { "local", addr };
+
+		if (!inet_ntop(l->family, l->addr, addr, sizeof(addr)))
+			continue;
+		(void)sample_gauge(out, &unread_seconds_desc, &lab, 1, l->unread_s);
+		(void)sample_gauge(out, &unread_connections_desc, &lab, 1, l->standing);
+		(void)sample_gauge(out, &unread_bytes_desc, &lab, 1, (double)l->bytes);
+	}
+	return 0;
+}
+
+const struct collector_ops sockets_collector = {
+	.name = "sockets",
+	.init = sockets_init,
+	.sample = sockets_sample,
+	.fini = sockets_fini,
+};

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+
+#include "collector/unread.h"
+#include "suites.h"
+#include "testutil.h"
+
+/* A reader that stops: its data stands from the first tick that saw it
+ * unread, counted once the next tick finds none of it read. */
+START_TEST(test_stands_from_the_tick_before)
+{
+	struct unread_tracker *t = unread_tracker_new(16);
+	struct unread_sock s = { .cookie = 7, .read = 1000, .unread = 500 };
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_double_eq(unread_note(t, &s, 1000, 1), 0);
+	unread_end_tick(t, 1);
+	s.unread = 900; /* more came; none read */
+	ck_assert_double_eq_tol(unread_note(t, &s, 2000, 2), 1.0, 1e-9);
+	unread_end_tick(t, 2);
+	ck_assert_double_eq_tol(unread_note(t, &s, 3500, 3), 2.5, 1e-9);
+	unread_end_tick(t, 3);
+	unread_tracker_free(t);
+}
+END_TEST
+
+/* A reader that reads, however little, and a reader that caught up, stand
+ * no more; a tick missed (the connection read up in between) starts over. */
+START_TEST(test_a_read_ends_it)
+{
+	struct unread_tracker *t = unread_tracker_new(16);
+	struct unread_sock s = { .cookie = 7, .read = 1000, .unread = 500 };
+
+	unread_note(t, &s, 1000, 1);
+	ck_assert_double_gt(unread_note(t, &s, 2000, 2), 0);
+	s.read += 1;
+	ck_assert_double_eq(unread_note(t, &s, 3000, 3), 0);
+	ck_assert_double_gt(unread_note(t, &s, 4000, 4), 0);
+	/* tick 5 found it read up: not noted, forgotten */
+	unread_end_tick(t, 5);
+	ck_assert_double_eq(unread_note(t, &s, 6000, 6), 0);
+	/* noted at 6, skipped at 7: not known to stand through 7 */
+	ck_assert_double_eq(unread_note(t, &s, 8000, 8), 0);
+	s.unread = 0;
+	ck_assert_double_eq(unread_note(t, &s, 9000, 9), 0);
+	unread_tracker_free(t);
+}
+END_TEST
+
+/* Connections are apart; past the bound one is not tracked, not wrong. */
+START_TEST(test_connections_apart_and_bounded)
+{
+	struct unread_tracker *t = unread_tracker_new(1);
+	struct unread_sock a = { .cookie = 1, .read = 10, .unread = 5 },
+			   b = { .cookie = 2, .read = 10, .unread = 5 };
+
+	unread_note(t, &a, 1000, 1);
+	ck_assert_double_eq(unread_note(t, &b, 1000, 1), 0);
+	ck_assert_double_eq_tol(unread_note(t, &a, 2000, 2), 1.0, 1e-9);
+	ck_assert_double_eq(unread_note(t, &b, 2000, 2), 0);
+	unread_end_tick(t, 2);
+	unread_tracker_free(t);
+	unread_tracker_free(NULL);
+}
+END_TEST
+
+Suite *unread_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "stands_from_the_tick_before", test_stands_from_the_tick_before, 0 },
+		{ "a_read_ends_it", test_a_read_ends_it, 0 },
+		{ "connections_apart_and_bounded", test_connections_apart_and_bounded, 0 },
+	};
+
+	return TESTUTIL_SUITE("unread", cases);
+}
