@@ -25,7 +25,7 @@
 #include "collector/nl_errno.h"
 #include "collector/unread.h"
 
-/* Connections tracked with data unread at once; more are not judged. */
+/* Connections tracked at once; more are not judged. */
 #define SOCKETS_UNREAD_MAX 65536
 /*
  * tcpi_bytes_received in the kernel's struct tcp_info (include/uapi/linux/
@@ -46,6 +46,7 @@ struct sockets_local {
 	unsigned char addr[16];
 	double unread_s; /* the longest any connection's data has stood */
 	unsigned standing; /* connections whose data stands */
+	unsigned reading; /* connections whose application read since the last tick */
 	uint64_t bytes; /* what they hold unread */
 };
 
@@ -71,9 +72,15 @@ static const struct metric_desc unread_connections_desc = {
 	"Connections from this address whose data stood unread since the last tick.", METRIC_GAUGE,
 	0, 0
 };
-static const struct metric_desc unread_bytes_desc = {
-	M_TCP_UNREAD_BYTES, "Bytes those connections hold unread.", METRIC_GAUGE, 0, 0
+static const struct metric_desc reading_desc = {
+	M_TCP_READING_CONNECTIONS,
+	"Connections from this address whose application read data since the last tick: one "
+	"that reads is alive, whatever it leaves unread elsewhere.",
+	METRIC_GAUGE, 0, 0
 };
+static const struct metric_desc unread_bytes_desc = { M_TCP_UNREAD_BYTES,
+						      "Bytes those connections hold unread.",
+						      METRIC_GAUGE, 0, 0 };
 
 static int64_t sockets_now_ms(void)
 {
@@ -111,8 +118,8 @@ static struct sockets_local *sockets_local_of(struct sockets_state *st, int fami
 	return &st->local[st->nlocal++];
 }
 
-/* One connection of the dump: its local address is tallied, and its data
- * if any stands unread. */
+/* One connection of the dump: tallied to its local address, whether its
+ * application read since the last tick and whether its data stands unread. */
 static int sockets_one(struct nl_msg *msg, void *arg)
 {
 	struct sockets_state *st = arg;
@@ -123,6 +130,7 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 	struct sockets_local *l;
 	struct unread_sock s;
 	double standing;
+	int read;
 
 	if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
 	    nlmsg_parse(h, sizeof(*m), tb, INET_DIAG_MAX, NULL) < 0) {
@@ -132,7 +140,7 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 	m = nlmsg_data(h);
 	if (sockets_loopback(m->idiag_family, m->id.idiag_src) ||
 	    sockets_loopback(m->idiag_family, m->id.idiag_dst) ||
-	    !(l = sockets_local_of(st, m->idiag_family, m->id.idiag_src)) || !m->idiag_rqueue)
+	    !(l = sockets_local_of(st, m->idiag_family, m->id.idiag_src)))
 		return NL_OK;
 	/* tcpi_bytes_received came in 4.1: without it, reads cannot be told */
 	if (!tb[INET_DIAG_INFO] ||
@@ -143,7 +151,8 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 	memcpy(&s.cookie, m->id.idiag_cookie, sizeof(s.cookie));
 	s.read = received - m->idiag_rqueue;
 	s.unread = m->idiag_rqueue;
-	standing = unread_note(st->unread, &s, st->now_ms, st->tick);
+	standing = unread_note(st->unread, &s, st->now_ms, st->tick, &read);
+	l->reading += (unsigned)read;
 	if (standing > 0) {
 		l->standing++;
 		l->bytes += m->idiag_rqueue;
@@ -241,6 +250,7 @@ static int sockets_sample(void *state, const struct collector_env *env, struct s
 		(void)sample_gauge(out, &unread_seconds_desc, &lab, 1, l->unread_s);
 		(void)sample_gauge(out, &unread_connections_desc, &lab, 1, l->standing);
 		(void)sample_gauge(out, &unread_bytes_desc, &lab, 1, (double)l->bytes);
+		(void)sample_gauge(out, &reading_desc, &lab, 1, l->reading);
 	}
 	return 0;
 }

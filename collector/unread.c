@@ -36,14 +36,17 @@ void unread_tracker_free(struct unread_tracker *t)
 }
 
 double unread_note(struct unread_tracker *t, const struct unread_sock *s, int64_t now_ms,
-		   uint64_t tick)
+		   uint64_t tick, int *ret_read)
 {
-	struct unread_entry *e;
-	int created;
+	struct unread_entry *e = kmap_put(t->m, &s->cookie, NULL);
+	int before;
 
-	if (!s->unread || !(e = kmap_put(t->m, &s->cookie, &created)))
+	*ret_read = 0;
+	if (!e)
 		return 0;
-	if (created || e->tick + 1 != tick || !e->unread || e->read != s->read)
+	before = e->tick && e->tick + 1 == tick;
+	*ret_read = before && e->read != s->read;
+	if (!before || !e->unread || !s->unread || e->read != s->read)
 		e->since_ms = 0;
 	else if (!e->since_ms)
 		e->since_ms = e->last_ms;

@@ -14,7 +14,10 @@
  *
  * Read at ticks, a connection's data stands when it had data unread at the
  * tick before and its application has read none of it since: the wait is
- * counted from that tick on (a lower bound, within a tick).
+ * counted from that tick on (a lower bound, within a tick). A connection
+ * whose application read since the tick before says the application is
+ * alive: data it leaves standing elsewhere waits on its own choice (a
+ * read from another peer first), not on a stop.
  */
 
 /* One ESTABLISHED connection's receive side at a tick, as sock_diag gives it. */
@@ -29,8 +32,7 @@ struct unread_sock {
 
 struct unread_tracker;
 
-/* A tracker for up to max connections with data unread at once. NULL on
- * allocation failure. */
+/* A tracker for up to max connections. NULL on allocation failure. */
 struct unread_tracker *unread_tracker_new(unsigned max);
 void unread_tracker_free(struct unread_tracker *t);
 
@@ -38,13 +40,14 @@ void unread_tracker_free(struct unread_tracker *t);
  * Notes s, read at now_ms in tick number tick (one more each tick), and
  * returns how long its data has stood unread, in seconds: 0 unless it had
  * data unread at the tick before (tick - 1) and its application read none
- * since; then from the first tick of that run. A connection with nothing
- * unread need not be noted. A connection beyond max is not tracked (0).
+ * since; then from the first tick of that run. *ret_read: 1 if its
+ * application read since the tick before (noted then), else 0. A
+ * connection beyond max is not tracked (0, 0).
  */
 double unread_note(struct unread_tracker *t, const struct unread_sock *s, int64_t now_ms,
-		   uint64_t tick);
+		   uint64_t tick, int *ret_read);
 
-/* Forgets the connections tick did not note: closed, or read up. */
+/* Forgets the connections tick did not note: closed. */
 void unread_end_tick(struct unread_tracker *t, uint64_t tick);
 
 #endif

@@ -59,7 +59,7 @@ struct unread_gather {
 };
 
 /* An unread series of local address labels' (UNREAD_*), into its row. */
-enum { UNREAD_SECONDS, UNREAD_CONNECTIONS, UNREAD_BYTES, UNREAD_NONE };
+enum { UNREAD_SECONDS, UNREAD_CONNECTIONS, UNREAD_BYTES, UNREAD_READING, UNREAD_NONE };
 
 static void gather_unread(struct unread_gather *g, const struct series *s, int kind)
 {
@@ -81,8 +81,10 @@ static void gather_unread(struct unread_gather *g, const struct series *s, int k
 		g->in[i].unread_s = s->value;
 	else if (kind == UNREAD_CONNECTIONS)
 		g->in[i].connections = s->value;
-	else
+	else if (kind == UNREAD_BYTES)
 		g->in[i].bytes = s->value;
+	else
+		g->in[i].reading = s->value;
 }
 
 /*
@@ -604,10 +606,11 @@ static void series_kind_of(struct series_kind *k, const char *name)
 	k->cpu_pressure = strcmp(name, M_PRESSURE_CPU_WAITING_SECONDS_TOTAL) == 0;
 	k->link = strcmp(name, M_NETDEV_UP) == 0;
 	k->mesh = mesh_gather_wants(name);
-	k->unread = strcmp(name, M_TCP_UNREAD_SECONDS) == 0	  ? UNREAD_SECONDS
-		    : strcmp(name, M_TCP_UNREAD_CONNECTIONS) == 0 ? UNREAD_CONNECTIONS
-		    : strcmp(name, M_TCP_UNREAD_BYTES) == 0	  ? UNREAD_BYTES
-								  : UNREAD_NONE;
+	k->unread = strcmp(name, M_TCP_UNREAD_SECONDS) == 0	   ? UNREAD_SECONDS
+		    : strcmp(name, M_TCP_UNREAD_CONNECTIONS) == 0  ? UNREAD_CONNECTIONS
+		    : strcmp(name, M_TCP_UNREAD_BYTES) == 0	   ? UNREAD_BYTES
+		    : strcmp(name, M_TCP_READING_CONNECTIONS) == 0 ? UNREAD_READING
+								   : UNREAD_NONE;
 }
 
 /* Every gatherer of a tick, in one pass over the registry. */

@@ -183,7 +183,7 @@ size_t detect_unread(const struct unread_input *in, size_t n, const struct stall
 	for (size_t i = 0; i < n && k < max; i++) {
 		struct event_verdict *v = &out[k];
 
-		if (in[i].unread_s < b->host_after_s ||
+		if (in[i].unread_s < b->host_after_s || in[i].reading > 0 ||
 		    unread_sending(peers, npeers, in[i].unread_s))
 			continue;
 		v->kind = EVENT_HOST_STALL;

@@ -96,12 +96,15 @@ struct unread_input {
 	const char *local; /* the address */
 	double unread_s; /* the longest any connection's data stood unread */
 	double connections, bytes; /* connections whose data stood, and how much */
+	double reading; /* connections whose application read since the last tick */
 };
 
 /*
  * host_stall (host) on this host: data stood unread in a receive queue of
- * its connections from local for b->host_after_s or more (its application
- * stopped, and its kernel took what the peers sent), unless the
+ * its connections from local for b->host_after_s or more and no connection
+ * from local was read since the last tick (its application stopped, and
+ * its kernel took what the peers sent: one that reads anything is alive,
+ * and may be waiting for another peer's data first), unless the
  * application waits on a send of its own that still moves: a peer of
  * peers[0..npeers) with a send under way (open_s) at least as long, acks
  * waited for (ack_stall_s) under it, and its window open. Subject "host=LOCAL", score and

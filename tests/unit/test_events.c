@@ -358,38 +358,40 @@ START_TEST(test_detect_stall_reader_sending)
 END_TEST
 
 /*
- * This host's own reader that stopped (its data stood unread 1.6 s here)
- * is a host_stall on its address, not a peer's; under the bound it is
- * nothing; while its own send moves at least as long, the network's.
+ * This host's own reader that stopped (its data stood unread 1.6 s here,
+ * nothing read since the last tick) is a host_stall on its address, not a
+ * peer's; under the bound it is nothing; one that reads another connection
+ * is alive; while its own send moves at least as long, the network's.
  */
 START_TEST(test_detect_unread)
 {
 	const struct unread_input in[] = {
-		{ "198.18.0.3", 1.6, 2, 131072 },
-		{ "198.18.1.3", 1.4, 1, 10 }, /* under the bound */
+		{ "198.18.0.3", 1.6, 2, 131072, 0 },
+		{ "198.18.1.3", 1.4, 1, 10, 0 }, /* under the bound */
+		{ "198.18.2.3", 9.0, 1, 10, 1 }, /* reads another */
 	};
 	struct stall_input sending = { .peer = "198.18.0.4", .open_s = 2.0, .ack_stall_s = 0.1 };
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
 
-	ck_assert_uint_eq(detect_unread(in, 2, NULL, 0, &b, out, 4), 1);
+	ck_assert_uint_eq(detect_unread(in, 3, NULL, 0, &b, out, 4), 1);
 	ck_assert_int_eq(out[0].kind, EVENT_HOST_STALL);
 	ck_assert_str_eq(out[0].subject, "host=198.18.0.3");
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 	ck_assert_double_eq_tol(out[0].score, 1.6 / 1.5, 1e-9);
 	ck_assert_str_eq(out[0].evidence, "{\"unread_seconds\":1.600,\"unread_connections\":2,"
 					  "\"unread_bytes\":131072}");
-	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
 	/* a send that waits on its acks as long is no excuse: stopped too */
 	sending.ack_stall_s = 1.6;
-	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
 	/* nor one behind a window its receiver closed */
 	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 2.0, .zero_window = 1 };
-	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
 	/* a send that began later is none either */
 	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 1.0 };
-	ck_assert_uint_eq(detect_unread(in, 2, &sending, 1, &b, out, 4), 1);
-	ck_assert_uint_eq(detect_unread(in, 2, NULL, 0, &b, out, 0), 0);
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(detect_unread(in, 3, NULL, 0, &b, out, 0), 0);
 }
 END_TEST
 

@@ -11,38 +11,52 @@ START_TEST(test_stands_from_the_tick_before)
 {
 	struct unread_tracker *t = unread_tracker_new(16);
 	struct unread_sock s = { .cookie = 7, .read = 1000, .unread = 500 };
+	int read = -1;
 
 	ck_assert_ptr_nonnull(t);
-	ck_assert_double_eq(unread_note(t, &s, 1000, 1), 0);
+	ck_assert_double_eq(unread_note(t, &s, 1000, 1, &read), 0);
+	ck_assert_int_eq(read, 0);
 	unread_end_tick(t, 1);
 	s.unread = 900; /* more came; none read */
-	ck_assert_double_eq_tol(unread_note(t, &s, 2000, 2), 1.0, 1e-9);
+	ck_assert_double_eq_tol(unread_note(t, &s, 2000, 2, &read), 1.0, 1e-9);
+	ck_assert_int_eq(read, 0);
 	unread_end_tick(t, 2);
-	ck_assert_double_eq_tol(unread_note(t, &s, 3500, 3), 2.5, 1e-9);
+	ck_assert_double_eq_tol(unread_note(t, &s, 3500, 3, &read), 2.5, 1e-9);
 	unread_end_tick(t, 3);
 	unread_tracker_free(t);
 }
 END_TEST
 
 /* A reader that reads, however little, and a reader that caught up, stand
- * no more; a tick missed (the connection read up in between) starts over. */
+ * no more; a tick missed (the connection closed and came back, say)
+ * starts over. */
 START_TEST(test_a_read_ends_it)
 {
 	struct unread_tracker *t = unread_tracker_new(16);
 	struct unread_sock s = { .cookie = 7, .read = 1000, .unread = 500 };
+	int read;
 
-	unread_note(t, &s, 1000, 1);
-	ck_assert_double_gt(unread_note(t, &s, 2000, 2), 0);
+	unread_note(t, &s, 1000, 1, &read);
+	ck_assert_double_gt(unread_note(t, &s, 2000, 2, &read), 0);
 	s.read += 1;
-	ck_assert_double_eq(unread_note(t, &s, 3000, 3), 0);
-	ck_assert_double_gt(unread_note(t, &s, 4000, 4), 0);
-	/* tick 5 found it read up: not noted, forgotten */
+	ck_assert_double_eq(unread_note(t, &s, 3000, 3, &read), 0);
+	ck_assert_int_eq(read, 1);
+	ck_assert_double_gt(unread_note(t, &s, 4000, 4, &read), 0);
+	ck_assert_int_eq(read, 0);
+	/* tick 5 did not see it: forgotten */
 	unread_end_tick(t, 5);
-	ck_assert_double_eq(unread_note(t, &s, 6000, 6), 0);
-	/* noted at 6, skipped at 7: not known to stand through 7 */
-	ck_assert_double_eq(unread_note(t, &s, 8000, 8), 0);
+	ck_assert_double_eq(unread_note(t, &s, 6000, 6, &read), 0);
+	/* noted at 6, not at 7: not known to stand through 7, nor to be read */
+	s.read += 10;
+	ck_assert_double_eq(unread_note(t, &s, 8000, 8, &read), 0);
+	ck_assert_int_eq(read, 0);
+	/* read up: nothing stands, and it was read */
+	s.read += 500;
 	s.unread = 0;
-	ck_assert_double_eq(unread_note(t, &s, 9000, 9), 0);
+	ck_assert_double_eq(unread_note(t, &s, 9000, 9, &read), 0);
+	ck_assert_int_eq(read, 1);
+	ck_assert_double_eq(unread_note(t, &s, 10000, 10, &read), 0);
+	ck_assert_int_eq(read, 0);
 	unread_tracker_free(t);
 }
 END_TEST
@@ -53,11 +67,14 @@ START_TEST(test_connections_apart_and_bounded)
 	struct unread_tracker *t = unread_tracker_new(1);
 	struct unread_sock a = { .cookie = 1, .read = 10, .unread = 5 },
 			   b = { .cookie = 2, .read = 10, .unread = 5 };
+	int read;
 
-	unread_note(t, &a, 1000, 1);
-	ck_assert_double_eq(unread_note(t, &b, 1000, 1), 0);
-	ck_assert_double_eq_tol(unread_note(t, &a, 2000, 2), 1.0, 1e-9);
-	ck_assert_double_eq(unread_note(t, &b, 2000, 2), 0);
+	unread_note(t, &a, 1000, 1, &read);
+	ck_assert_double_eq(unread_note(t, &b, 1000, 1, &read), 0);
+	ck_assert_double_eq_tol(unread_note(t, &a, 2000, 2, &read), 1.0, 1e-9);
+	b.read++;
+	ck_assert_double_eq(unread_note(t, &b, 2000, 2, &read), 0);
+	ck_assert_int_eq(read, 0);
 	unread_end_tick(t, 2);
 	unread_tracker_free(t);
 	unread_tracker_free(NULL);

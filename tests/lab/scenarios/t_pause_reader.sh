@@ -8,7 +8,8 @@
 # queue shows data standing unread, and a host_stall (cause host) naming
 # this host's address opens once it has lasted host_stall_after. It closes
 # after SIGCONT, and the ring finishes. The collector's unread bytes match
-# what `ss` shows queued (Recv-Q) while the rank is stopped.
+# what `ss` shows queued (Recv-Q) while the rank is stopped, and it counts
+# no connection read.
 . tests/lib.sh
 . tests/lab/lab.sh
 need_root
@@ -36,6 +37,8 @@ ss_q=$(lab_exec 3 ss -Htn state established src 198.18.0.3 | awk '{ q += $1 } EN
 got=$(lab_scrape metrics | awk '/^fabmon_tcp_unread_bytes\{local="198.18.0.3"\}/ { print $2 }')
 [ -n "$got" ] && [ "$got" = "$ss_q" ] || fail "unread bytes: fabmon '$got', ss Recv-Q '$ss_q'"
 echo "unread bytes with the rank stopped: fabmon $got, ss Recv-Q $ss_q"
+reading=$(lab_metric 'fabmon_tcp_reading_connections{local="198.18.0.3"}')
+[ "$reading" = 0 ] || fail "a stopped rank's connections read: $reading"
 kill -CONT "$rank3"
 sleep 2
 lab_fault host_stall $culprit 4 "kill -STOP $rank3" "kill -CONT $rank3"
