@@ -262,11 +262,12 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 (long long)w);
 	/* over a range, not the instant's 5-minute lookback: an event that
 	 * closed (its series gone) stops counting a few steps later. Only
-	 * cause "host" blames the peer: a network event names the peer as
-	 * the far end of a path that suffers, which the mesh paths place */
+	 * cause "host" blames the peer (or, host=, the node itself): a
+	 * network event names the peer as the far end of a path that
+	 * suffers, which the mesh paths place */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max_over_time("
-		 "fabmon_event_active{cause=\"host\",subject=~\"peer=.+\"}[%llds])) > 0",
+		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) > 0",
 		 reach);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
@@ -320,17 +321,18 @@ static int build_blames(struct evidence *e, const struct locate_args *a)
 	for (size_t i = 0; i < n; i++) {
 		json_t *s = json_array_get(e->blames, i);
 		const char *subject = label(s, "subject");
+		int self = strncmp(subject, "host=", 5) == 0;
 
-		/* "peer=198.18.0.3" or "peer=198.18.0.3,flow=..." (the query's
-		 * matcher keeps only those) */
-		if (strncmp(subject, "peer=", 5) == 0)
+		/* "peer=198.18.0.3", "peer=198.18.0.3,flow=..." or
+		 * "host=198.18.0.3" (the query's matcher keeps only those) */
+		if (self || strncmp(subject, "peer=", 5) == 0)
 			subject += 5;
 		if (point_ms(s, -1) < open_by && point_ms(s, -1) < a->until_ms - range_step(a))
 			continue;
 		snprintf(e->peer[k], sizeof(e->peer[0]), "%.*s", (int)strcspn(subject, ","),
 			 subject);
 		e->b[k] = (struct locate_blame){ label(s, "instance"), e->peer[k],
-						 first_point_ms(s) };
+						 first_point_ms(s), self };
 		k++;
 	}
 	e->in.blames = e->b;
@@ -549,6 +551,11 @@ static void evidence_text(const struct locate_suspect *s, char *buf, size_t len)
 			 s->clean);
 	else if (s->kind == LOCATE_PORT)
 		snprintf(buf, len, "%.0f errors on its node's own counters", s->errors);
+	else if (s->self)
+		snprintf(buf, len,
+			 "its own node: its applications stopped reading; named by events on "
+			 "%d of %d nodes, itself among them",
+			 s->failing, s->of);
 	else
 		snprintf(buf, len, "named by events on %d of %d other nodes", s->failing, s->of);
 }
@@ -564,7 +571,7 @@ static int dump_to(const char *buf, size_t len, void *sb)
 static void print(const struct locate_args *a, const struct locate_suspect *s, int n, int nodes,
 		  int queries)
 {
-	char since[40], until[40], first[40], ev[128];
+	char since[40], until[40], first[40], ev[160];
 	struct strbuf sb;
 
 	strbuf_init(&sb);

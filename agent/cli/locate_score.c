@@ -77,8 +77,8 @@ static int score_hosts(const struct locate_input *in, struct out *o)
 		struct locate_suspect *s = NULL;
 
 		locate_instance_host(b->reporter, self, sizeof(self));
-		if (strcmp(self, b->host) == 0)
-			continue; /* a node does not blame itself */
+		if (!b->self && strcmp(self, b->host) == 0)
+			continue; /* a node blames itself only by its own word */
 		for (int k = 0; k < o->n && !s; k++)
 			if (o->s[k].kind == LOCATE_HOST && strcmp(o->s[k].name, b->host) == 0)
 				s = &o->s[k];
@@ -89,6 +89,7 @@ static int score_hosts(const struct locate_input *in, struct out *o)
 			snprintf(s->name, sizeof(s->name), "%s", b->host);
 		}
 		s->failing += reporter_add(s->reporters, b->reporter);
+		s->self |= b->self;
 		first_seen(s, b->first_ms);
 	}
 	/* the others of the nodes up, at least those that named it */
@@ -435,10 +436,11 @@ int locate_score(const struct locate_input *in, struct locate_suspect **ret, int
 	int r, hosts, tie = 0;
 
 	r = score_hosts(in, &o);
-	/* hosts named by fewer nodes than the bound are not suspects */
+	/* hosts named by fewer nodes than the bound are not suspects, unless
+	 * by their own */
 	hosts = 0;
 	for (int k = 0; !r && k < o.n; k++)
-		if (o.s[k].failing >= LOCATE_MIN_REPORTERS)
+		if (o.s[k].failing >= LOCATE_MIN_REPORTERS || o.s[k].self)
 			o.s[hosts++] = o.s[k];
 	o.n = hosts;
 	if (!r)

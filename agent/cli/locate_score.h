@@ -11,7 +11,9 @@
  *
  *  - host: a peer that events on at least LOCATE_MIN_REPORTERS other nodes
  *    name (subject peer=ADDR; the caller passes events of cause host
- *    only). Score: the share of the other nodes that name it.
+ *    only), or that its own node names (host=ADDR: its own word needs no
+ *    second). Score: the share of the other nodes that name it, its own
+ *    counted as one.
  *  - port: an interface whose own node's error counters rose. Score:
  *    errors / (errors + LOCATE_PORT_ERRORS_HALF), so a handful of errors
  *    ranks below a host many nodes blame, a steady stream above it. A
@@ -56,6 +58,7 @@ struct locate_blame {
 	const char *reporter; /* the node (its instance label) */
 	const char *host; /* the peer address the event names */
 	int64_t first_ms; /* when the node first had it open in the window */
+	int self; /* the node names itself (host=ADDR) */
 };
 
 /* An interface whose counters show errors over the window. */
@@ -97,6 +100,7 @@ struct locate_suspect {
 	char reporters[LOCATE_REPORTERS_LEN]; /* comma-separated, "..." when cut */
 	int64_t first_ms;
 	int tie; /* > 0: not separable from the others with this number */
+	int self; /* hosts: named by its own node */
 };
 
 /*

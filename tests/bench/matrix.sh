@@ -42,8 +42,8 @@ set -u
 # slow link: straggler in a ring, incast in an all-to-all, slow_handoff in a
 # hand-off (the kinds tests/lab/scenarios raise for it). RDMA
 # retransmissions are lossy_link's evidence, as issue 32 names them.
-# lossy_link reads a port's own error counters only: random loss on a TCP
-# path (the loss fault) is not detected yet and scores as a miss.
+# Random loss on a TCP path (the loss fault) is found by the mesh's probes
+# (MATRIX_MESH=1); without them it scores as a miss (docs/events.md).
 EXPECT="# fault   kinds                                  subjects                      cause
 throttle  straggler|incast|hotspot|slow_handoff  peer=@IP|own:interface=eth0   network
 loss      lossy_link                             peer=@IP|own:interface=eth0   network

@@ -7,7 +7,7 @@
 #
 # The run: a lab of RANKS ranks on one bridge, every switch port shaped to
 # RATE (tbf) or not at all; one agent per rank at TICK that counts only its
-# own namespace (--bpf-netns), on eth0 (bpf, netdev, qdisc); the culprit
+# own namespace (--bpf-netns), on eth0 (bpf, netdev, qdisc, sockets); the culprit
 # rank's agent also reads a copy of the RDMA fixture tree (--sysfs-root).
 # Host load (stress-ng on both cores) when the seed says so, then traffic
 # from one generator for SECS: loadgen (ring all-reduce, all-gather,
@@ -78,7 +78,7 @@ for r in $(seq "$M_RANKS"); do
 	[ "$r" = "$C" ] && extra="--sysfs-root $WORK/sys"
 	# shellcheck disable=SC2086 # extra and mesh are lists
 	lab_spawn $r "$FABMON" agent --listen "127.0.0.1:$PORT" --db "$WORK/r$r.db" \
-		--interval "$M_TICK" --collectors "bpf,netdev,qdisc${extra:+,rdma}${mesh:+,mesh}" \
+		--interval "$M_TICK" --collectors "bpf,netdev,qdisc,sockets${extra:+,rdma}${mesh:+,mesh}" \
 		--interfaces eth0 --bpf-netns "/run/netns/$LAB-r$r" $extra $mesh \
 		>>"$WORK/agent.$r.log" 2>&1
 	AGENTS="$AGENTS $LAB_PID"

@@ -125,7 +125,7 @@ ls_agents() {
 	for i in $(seq $LS_HOSTS); do
 		ip netns exec "$LAB-h$i" "$FABMON" agent --db "$WORK/h$i.db" \
 			--listen "$LS_MGMT.$((10 + i)):$LS_PORT" --interval 100ms \
-			--collectors netdev,bpf,mesh --interfaces eth0 --bpf-netns "/run/netns/$LAB-h$i" \
+			--collectors netdev,bpf,sockets,mesh --interfaces eth0 --bpf-netns "/run/netns/$LAB-h$i" \
 			--mesh-targets "$WORK/targets.json" --mesh-interval 100ms \
 			--mesh-source-pps 400 "$@" >"$WORK/h$i.log" 2>&1 &
 		on_exit "kill -CONT $! ; kill -9 $!"

@@ -26,7 +26,7 @@ for r in 1 2 3 4; do
 	lab_exec $r sysctl -qw net.ipv4.tcp_rmem="4096 131072 1048576" || fail "unable to set tcp_rmem"
 	# the last --listen and --bpf-netns win: every address; this rank only
 	lab_agent $r --listen ":$LAB_PORT" --db "$WORK/a$r.db" --interval 100ms \
-		--collectors netdev,bpf --interfaces eth0 --bpf-netns "/run/netns/$(lab_ns $r)"
+		--collectors netdev,bpf,sockets --interfaces eth0 --bpf-netns "/run/netns/$(lab_ns $r)"
 done
 
 d=dashboards/prometheus

@@ -28,22 +28,23 @@ START_TEST(test_clean)
 END_TEST
 
 /* A host two other nodes name is a suspect; one node's word, or a node
- * naming itself, is not enough. */
+ * naming itself as a peer, is not enough; its own word (host=) is. */
 START_TEST(test_host)
 {
 	static const struct locate_blame b[] = {
-		{ "198.18.0.1:9478", "198.18.0.3", 2000 },
-		{ "198.18.0.2:9478", "198.18.0.3", 1000 },
-		{ "198.18.0.2:9478", "198.18.0.3", 3000 }, /* another event, same node */
-		{ "198.18.0.1:9478", "198.18.0.4", 1000 },
-		{ "198.18.0.4:9478", "198.18.0.4", 1000 },
+		{ "198.18.0.1:9478", "198.18.0.3", 2000, 0 },
+		{ "198.18.0.2:9478", "198.18.0.3", 1000, 0 },
+		{ "198.18.0.2:9478", "198.18.0.3", 3000, 0 }, /* another event, same node */
+		{ "198.18.0.1:9478", "198.18.0.4", 1000, 0 },
+		{ "198.18.0.4:9478", "198.18.0.4", 1000, 0 },
+		{ "n5", "198.18.0.5", 4000, 1 },
 	};
-	struct locate_input in = { .blames = b, .nblames = 5, .nodes = 4 };
+	struct locate_input in = { .blames = b, .nblames = 6, .nodes = 4 };
 	struct locate_suspect *s;
 	int n;
 
 	s = run(&in, &n);
-	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(n, 2);
 	ck_assert_int_eq(s[0].kind, LOCATE_HOST);
 	ck_assert_str_eq(s[0].name, "198.18.0.3");
 	ck_assert_int_eq(s[0].failing, 2);
@@ -51,6 +52,11 @@ START_TEST(test_host)
 	ck_assert_str_eq(s[0].reporters, "198.18.0.1:9478,198.18.0.2:9478");
 	ck_assert_int_eq(s[0].first_ms, 1000);
 	ck_assert_int_eq(s[0].tie, 0);
+	ck_assert_int_eq(s[0].self, 0);
+	ck_assert_str_eq(s[1].name, "198.18.0.5");
+	ck_assert_int_eq(s[1].failing, 1);
+	ck_assert_int_eq(s[1].self, 1);
+	ck_assert_str_eq(s[1].reporters, "n5");
 	free(s);
 }
 END_TEST
@@ -60,8 +66,8 @@ END_TEST
 START_TEST(test_port)
 {
 	static const struct locate_blame b[] = {
-		{ "n1", "198.18.0.3", 0 },
-		{ "n2", "198.18.0.3", 0 },
+		{ "n1", "198.18.0.3", 0, 0 },
+		{ "n2", "198.18.0.3", 0, 0 },
 	};
 	static const struct locate_port p[] = {
 		{ "n5", "eth0", "leaf1 port Ethernet5", 500, 7000 },
@@ -179,7 +185,7 @@ START_TEST(test_host_paths)
 	static const char *const to_h2[] = { "leaf3", "spine2", "leaf2", "h" };
 	static const char *const to_g[] = { "leaf1", "spine1", "leaf2", "g" };
 	static const char *const to_g2[] = { "leaf3", "spine2", "leaf2", "g" };
-	static const struct locate_blame b[] = { { "n1", "h", 0 }, { "n3", "h", 0 } };
+	static const struct locate_blame b[] = { { "n1", "h", 0, 0 }, { "n3", "h", 0, 0 } };
 	const struct locate_path paths[] = {
 		{ "n1", "h", to_h1, 4, 1, 1, 0 },
 		{ "n3", "h", to_h2, 4, 1, 1, 0 },
