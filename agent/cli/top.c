@@ -26,7 +26,7 @@ static const char top_usage[] =
 	"\n"
 	"  --since TIME           window start (default 1h: an hour ago)\n"
 	"  --until TIME           window end (default now)\n"
-	"  --by link|peer         rank links (interface=, device=) or peers (peer=);\n"
+	"  --by link|peer         rank links (interface=, device=) or hosts (peer=, host=);\n"
 	"                         default both\n"
 	"  --limit N              rows (default 20)\n"
 	"  --db PATH              database (default " CONFIG_DEFAULT_DB ")\n"
@@ -127,7 +127,7 @@ static int rank(const struct top_args *a, sqlite3 *db)
 		"SELECT subject, sum(min(coalesce(end_ms, ?3), ?1) - max(start_ms, ?2)) AS ms, "
 		"count(*), max(peak_score), group_concat(DISTINCT kind) FROM events "
 		"WHERE start_ms <= ?1 AND (end_ms IS NULL OR end_ms >= ?2) AND "
-		"(?4 IS NULL OR (?4 = 'peer' AND subject LIKE 'peer=%') OR "
+		"(?4 IS NULL OR (?4 = 'peer' AND (subject LIKE 'peer=%' OR subject LIKE 'host=%')) OR "
 		"(?4 = 'link' AND (subject LIKE 'interface=%' OR subject LIKE 'device=%'))) "
 		"GROUP BY subject ORDER BY ms DESC, max(peak_score) DESC, subject LIMIT ?5";
 	sqlite3_stmt *q = NULL;
