@@ -5,14 +5,17 @@
  * its applications leave unread (collector/unread.h). It sees the network
  * namespace the agent ran init in, needs no privilege (any user may dump
  * it, as ss does), and no BPF: a host without the probes still tells an
- * application that stopped reading.
+ * application that stopped reading. The agent's own connections (a scrape
+ * of its /metrics on the fabric address) are left out: they read.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
@@ -37,6 +40,9 @@
 #define SOCKETS_BYTES_RECEIVED_AT (8 + 24 * 4 + 3 * 8)
 /* TCP_ESTABLISHED of include/net/tcp_states.h, which no uapi header has */
 #define SOCKETS_TCP_ESTABLISHED 1
+/* The agent's own sockets left out: a scrape or two, the mesh's; a few dozen
+ * at most. Past it, the rest are counted as any application's. */
+#define SOCKETS_OWN_MAX 256
 /* This host's addresses reported on: a node has a few. More are dropped. */
 #define SOCKETS_LOCALS 16
 
@@ -58,6 +64,8 @@ struct sockets_state {
 	struct sockets_local local[SOCKETS_LOCALS];
 	unsigned nlocal;
 	unsigned skipped; /* replies too short to read */
+	unsigned own[SOCKETS_OWN_MAX]; /* the agent's own sockets' inodes, this tick */
+	unsigned nown;
 };
 
 static const struct metric_desc unread_seconds_desc = {
@@ -88,6 +96,37 @@ static int64_t sockets_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Notes the inodes of the agent's own sockets, from /proc/self/fd. */
+static void sockets_own(struct sockets_state *st)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	st->nown = 0;
+	while (d && (e = readdir(d)) && st->nown < SOCKETS_OWN_MAX) {
+		char link[64];
+		ssize_t n = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		unsigned ino;
+
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (sscanf(link, "socket:[%u]", &ino) == 1)
+			st->own[st->nown++] = ino;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Whether socket inode ino is the agent's own. */
+static int sockets_is_own(const struct sockets_state *st, unsigned ino)
+{
+	for (unsigned i = 0; i < st->nown; i++)
+		if (st->own[i] == ino)
+			return 1;
+	return 0;
 }
 
 /* Whether a connection between these never leaves the host. */
@@ -140,6 +179,7 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 	m = nlmsg_data(h);
 	if (sockets_loopback(m->idiag_family, m->id.idiag_src) ||
 	    sockets_loopback(m->idiag_family, m->id.idiag_dst) ||
+	    sockets_is_own(st, m->idiag_inode) ||
 	    !(l = sockets_local_of(st, m->idiag_family, m->id.idiag_src)))
 		return NL_OK;
 	/* tcpi_bytes_received came in 4.1: without it, reads cannot be told */
@@ -232,6 +272,7 @@ static int sockets_sample(void *state, const struct collector_env *env, struct s
 	st->now_ms = sockets_now_ms();
 	st->nlocal = 0;
 	st->skipped = 0;
+	sockets_own(st);
 	r = sockets_dump(st, AF_INET);
 	if (r >= 0)
 		r = sockets_dump(st, AF_INET6);
