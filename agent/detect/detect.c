@@ -728,6 +728,35 @@ struct detect {
 	struct unread_gather ug;
 };
 
+/*
+ * Drops the stall verdicts of out[0..n) on peers whose mesh probes were
+ * answered over the second half of the wait: the path delivers, and the
+ * connection waits on its own timer (a retransmission timeout backed off in
+ * a congested queue), not on a cut. A cut silences the probes with the
+ * connection, and a path that loses some is the mesh's lossy_link to name.
+ * Returns how many verdicts are left.
+ */
+static size_t drop_reached_stalls(struct detect *d, int64_t now_ms, struct event_verdict *out,
+				  size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *peer = out[i].subject + 5;
+		const struct stall_input *row = NULL;
+
+		if (out[i].kind == EVENT_STALL && strncmp(out[i].subject, "peer=", 5) == 0)
+			for (size_t r = 0; r < d->sg.n && !row; r++)
+				if (strcmp(d->sg.in[r].peer, peer) == 0)
+					row = &d->sg.in[r];
+		if (row &&
+		    mesh_answered_since(&d->mh, peer, now_ms - (int64_t)(row->ack_stall_s * 500)))
+			continue;
+		out[k++] = out[i];
+	}
+	return k;
+}
+
 int detect_new(const struct config *cfg, struct detect **ret)
 {
 	struct detect *d = calloc(1, sizeof(*d));
@@ -825,6 +854,8 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	/* the paths above still see such waits as the stalls they are */
 	stall_aftermath(&d->sh, sg->in, sg->n, &cfg->stall, registry_now(reg));
 	k = detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
+	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
+	k = drop_reached_stalls(d, registry_now(reg), out + n, k);
 	k += detect_unread(d->ug.in, d->ug.n, sg->in, sg->n, &cfg->stall, out + n + k, max - n - k);
 	for (size_t j = n; j < n + k; j++)
 		if (out[j].kind == EVENT_HOST_STALL)
@@ -843,7 +874,6 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
 	if (link_cut_off(&d->kh, registry_now(reg)))
 		n = drop_peer_stalls(out, n);
-	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
 	n += detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
 	return n +
 	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);

@@ -263,6 +263,27 @@ static struct mesh_tick *tick_slot(struct mesh_history *h, struct mesh_history_p
 	return &h->tick[i * h->ring + p->next];
 }
 
+int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms)
+{
+	const struct mesh_history_peer *p = peer_find(h, peer);
+	const struct mesh_tick *ring;
+	double answered = 0;
+
+	if (!p || !h->ring)
+		return 0;
+	ring = ring_of(h, (size_t)(p - h->peers));
+	/* a tick spans from the one before it: those that began since */
+	for (unsigned k = 0; k + 1 < p->count; k++) {
+		const struct mesh_tick *t = &ring[(p->next + h->ring - 1 - k) % h->ring],
+				       *before = &ring[(p->next + h->ring - 2 - k) % h->ring];
+
+		if (before->ms < since_ms)
+			break;
+		answered += t->sent - t->lost;
+	}
+	return answered >= 0.5;
+}
+
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
 {
 	size_t k = 0;

@@ -149,6 +149,11 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 /* Frees h's rings: h is then as if zeroed. */
 void mesh_history_free(struct mesh_history *h);
 
+/* True if peer's probes were answered (one at least, in sum) on the ticks
+ * of h that began at since_ms or later: its paths delivered since. False
+ * for a peer h does not probe, or with no such tick. */
+int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms);
+
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
  * once, of a peer that answered before); else, unless every probe of the

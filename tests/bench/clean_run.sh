@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # The clean run of `make bench` (block "detect"): a 4-rank lab whose switch
 # ports all run at 400 Mbit/s, the agent on rank 2 as the scenarios run it
-# (100 ms ticks) with the bpf, netdev and qdisc collectors on eth0, and
-# loadgen cycling ring all-reduce, all-to-all, all-gather and a hand-off
-# (rank 0 -> 1) over TCP, CLEAN_PHASE_SECS each (default 30), for CLEAN_SECS
-# in all (default 600). No fault: every event it raises is a false one.
-# Prints the events by kind and subject (each with its evidence), the ticks
-# run and the iterations each pattern completed, then one line for run.sh:
-#   clean: seconds S ticks T events E phases P failed_phases F
+# (100 ms ticks) with the bpf, netdev, qdisc, sockets and pressure
+# collectors on eth0, and loadgen cycling ring all-reduce, all-to-all,
+# all-gather and a hand-off (rank 0 -> 1) over TCP, CLEAN_PHASE_SECS each
+# (default 30), for CLEAN_SECS in all (default 600); with CLEAN_LOAD=stress,
+# stress-ng keeps both cores busy all along. No fault: every event it
+# raises is a false one. Prints the events by kind and subject (each with
+# its evidence), the ticks run and the iterations each pattern completed,
+# then one line for run.sh (H: the host_stall events among E):
+#   clean: seconds S ticks T events E phases P failed_phases F host_stall H
 # Exits 0 when the run went through (whatever it raised), 1 when it could
 # not (lab, agent or database); a loadgen rank that fails is counted, not
 # fatal. Environment: FABMON, LAB_BIN (loadgen's directory); run from the
@@ -43,9 +45,15 @@ phase_wait() {
 lab_up 4
 for r in 1 2 3 4; do lab_shape "$LAB-p$r" 400mbit; done
 agent_t0=$(date +%s)
-lab_agent 2 --db "$DB" --interval 100ms --collectors bpf,netdev,qdisc --interfaces eth0
+lab_agent 2 --db "$DB" --interval 100ms --collectors bpf,netdev,qdisc,sockets,pressure \
+	--interfaces eth0
 echo "lab $LAB: 4 ranks, switch ports tbf 400 Mbit/s; agent on rank 2, 100 ms ticks," \
-	"bpf,netdev,qdisc on eth0"
+	"bpf,netdev,qdisc,sockets,pressure on eth0; host load: ${CLEAN_LOAD:-none}"
+if [ "${CLEAN_LOAD:-none}" = stress ]; then
+	command -v stress-ng >/dev/null || skip "no stress-ng (make deps)"
+	# in the switch's namespace, so that lab_down's kill takes its workers too
+	lab_spawn sw stress-ng --cpu 2 --timeout $((CLEAN_SECS + 60)) --quiet
+fi
 echo "patterns: $PATTERNS (TCP, 4 MiB a rank an iteration), $PHASE_SECS s each, $CLEAN_SECS s in all"
 
 : >"$WORK/phases"
@@ -73,6 +81,7 @@ awk '{ n[$1] += $2; p[$1]++; if ($3) f[$1]++ }
 		f[k] ? sprintf(", %d failed", f[k]) : "" }' "$WORK/phases" | sort
 echo "ticks: ${ticks:-?} in the agent's ${up} s (at 100 ms: $((up * 10)))"
 events=$(sqlite3 "$DB" "SELECT count(*) FROM events") || fail "unable to read $DB"
+host_stalls=$(sqlite3 "$DB" "SELECT count(*) FROM events WHERE kind = 'host_stall'")
 ev=$(lab_events "$DB")
 echo "events by kind and subject:${ev:- none}"
 if [ "$events" -gt 0 ]; then
@@ -87,7 +96,7 @@ if [ "$events" -gt 0 ]; then
 			print
 		}' "$WORK/phases" -
 fi
-awk -v s="$secs" -v t="${ticks:-0}" -v e="$events" '{ p++; if ($3) f++ }
-	END { printf "clean: seconds %d ticks %d events %d phases %d failed_phases %d\n",
-		s, t, e, p, f }' "$WORK/phases"
+awk -v s="$secs" -v t="${ticks:-0}" -v e="$events" -v h="$host_stalls" '{ p++; if ($3) f++ }
+	END { printf "clean: seconds %d ticks %d events %d phases %d failed_phases %d host_stall %d\n",
+		s, t, e, p, f, h }' "$WORK/phases"
 exit 0

@@ -400,6 +400,28 @@ START_TEST(test_every_peer_gone_is_a_cut_link)
 END_TEST
 
 /* The gatherer reads the collector's series as the registry holds them. */
+/*
+ * Whether a peer's paths delivered since a moment: on the ticks that began
+ * then or later (at 200 ms ticks, a wait's second half), answered ones
+ * count; a cut leaves only the tick it came in answered.
+ */
+START_TEST(test_answered_since)
+{
+	struct event_verdict v[4];
+
+	(void)leaf_spine_peer();
+	run_every(1000, 10, 200, v, 4); /* ticks 1000 .. 2800 */
+	ck_assert(mesh_answered_since(&h, "198.18.2.11", 2400));
+	ck_assert(!mesh_answered_since(&h, "198.18.2.12", 2400));
+	ck_assert(!mesh_answered_since(&h, "198.18.2.11", 2800)); /* none began since */
+	silence(0, 1);
+	run_every(3000, 5, 200, v, 4); /* ticks 3000 .. 3800, silent */
+	ck_assert(!mesh_answered_since(&h, "198.18.2.11", 3000));
+	/* the tick that ended at 2800 began at 2600: answered */
+	ck_assert(mesh_answered_since(&h, "198.18.2.11", 2600));
+}
+END_TEST
+
 START_TEST(test_gather_series)
 {
 	struct series hop = {
@@ -450,6 +472,7 @@ Suite *detect_mesh_suite(void)
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
 		{ "own_link_fails_peers_in_turn", test_own_link_fails_peers_in_turn, 0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
+		{ "answered_since", test_answered_since, 0 },
 		{ "gather_series", test_gather_series, 0 },
 	};
 
