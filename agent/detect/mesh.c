@@ -207,11 +207,22 @@ static void window(const struct mesh_history *h, size_t i, int64_t since_ms, str
 	}
 }
 
-/* True if peer i lost every probe of the last second, on 1.5 sent at least. */
+/* True if peer i lost every probe of the last second, on 1.5 sent at
+ * least; or, this tick, half its probes and a round's worth, on every flow
+ * it is probed over: a link loses on the flows that cross it, and at random
+ * never all of a round's (3 % loss: once in 10^12 rounds of 8), so an
+ * outage under a second (an agent restarted there) is one too. */
 static int silent(const struct mesh_history *h, size_t i, int64_t now_ms)
 {
+	const struct mesh_history_peer *p = &h->peers[i];
+	const struct mesh_tick *t =
+		h->ring && p->count ? &ring_of(h, i)[(p->next + h->ring - 1) % h->ring] : NULL;
 	struct span s;
 
+	if (t && h->flows >= 2 && t->ms == now_ms && t->lost >= 0.5f * t->sent &&
+	    t->lost >= 0.95f * (float)h->flows &&
+	    (unsigned)__builtin_popcountll(t->lost_flows) >= h->flows)
+		return 1;
 	window(h, i, now_ms - 1000, &s);
 	return s.sent >= 1.5 && s.lost >= 0.95 * s.sent;
 }

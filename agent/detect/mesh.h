@@ -161,8 +161,9 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
  * MESH_LOSS_WINDOW_MS than a clean path would lose by chance,
  * MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on 2 ticks or more, while other
  * flows answered, not a queue's (MESH_QUEUE_MARGIN_S) and the peer was
- * not silent within the window (an outage's losses); at once: the window
- * was the persistence);
+ * not silent within the window (an outage's losses: every probe of a
+ * second lost, or half a tick's on every flow); at once: the window was
+ * the persistence);
  * path_latency (a flow's network time, the responder's delay taken out,
  * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).
  * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow

@@ -267,6 +267,34 @@ START_TEST(test_outage_is_not_a_lossy_link)
 }
 END_TEST
 
+/*
+ * An outage under a second (an agent restarted on the peer, or one that
+ * came up after its prober): every flow of two rounds lost, at 100 ms
+ * ticks, then answers. No second was silent, yet losing every flow at once
+ * is no link's: no lossy_link while the window holds it.
+ */
+START_TEST(test_short_outage_is_not_a_lossy_link)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	h.flows = 8;
+	o->sent = o->rtt_count = 80; /* a round every 100 ms */
+	o->rtt_sum = 80 * 100e-6;
+	(void)run_every(1000, 20, 100, v, 4);
+	o->lost = 80;
+	o->lost_flows = 0xff;
+	o->rtt_count = o->rtt_sum = 0;
+	(void)run_every(3000, 2, 100, v, 4);
+	o->lost = 0;
+	o->lost_flows = 0;
+	o->rtt_count = 80;
+	o->rtt_sum = 80 * 100e-6;
+	for (int i = 0; i < 100; i++)
+		ck_assert_uint_eq(run_every(3200 + i * 100, 1, 100, v, 4), 0);
+}
+END_TEST
+
 /* A peer that never answered has no responder (yet): not gone. Nor is one
  * silent for under 3 s since its last answer, however few ticks the
  * history holds (an agent that just started). */
@@ -473,6 +501,7 @@ Suite *detect_mesh_suite(void)
 		{ "own_link_fails_peers_in_turn", test_own_link_fails_peers_in_turn, 0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "answered_since", test_answered_since, 0 },
+		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
 		{ "gather_series", test_gather_series, 0 },
 	};
 
