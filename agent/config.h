@@ -59,6 +59,7 @@ struct config {
 	unsigned db_cap_mb; /* past this, the oldest samples go first; 0: no cap */
 	int64_t series_expiry_ms;
 	int64_t collector_retry_ms; /* how often an absent source is looked for again */
+	int64_t sockets_interval_ms; /* the sockets collector dumps at most this often */
 	unsigned event_open_ticks; /* ticks over a threshold before an event opens */
 	unsigned event_close_ticks; /* ticks under before it closes */
 	int64_t stall_after_ms; /* no ack progress with data pending this long: a stall */

@@ -59,6 +59,8 @@ static const char agent_usage[] =
 	"  --series-expiry DURATION  forget series unseen this long (default 5m)\n"
 	"  --collector-retry DURATION  look again this often for an absent source, and put\n"
 	"                         back a tc filter someone removed this long after (default 30s)\n"
+	"  --sockets-interval DURATION  the sockets collector reads this host's TCP\n"
+	"                         connections at most this often (default 500ms)\n"
 	"  --event-open-ticks N, --event-close-ticks N  ticks over a threshold before an\n"
 	"                         event opens, under before it closes (defaults 2, 3)\n"
 	"  --stall-after DURATION  data in flight without ack progress this long is a stall\n"
@@ -172,6 +174,7 @@ static const struct option config_options[] = {
 	{ "db-cap-mb", required_argument, NULL, 0 },
 	{ "series-expiry", required_argument, NULL, 0 },
 	{ "collector-retry", required_argument, NULL, 0 },
+	{ "sockets-interval", required_argument, NULL, 0 },
 	{ "event-open-ticks", required_argument, NULL, 0 },
 	{ "event-close-ticks", required_argument, NULL, 0 },
 	{ "stall-after", required_argument, NULL, 0 },

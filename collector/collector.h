@@ -112,6 +112,7 @@ struct collector_env {
 	 * but attached nowhere, as `fabmon doctor` wants */
 	struct bpf_tc_lock *tc_lock;
 	int64_t retry_ms; /* a source found gone is looked for again after this */
+	int64_t sockets_interval_ms; /* sockets: a dump at most this often; 0: every tick */
 	const char *topology_file; /* the static topology file; "" or NULL: none */
 	const char *topology_host; /* this node's name in it */
 	const struct mesh_conf *mesh; /* the mesh collector's settings (mesh/mesh_conf.h) */

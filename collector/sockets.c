@@ -60,7 +60,7 @@ struct sockets_state {
 	struct nl_sock *sock;
 	struct unread_tracker *unread;
 	uint64_t tick;
-	int64_t now_ms;
+	int64_t now_ms; /* the last dump's */
 	struct sockets_local local[SOCKETS_LOCALS];
 	unsigned nlocal;
 	unsigned skipped; /* replies too short to read */
@@ -71,18 +71,18 @@ struct sockets_state {
 static const struct metric_desc unread_seconds_desc = {
 	M_TCP_UNREAD_SECONDS,
 	"How long data has stood in a receive queue of this host's TCP connections from this "
-	"address without its application reading any: the longest such connection's, at tick "
-	"resolution; 0 while every application reads.",
+	"address without its application reading any: the longest such connection's, to within "
+	"sockets_interval; 0 while every application reads.",
 	METRIC_GAUGE, 0, 0
 };
 static const struct metric_desc unread_connections_desc = {
 	M_TCP_UNREAD_CONNECTIONS,
-	"Connections from this address whose data stood unread since the last tick.", METRIC_GAUGE,
-	0, 0
+	"Connections from this address whose data stood unread since the previous reading.",
+	METRIC_GAUGE, 0, 0
 };
 static const struct metric_desc reading_desc = {
 	M_TCP_READING_CONNECTIONS,
-	"Connections from this address whose application read data since the last tick: one "
+	"Connections from this address whose application read data since the previous reading: one "
 	"that reads is alive, whatever it leaves unread elsewhere.",
 	METRIC_GAUGE, 0, 0
 };
@@ -265,11 +265,15 @@ fail:
 static int sockets_sample(void *state, const struct collector_env *env, struct sample_sink *out)
 {
 	struct sockets_state *st = state;
+	int64_t now_ms;
 	int r;
 
-	(void)env;
+	now_ms = sockets_now_ms();
+	/* a tenth of slack: ticks come a little early or late */
+	if (st->tick && now_ms - st->now_ms < env->sockets_interval_ms * 9 / 10)
+		goto emit; /* the last dump's figures stand */
 	st->tick++;
-	st->now_ms = sockets_now_ms();
+	st->now_ms = now_ms;
 	st->nlocal = 0;
 	st->skipped = 0;
 	sockets_own(st);
@@ -281,6 +285,7 @@ static int sockets_sample(void *state, const struct collector_env *env, struct s
 	unread_end_tick(st->unread, st->tick);
 	for (unsigned i = 0; i < st->skipped; i++)
 		sample_skip(out);
+emit:
 	for (unsigned i = 0; i < st->nlocal; i++) {
 		const struct sockets_local *l = &st->local[i];
 		char addr[INET6_ADDRSTRLEN];

@@ -52,6 +52,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.bpf_netns = cfg->bpf_netns;
 	set->env.tc_lock = tc_lock;
 	set->env.retry_ms = cfg->collector_retry_ms;
+	set->env.sockets_interval_ms = cfg->sockets_interval_ms;
 	set->env.roce_pmtu = cfg->roce_pmtu;
 	set->env.topology_file = cfg->topology_file;
 	set->env.topology_host = cfg->topology_host;
