@@ -160,14 +160,12 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 	return k;
 }
 
-/* Whether this host's application is busy on a send that moved within
- * wait_s, through an open window: the network's to name if slow
- * (detect_unread()). */
+/* Whether this host's application has been in a send of its own for wait_s
+ * or longer (detect_unread()). */
 static int unread_sending(const struct stall_input *peers, size_t npeers, double wait_s)
 {
 	for (size_t i = 0; i < npeers; i++)
-		if (peers[i].open_s >= wait_s && peers[i].ack_stall_s < wait_s &&
-		    !peers[i].zero_window)
+		if (peers[i].open_s >= wait_s)
 			return 1;
 	return 0;
 }

@@ -105,9 +105,11 @@ struct unread_input {
  * from local was read since the last tick (its application stopped, and
  * its kernel took what the peers sent: one that reads anything is alive,
  * and may be waiting for another peer's data first), unless the
- * application waits on a send of its own that still moves: a peer of
- * peers[0..npeers) with a send under way (open_s) at least as long, acks
- * waited for (ack_stall_s) under it, and its window open. Subject "host=LOCAL", score and
+ * application has been in a send of its own as long: a peer of
+ * peers[0..npeers) with a send under way (open_s) at least as long. One
+ * that moves is the network's to name if slow; one its receiver's closed
+ * window or a cut path holds makes this host a victim (a stopped rank in
+ * an all-to-all stops every rank that sends to it). Subject "host=LOCAL", score and
  * weight as a peer's host_stall. Writes at most max verdicts into out;
  * returns how many. Pure.
  */
