@@ -96,22 +96,22 @@ struct unread_input {
 	const char *local; /* the address */
 	double unread_s; /* the longest any connection's data stood unread */
 	double connections, bytes; /* connections whose data stood, and how much */
-	double reading; /* connections whose application read since the last tick */
+	double reading; /* connections whose application read since the previous reading */
 };
 
 /*
  * host_stall (host) on this host: data stood unread in a receive queue of
  * its connections from local for b->host_after_s or more and no connection
- * from local was read since the last tick (its application stopped, and
+ * from local was read since the previous reading (its application stopped, and
  * its kernel took what the peers sent: one that reads anything is alive,
  * and may be waiting for another peer's data first), unless the
  * application has been in a send of its own as long: a peer of
  * peers[0..npeers) with a send under way (open_s) at least as long. One
  * that moves is the network's to name if slow; one its receiver's closed
  * window or a cut path holds makes this host a victim (a stopped rank in
- * an all-to-all stops every rank that sends to it). Subject "host=LOCAL", score and
- * weight as a peer's host_stall. Writes at most max verdicts into out;
- * returns how many. Pure.
+ * an all-to-all stops every rank that sends to it). Subject "host=LOCAL",
+ * score and weight as a peer's host_stall. Writes at most max verdicts
+ * into out; returns how many. Pure.
  */
 size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
 		     size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
