@@ -23,6 +23,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include "agent/lib/loopback.h"
 #include "collector/collector.h"
 #include "collector/metric_names.h"
 #include "collector/nl_errno.h"
@@ -129,17 +130,6 @@ static int sockets_is_own(const struct sockets_state *st, unsigned ino)
 	return 0;
 }
 
-/* Whether a connection between these never leaves the host. */
-static int sockets_loopback(int family, const uint32_t *a)
-{
-	struct in6_addr a6;
-
-	if (family == AF_INET)
-		return ntohl(a[0]) >> 24 == 127;
-	memcpy(&a6, a, sizeof(a6));
-	return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
-}
-
 /* The tally of address a; NULL when SOCKETS_LOCALS are taken. */
 static struct sockets_local *sockets_local_of(struct sockets_state *st, int family,
 					      const uint32_t *a)
@@ -177,9 +167,8 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	}
 	m = nlmsg_data(h);
-	if (sockets_loopback(m->idiag_family, m->id.idiag_src) ||
-	    sockets_loopback(m->idiag_family, m->id.idiag_dst) ||
-	    sockets_is_own(st, m->idiag_inode) ||
+	if (loopback_addr(m->idiag_family, m->id.idiag_src) ||
+	    loopback_addr(m->idiag_family, m->id.idiag_dst) || sockets_is_own(st, m->idiag_inode) ||
 	    !(l = sockets_local_of(st, m->idiag_family, m->id.idiag_src)))
 		return NL_OK;
 	/* tcpi_bytes_received came in 4.1: without it, reads cannot be told */

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 #include "agent/detect/pfc.h"
 #include "agent/detect/roce.h"
 #include "agent/detect/stall.h"
+#include "agent/lib/loopback.h"
 #include "agent/lib/name_find.h"
 #include "agent/registry/label_text.h"
 #include "collector/metric_names.h"
@@ -240,27 +240,12 @@ static const struct {
 #define STALL_SERIES (sizeof(stall_series) / sizeof(stall_series[0]))
 
 /*
- * True for a loopback address ("127.0.0.1", "::1", "::ffff:127.0.0.1"). A
- * connection to one never leaves the host: its waits and transfer times
- * are no fabric's (a local scrape of this agent's /metrics, slow while the
- * host is busy, was a slow_handoff on 127.0.0.1), and a host's own trouble
- * shows on its fabric connections too.
- */
-static int peer_loopback(const char *peer)
-{
-	struct in6_addr a6;
-	struct in_addr a4;
-
-	if (inet_pton(AF_INET, peer, &a4) == 1)
-		return ntohl(a4.s_addr) >> 24 == 127;
-	return inet_pton(AF_INET6, peer, &a6) == 1 &&
-	       (IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127));
-}
-
-/*
  * kind: an index into stall_series, or STALL_SERIES for another per-peer
  * TCP series (it makes the peer's row, and gives it nothing). Loopback
- * peers make none.
+ * peers make none: their waits and transfer times are no fabric's (a local
+ * scrape of this agent's /metrics, slow while the host is busy, was a
+ * slow_handoff on 127.0.0.1), and a host's own trouble shows on its fabric
+ * connections too.
  */
 static void gather_stall(struct stall_gather *g, const struct series *s, int kind)
 {
@@ -275,7 +260,7 @@ static void gather_stall(struct stall_gather *g, const struct series *s, int kin
 		row = g->n;
 		if (row == DETECT_PEERS ||
 		    label_value(s->labels, "peer", g->peer[row], sizeof(g->peer[row])) < 0 ||
-		    strcmp(g->peer[row], "other") == 0 || peer_loopback(g->peer[row]))
+		    strcmp(g->peer[row], "other") == 0 || loopback_text(g->peer[row]))
 			return;
 		g->in[row] = (struct stall_input){ .peer = g->peer[row] };
 		g->path[row] = (struct path_input){ .peer = g->peer[row] };
@@ -728,35 +713,6 @@ struct detect {
 	struct unread_gather ug;
 };
 
-/*
- * Drops the stall verdicts of out[0..n) on peers whose mesh probes were
- * answered over the second half of the wait: the path delivers, and the
- * connection waits on its own timer (a retransmission timeout backed off in
- * a congested queue), not on a cut. A cut silences the probes with the
- * connection, and a path that loses some is the mesh's lossy_link to name.
- * Returns how many verdicts are left.
- */
-static size_t drop_reached_stalls(struct detect *d, int64_t now_ms, struct event_verdict *out,
-				  size_t n)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *peer = out[i].subject + 5;
-		const struct stall_input *row = NULL;
-
-		if (out[i].kind == EVENT_STALL && strncmp(out[i].subject, "peer=", 5) == 0)
-			for (size_t r = 0; r < d->sg.n && !row; r++)
-				if (strcmp(d->sg.in[r].peer, peer) == 0)
-					row = &d->sg.in[r];
-		if (row &&
-		    mesh_answered_since(&d->mh, peer, now_ms - (int64_t)(row->ack_stall_s * 500)))
-			continue;
-		out[k++] = out[i];
-	}
-	return k;
-}
-
 int detect_new(const struct config *cfg, struct detect **ret)
 {
 	struct detect *d = calloc(1, sizeof(*d));
@@ -819,8 +775,13 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	roce_gather_end(rg);
 	lossy_util(lg, hg->in[hg->cur], hg->n[hg->cur], pg);
 	link_traffic(&d->kg, hg);
+	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
 	for (size_t i = 0; i < sg->n; i++) {
 		int stalled = sg->in[i].ack_stall_s >= cfg->stall.after_s;
+
+		sg->in[i].reached = mesh_answered_since(
+			&d->mh, sg->in[i].peer,
+			registry_now(reg) - (int64_t)(sg->in[i].ack_stall_s * 500));
 
 		/* a reader idle for as long as the network's stall bound leaves
 		 * its path nothing to measure, then a burst */
@@ -854,8 +815,6 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	/* the paths above still see such waits as the stalls they are */
 	stall_aftermath(&d->sh, sg->in, sg->n, &cfg->stall, registry_now(reg));
 	k = detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
-	mesh_history_update(&d->mh, &d->mg, registry_now(reg));
-	k = drop_reached_stalls(d, registry_now(reg), out + n, k);
 	k += detect_unread(d->ug.in, d->ug.n, sg->in, sg->n, &cfg->stall, out + n + k, max - n - k);
 	for (size_t j = n; j < n + k; j++)
 		if (out[j].kind == EVENT_HOST_STALL)

@@ -31,15 +31,15 @@ static int stall_both_ways(const struct stall_input *p, const struct stall_bound
  * either way for as long, no incast pacing (header). */
 static int stall_cut_off(const struct stall_input *p, const struct stall_bounds *b)
 {
-	return !stall_stopped(p) && !p->paced && stall_both_ways(p, b) &&
+	return !stall_stopped(p) && !p->paced && !p->reached && stall_both_ways(p, b) &&
 	       p->progress_age_s >= b->after_s;
 }
 
-/* Whether p's wait for acks is for data in flight through an open window:
- * the path's to deliver, not the reader's to take. */
+/* Whether p's wait for acks is for data in flight through an open window,
+ * on a path that does not deliver: the path's, not the reader's to take. */
 static int stall_in_flight(const struct stall_input *p)
 {
-	return p->in_flight_bytes > 0 && !p->zero_window;
+	return p->in_flight_bytes > 0 && !p->zero_window && !p->reached;
 }
 
 /* The network's evidence: data in flight and no ack for the bound, or cut

@@ -38,6 +38,10 @@ struct stall_input {
 	double progress_age_s;
 	/* this host's own longest send to the peer under way: how long */
 	double open_s;
+	/* the path delivers: the mesh's probes to the peer were answered over
+	 * the second half of its wait for acks (the connection waits on its
+	 * own backed-off retransmission timer, in a congested queue) */
+	int reached;
 };
 
 /*
@@ -65,6 +69,9 @@ struct stall_bounds {
  * directions wait on no one timer: the wait was the persistence), else
  * VERDICT_OVER. Not while an incast paces the collective (paced) for data
  * that waits both ways: the hot receiver's port queues both directions.
+ * Never on a peer the mesh still reaches (reached): a cut silences the
+ * probes with the connection, and a path that loses some is the mesh's
+ * lossy_link to name.
  *
  * host_stall (host): a peer whose kernel went on acknowledging data its
  * application has not read for b->host_after_s or more (read_stall_s: the
@@ -82,9 +89,9 @@ struct stall_bounds {
  * If that would leave no one of a kind (a cycle), every one is reported.
  * The culprit's evidence counts the victims left out.
  *
- * After those, a VERDICT_HOLD stall for each peer under the bounds that has
- * waited for acks of data in flight STALL_HOLD_SHARE of after_s or more: it keeps the peer's
- * open stall open and does nothing else. Writes at most max verdicts into
+ * After those, a VERDICT_HOLD stall for each peer under the bounds, and not
+ * reached, that has waited for acks of data in flight STALL_HOLD_SHARE of
+ * after_s or more: it keeps the peer's open stall open and does nothing else. Writes at most max verdicts into
  * out; returns how many. Pure: no I/O, no state.
  */
 size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_bounds *b,

@@ -221,13 +221,14 @@ END_TEST
 START_TEST(test_detect_stall)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.75, 0, 1, 0, 1.8, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.5", 0.05, 9000, 0, 0, 1.5, 0, 0, 0, 0, 0 }, /* its window still open */
-		{ "198.18.0.6", 0.05, 9000, 0, 0, 1.45, 0, 0, 0, 0, 0 },
-		{ "198.18.0.7", 0.14, 0, 0, 0, 0.55, 0, 0, 0, 0, 0 }, /* a busy host's pause */
-		{ "198.18.0.8", 0.9, 0, 1, 0, 0.9, 0, 0, 0, 0, 0 }, /* closed, not for long */
+		{ "198.18.0.2", 0.1, 5000, 0, 0, 0.1, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.75, 0, 1, 0, 1.8, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.5, 100, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.5", 0.05, 9000, 0, 0, 1.5, 0, 0, 0, 0, 0,
+		  0 }, /* its window still open */
+		{ "198.18.0.6", 0.05, 9000, 0, 0, 1.45, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.7", 0.14, 0, 0, 0, 0.55, 0, 0, 0, 0, 0, 0 }, /* a busy host's pause */
+		{ "198.18.0.8", 0.9, 0, 1, 0, 0.9, 0, 0, 0, 0, 0, 0 }, /* closed, not for long */
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[8];
@@ -265,22 +266,22 @@ END_TEST
 START_TEST(test_detect_stall_culprit)
 {
 	const struct stall_input paused[] = {
-		{ "198.18.0.2", 0.1, 0, 0, 0, 1.55, 1.6, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.1, 0, 0, 1.55, 1.6, 0, 0, 0, 0.1, 0 },
+		{ "198.18.0.2", 0.1, 0, 0, 0, 1.55, 1.6, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 0, 0, 1.55, 1.6, 0, 0, 0, 0.1, 0, 0 },
 	};
 	const struct stall_input cut[] = {
-		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0, 0.6, 0 },
-		{ "198.18.0.4", 0.6, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 0, 0, 0.6, 0.55, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.6, 60000, 0, 0.6, 0, 0, 0, 0, 0.6, 0, 0 },
+		{ "198.18.0.4", 0.6, 60000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	/* cut off both ways for the bound: at once */
 	const struct stall_input cut_early[] = {
-		{ "198.18.0.3", 0.5, 60000, 0, 0.5, 0, 0, 0, 0, 0.5, 0 },
-		{ "198.18.0.4", 0.5, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.5, 60000, 0, 0.5, 0, 0, 0, 0, 0.5, 0, 0 },
+		{ "198.18.0.4", 0.5, 60000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_input cycle[] = {
-		{ "198.18.0.1", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9, 0 },
-		{ "198.18.0.2", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9, 0 },
+		{ "198.18.0.1", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9, 0, 0 },
+		{ "198.18.0.2", 0.9, 0, 1, 1.6, 1.6, 0, 0, 0, 0.9, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -314,8 +315,8 @@ END_TEST
 START_TEST(test_detect_stall_pair_waits)
 {
 	struct stall_input in[] = {
-		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.432, 60000, 0, 0.422, 0, 0, 0, 0, 0.0003, 0 },
+		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.432, 60000, 0, 0.422, 0, 0, 0, 0, 0.0003, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -342,9 +343,9 @@ END_TEST
 START_TEST(test_detect_stall_reader_sending)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.1", 0, 60000, 0, 0.02, 1.6, 0, 2.0, 0, 0, 0 },
-		{ "198.18.0.2", 0, 60000, 0, 0.02, 1.6, 0, 1.0, 0, 0, 0 }, /* began after */
-		{ "198.18.0.4", 0, 60000, 0, 1.6, 1.6, 0, 2.0, 0, 0, 0 }, /* not moving */
+		{ "198.18.0.1", 0, 60000, 0, 0.02, 1.6, 0, 2.0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0, 60000, 0, 0.02, 1.6, 0, 1.0, 0, 0, 0, 0 }, /* began after */
+		{ "198.18.0.4", 0, 60000, 0, 1.6, 1.6, 0, 2.0, 0, 0, 0, 0 }, /* not moving */
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -407,8 +408,8 @@ END_TEST
 START_TEST(test_detect_stall_paced)
 {
 	struct stall_input in[] = {
-		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1, 0, 0 },
+		{ "198.18.0.2", 0, 65160, 0, 0, 0.857, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -445,8 +446,8 @@ START_TEST(test_stall_aftermath)
 	for (unsigned t = 0; t < 20; t++, now += 100) {
 		struct stall_input cut[] = {
 			{ "198.18.0.3", 0.5 + t * 0.1, 60000, 0, 0.5 + t * 0.1, 0, 0, 0, 0,
-			  0.5 + t * 0.1, 0 },
-			{ "198.18.0.4", 0.5 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
+			  0.5 + t * 0.1, 0, 0 },
+			{ "198.18.0.4", 0.5 + t * 0.1, 60000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, cut, 2, &b, now);
@@ -455,8 +456,8 @@ START_TEST(test_stall_aftermath)
 	}
 	for (unsigned t = 0; t < 30; t++, now += 100) {
 		struct stall_input after[] = {
-			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0, 0, 0 },
-			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.3", 0, 0, 0, 0.55, 0, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 		};
 
 		stall_aftermath(&h, after, 2, &b, now);
@@ -473,9 +474,9 @@ END_TEST
 START_TEST(test_detect_stall_hold)
 {
 	const struct stall_input in[] = {
-		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0, 0, 0 },
-		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.2", 0.2, 65160, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.3", 0.1, 65160, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.4", 0.6, 65160, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
@@ -488,6 +489,39 @@ START_TEST(test_detect_stall_hold)
 	ck_assert_double_eq_tol(out[1].score, 0.4, 1e-9);
 	ck_assert_uint_eq(detect_stall(in, 3, &b, out, 1), 1);
 	ck_assert_int_eq(out[0].weight, VERDICT_OVER);
+}
+END_TEST
+
+/* A peer the mesh still reaches is no stall, cut off or one way, and holds
+ * none open: its connections wait on their own timers. */
+START_TEST(test_detect_stall_reached)
+{
+	struct stall_input in[] = {
+		{ .peer = "198.18.0.2", .ack_stall_s = 0.2, .in_flight_bytes = 65160 },
+		{ .peer = "198.18.0.4", .ack_stall_s = 0.6, .in_flight_bytes = 65160 },
+		{ .peer = "198.18.0.5",
+		  .ack_stall_s = 0.9,
+		  .sender_stall_s = 0.9,
+		  .progress_age_s = 0.9,
+		  .in_flight_bytes = 65160 },
+	};
+	const struct stall_bounds b = { 0.5, 1.5 };
+	struct event_verdict out[4];
+
+	/* .5 cut off, .4 its victim, .2 held */
+	ck_assert_uint_eq(detect_stall(in, 3, &b, out, 4), 2);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.5");
+	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
+	ck_assert_int_eq(out[1].weight, VERDICT_HOLD);
+	/* .5 reached: no cut-off, so .4 stands on its own */
+	in[2].reached = 1;
+	ck_assert_uint_eq(detect_stall(in, 3, &b, out, 4), 2);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.4");
+	ck_assert_int_eq(out[0].weight, VERDICT_OVER);
+	ck_assert_str_eq(out[1].subject, "peer=198.18.0.2");
+	for (size_t i = 0; i < 2; i++)
+		in[i].reached = 1;
+	ck_assert_uint_eq(detect_stall(in, 3, &b, out, 4), 0);
 }
 END_TEST
 
@@ -509,7 +543,7 @@ START_TEST(test_stall_hold_restall)
 
 	for (size_t t = 0; t < sizeof(waits) / sizeof(waits[0]); t++) {
 		const struct stall_input in = { "198.18.0.3", waits[t], 1067400, 0, 0, 0, 0, 0, 0,
-						waits[t],     0 };
+						waits[t],     0,	0 };
 		struct seen s = { 0 };
 
 		events_tick(ev, out, detect_stall(&in, 1, &b, out, 4), (int64_t)t * 100);
@@ -565,6 +599,7 @@ Suite *events_suite(void)
 		{ "detect_unread", test_detect_unread, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },
 		{ "detect_stall_hold", test_detect_stall_hold, 0 },
+		{ "detect_stall_reached", test_detect_stall_reached, 0 },
 		{ "stall_hold_restall", test_stall_hold_restall, 0 },
 		{ "detect_pfc", test_detect_pfc, 0 },
 	};
