@@ -264,10 +264,15 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	 * closed (its series gone) stops counting a few steps later. Only
 	 * cause "host" blames the peer (or, host=, the node itself): a
 	 * network event names the peer as the far end of a path that
-	 * suffers, which the mesh paths place */
+	 * suffers, which the mesh paths place. A peer's blame counts only
+	 * at steps where the peer's own agent does not see its connections
+	 * (fabmon_tcp_unread_seconds): where it does, its own word
+	 * (host=) decides, as in the rules' FabmonHostSuspect */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max_over_time("
-		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) > 0",
+		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) > 0 "
+		 "unless on (subject) label_replace(fabmon_tcp_unread_seconds, "
+		 "\"subject\", \"peer=$1\", \"local\", \"(.+)\")",
 		 reach);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
