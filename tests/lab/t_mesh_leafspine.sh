@@ -9,8 +9,11 @@
 # agent is paused (SIGSTOP) is unreachable to its peers, not a lossy link;
 # and a host whose own link loses names its interface, not its peers. At
 # the defaults (a probe a second on each of 8 flows) each host's first
-# loss comes after 3 s on average; the peer that lost it is then probed
-# every 125 ms.
+# loss comes after 3 s on average (0.32 a second: 4 peers, about 4 flows
+# each through spine 1, 2 %); the peer that lost it is then probed every
+# 125 ms. All four hosts have seen one by 10 s in 85 % of runs only (each
+# misses with e^-3.2), so the goal is a median's, not a p90's, at these
+# defaults; the time of each host is printed.
 . tests/lib.sh
 . tests/lab/lab.sh
 . tests/lab/leafspine.sh
@@ -95,20 +98,20 @@ ls_loss 1 2 2
 # the goal is 10 s; the test allows 45, as a host's first losses come by
 # chance (the time is printed, and a late one is no wrong answer)
 t0=$(date +%s%3N)
-named=""
+named="" at=""
 while [ $(($(date +%s%3N) - t0)) -lt 45000 ]; do
-	named=""
 	for i in 1 2 3 4; do
+		case "$named" in *" $i"*) continue ;; esac
 		scrape "$i" | grep '^fabmon_event_active{kind="lossy_link"' | grep -q '198\.19\.11\.2' &&
-			named="$named $i"
+			named="$named $i" at="${at:+$at, }host $i $(($(date +%s%3N) - t0)) ms"
 	done
-	[ "$named" = " 1 2 3 4" ] && break
+	[ ${#named} = 8 ] && break
 	sleep 0.1
 done
 seen=$(date +%s%3N)
 for i in 1 2 3 4; do scrape "$i" | grep '^fabmon_event_active{kind="lossy_link"'; done
-[ "$named" = " 1 2 3 4" ] || fail "after 45 s only hosts$named name spine 1 (198.19.11.2)"
-echo "every host of leaf 1 named spine 1 in a lossy_link after $((seen - t0)) ms"
+[ ${#named} = 8 ] || fail "after 45 s only hosts$named name spine 1 (198.19.11.2)"
+echo "every host of leaf 1 named spine 1 in a lossy_link after $((seen - t0)) ms ($at)"
 sleep 3
 for i in 1 2 3 4; do
 	m=$(scrape "$i")
