@@ -30,6 +30,10 @@
 #define LOCATE_REACH_S 10
 /* A mesh path whose probes were lost more often than this is lossy. */
 #define LOCATE_LOSS_RATIO 0.01
+/* A host's peers blame it for data acknowledged and left unread for
+ * host_stall_after (1.5 s by default); its own agent seeing nothing stand
+ * this long says that data never reached its buffers. */
+#define LOCATE_UNREAD_S 0.5
 /* Hops of one path kept (a path is a few switches). */
 #define LOCATE_HOPS_MAX 32
 
@@ -264,16 +268,16 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	 * closed (its series gone) stops counting a few steps later. Only
 	 * cause "host" blames the peer (or, host=, the node itself): a
 	 * network event names the peer as the far end of a path that
-	 * suffers, which the mesh paths place. A peer's blame counts only
-	 * at steps where the peer's own agent does not see its connections
-	 * (fabmon_tcp_unread_seconds): where it does, its own word
-	 * (host=) decides, as in the rules' FabmonHostSuspect */
+	 * suffers, which the mesh paths place. Not at a step where the
+	 * peer's own agent saw nothing stand unread LOCATE_UNREAD_S: its
+	 * peers' data waited in the network, not in its buffers (the rules'
+	 * FabmonHostSuspect) */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max_over_time("
 		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) > 0 "
-		 "unless on (subject) label_replace(fabmon_tcp_unread_seconds, "
+		 "unless on (subject) label_replace(fabmon_tcp_unread_seconds < %g, "
 		 "\"subject\", \"peer=$1\", \"local\", \"(.+)\")",
-		 reach);
+		 reach, LOCATE_UNREAD_S);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
 	snprintf(q[Q_LLDP], sizeof(q[0]),
