@@ -268,15 +268,16 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	 * closed (its series gone) stops counting a few steps later. Only
 	 * cause "host" blames the peer (or, host=, the node itself): a
 	 * network event names the peer as the far end of a path that
-	 * suffers, which the mesh paths place. Not at a step where the
-	 * peer's own agent saw nothing stand unread LOCATE_UNREAD_S: its
-	 * peers' data waited in the network, not in its buffers (the rules'
-	 * FabmonHostSuspect) */
+	 * suffers, which the mesh paths place. A host_stall naming a peer
+	 * not at a step where the peer's own agent saw nothing stand unread
+	 * LOCATE_UNREAD_S: the data waited in the network, not in its
+	 * buffers (the rules' peer:fabmon_event_reporting_nodes:count) */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
-		 "max by (instance, subject) (max_over_time("
-		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) > 0 "
-		 "unless on (subject) label_replace(fabmon_tcp_unread_seconds < %g, "
-		 "\"subject\", \"peer=$1\", \"local\", \"(.+)\")",
+		 "max by (instance, subject) (max by (instance, subject, kind) (max_over_time("
+		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) "
+		 "unless on (subject, kind) label_replace(label_replace("
+		 "fabmon_tcp_unread_seconds < %g, \"subject\", \"peer=$1\", \"local\", \"(.+)\"), "
+		 "\"kind\", \"host_stall\", \"\", \"\")) > 0",
 		 reach, LOCATE_UNREAD_S);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
