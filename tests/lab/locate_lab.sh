@@ -128,15 +128,18 @@ locate_cell() {
 	locate_settle
 }
 
-# locate_settle: waits until no agent has an event open and 5 s at least
-# (30 s at most), so that one cell's fault does not run into the next. With
+# locate_settle: waits 5 s, then until no agent has had an event open for
+# 10 s (30 s at most), so that one cell's fault does not run into the next. With
 # LOCATE_SETTLE_ALERTS=1, then until no alert is pending or firing and no
 # mesh flow lost within the rules' minute (90 s at most): an alert that
 # outlives its cell would be counted as the next cell's, and wrong.
 locate_settle() {
 	sleep 5
-	for _ in $(seq 50); do
-		[ "$(ls_api query --data-urlencode 'query=count(fabmon_event_active)' |
+	# none open in the last 10 s: locate's first steps look back that far
+	# (LOCATE_REACH_S), and would count the last cell's closing events
+	for _ in $(seq 60); do
+		[ "$(ls_api query --data-urlencode \
+			'query=count(max_over_time(fabmon_event_active[10s]))' |
 			jq -r '.data.result[0].value[1] // 0')" = 0 ] && break
 		sleep 0.5
 	done
