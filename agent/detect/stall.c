@@ -170,6 +170,16 @@ static int unread_sending(const struct stall_input *peers, size_t npeers, double
 	return 0;
 }
 
+/* Whether a peer has stopped reading for wait_s or longer: this host's
+ * application, waiting on it, is its victim (detect_unread()). */
+static int unread_peer_stopped(const struct stall_input *peers, size_t npeers, double wait_s)
+{
+	for (size_t i = 0; i < npeers; i++)
+		if (stall_read_s(&peers[i]) >= wait_s)
+			return 1;
+	return 0;
+}
+
 size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
 		     size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
 		     size_t max)
@@ -182,7 +192,8 @@ size_t detect_unread(const struct unread_input *in, size_t n, const struct stall
 		struct event_verdict *v = &out[k];
 
 		if (in[i].unread_s < b->host_after_s || in[i].reading > 0 ||
-		    unread_sending(peers, npeers, in[i].unread_s))
+		    unread_sending(peers, npeers, in[i].unread_s) ||
+		    unread_peer_stopped(peers, npeers, in[i].unread_s))
 			continue;
 		v->kind = EVENT_HOST_STALL;
 		snprintf(v->subject, sizeof(v->subject), "host=%s", in[i].local);

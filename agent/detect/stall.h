@@ -116,7 +116,10 @@ struct unread_input {
  * peers[0..npeers) with a send under way (open_s) at least as long. One
  * that moves is the network's to name if slow; one its receiver's closed
  * window or a cut path holds makes this host a victim (a stopped rank in
- * an all-to-all stops every rank that sends to it). Subject "host=LOCAL",
+ * an all-to-all stops every rank that sends to it); nor while a peer has
+ * stopped reading (stall_input.read_stall_s, as detect_stall() takes it)
+ * since as long: a rank whose chunk went into the stopped one's buffer
+ * then waits for the stopped one's chunk. Subject "host=LOCAL",
  * score and weight as a peer's host_stall. Writes at most max verdicts
  * into out; returns how many. Pure.
  */

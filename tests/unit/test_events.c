@@ -393,6 +393,12 @@ START_TEST(test_detect_unread)
 	/* a send that began later is none either */
 	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 1.0 };
 	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
+	/* a peer that stopped reading first: this host waits on it, a victim */
+	sending = (struct stall_input){ .peer = "198.18.0.4", .read_stall_s = 1.7 };
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	/* one that stopped after this host's data began to stand: no */
+	sending.read_stall_s = 1.0;
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
 	ck_assert_uint_eq(detect_unread(in, 3, NULL, 0, &b, out, 0), 0);
 }
 END_TEST
