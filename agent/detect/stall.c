@@ -160,22 +160,13 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 	return k;
 }
 
-/* Whether this host's application has been in a send of its own for wait_s
- * or longer (detect_unread()). */
-static int unread_sending(const struct stall_input *peers, size_t npeers, double wait_s)
+/* Whether this host's application has waited wait_s or longer on another
+ * (detect_unread()): in a send of its own under way (open_s), or on a peer
+ * that stopped reading (its read stall, as detect_stall() takes it). */
+static int unread_waiting(const struct stall_input *peers, size_t npeers, double wait_s)
 {
 	for (size_t i = 0; i < npeers; i++)
-		if (peers[i].open_s >= wait_s)
-			return 1;
-	return 0;
-}
-
-/* Whether a peer has stopped reading for wait_s or longer: this host's
- * application, waiting on it, is its victim (detect_unread()). */
-static int unread_peer_stopped(const struct stall_input *peers, size_t npeers, double wait_s)
-{
-	for (size_t i = 0; i < npeers; i++)
-		if (stall_read_s(&peers[i]) >= wait_s)
+		if (peers[i].open_s >= wait_s || stall_read_s(&peers[i]) >= wait_s)
 			return 1;
 	return 0;
 }
@@ -192,8 +183,7 @@ size_t detect_unread(const struct unread_input *in, size_t n, const struct stall
 		struct event_verdict *v = &out[k];
 
 		if (in[i].unread_s < b->host_after_s || in[i].reading > 0 ||
-		    unread_sending(peers, npeers, in[i].unread_s) ||
-		    unread_peer_stopped(peers, npeers, in[i].unread_s))
+		    unread_waiting(peers, npeers, in[i].unread_s))
 			continue;
 		v->kind = EVENT_HOST_STALL;
 		snprintf(v->subject, sizeof(v->subject), "host=%s", in[i].local);
