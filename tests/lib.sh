@@ -13,6 +13,7 @@ $CLEANUP"
 _cleanup() {
 	rc=$?
 	eval "$CLEANUP" >/dev/null 2>&1
+	[ -n "${KEEP_WORK:-}" ] && cp -r "$WORK" "$KEEP_WORK/"
 	rm -rf "$WORK"
 	exit $rc
 }

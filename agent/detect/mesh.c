@@ -183,28 +183,55 @@ static const struct mesh_tick *ring_of(const struct mesh_history *h, size_t i)
 	return h->tick + i * h->ring;
 }
 
-/* Peer i's ticks since a moment, summed. */
-static void window(const struct mesh_history *h, size_t i, int64_t since_ms, struct span *s)
+/* Every flow a peer is probed over (h->flows; in a history whose caller
+ * left it 0, every flow). */
+static uint64_t flows_all(const struct mesh_history *h)
+{
+	return h->flows && h->flows < 64 ? (1ULL << h->flows) - 1 : ~0ULL;
+}
+
+/* part's share of whole's flows (1 where whole has none) */
+static double flow_share(uint64_t part, uint64_t whole)
+{
+	int n = __builtin_popcountll(whole);
+
+	return n ? (double)__builtin_popcountll(part & whole) / n : 1;
+}
+
+/* Peer i's ticks since a moment, summed, over the flows in mask
+ * (flows_all(): every probe): a tick's probes went out evenly over the
+ * flows, its losses on its losing ones. */
+static void window_of(const struct mesh_history *h, size_t i, int64_t since_ms, uint64_t mask,
+		      struct span *s)
 {
 	const struct mesh_history_peer *p = &h->peers[i];
 	const struct mesh_tick *ring = ring_of(h, i);
+	uint64_t all = flows_all(h);
+	double sent_share = flow_share(mask, all);
 
 	memset(s, 0, sizeof(*s));
 	for (unsigned k = 0; k < p->count; k++) {
 		const struct mesh_tick *t = &ring[(p->next + h->ring - 1 - k) % h->ring];
+		double lost = t->lost * flow_share(mask, t->lost_flows ? t->lost_flows : all);
 
 		if (t->ms <= since_ms)
 			break;
-		s->sent += t->sent;
-		s->lost += t->lost;
+		s->sent += t->sent * sent_share;
+		s->lost += lost;
 		s->loss_rounds += t->loss_rounds;
 		s->rtt += t->rtt;
 		s->rtt_n += t->rtt_n;
-		s->lost_flows |= t->lost_flows;
-		if (t->lost >= 0.5f)
+		s->lost_flows |= t->lost_flows & mask;
+		if (lost >= 0.5)
 			lossy_add(&s->lossy, t->ms, t->ms);
 		s->ticks++;
 	}
+}
+
+/* Peer i's ticks since a moment, summed. */
+static void window(const struct mesh_history *h, size_t i, int64_t since_ms, struct span *s)
+{
+	window_of(h, i, since_ms, ~0ULL, s);
 }
 
 /* True if peer i lost every probe of the last second, on 1.5 sent at
@@ -503,6 +530,9 @@ struct peer_judged {
 	int queued; /* and its losses did not come one at a time: congestion's */
 	uint64_t lost_flows; /* over the loss window */
 	struct lossy_ticks lossy; /* over the loss window */
+	/* lossy by judge_hops(): the hop, and its pool's probes */
+	uint32_t pool_hop;
+	double pool_sent, pool_lost;
 };
 
 /* Peer i of h, whose observation this tick is o. */
@@ -546,6 +576,134 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
 	    loss_beyond_chance(lround(j->sent), lround(j->lost), clean_loss(j->behind)))
 		j->state = PEER_LOSSY;
+}
+
+/* The known flows of o that cross addr, or may (a hop unanswered). */
+static uint64_t flows_crossing(const struct mesh_obs *o, uint32_t addr)
+{
+	uint64_t m = 0;
+
+	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
+		if ((o->known_flows >> f & 1) &&
+		    (flow_crosses(o, f, addr) || flow_has_unknown(o, f)))
+			m |= 1ULL << f;
+	return m;
+}
+
+/* The flows of peer i that hop's pool counts: those that cross it, where
+ * some known flow of i does not (a hop every flow crosses, the peer or
+ * this host's leaf, is no path's); 0 where the peer adds nothing. A peer
+ * whose hops are not shown (none of its flows lost in a minute) may cross
+ * it on every flow: its probes count, lest the pool hold only the peers
+ * that lost and a clean path's chance losses, pooled, look like a link. */
+static uint64_t pool_flows(const struct mesh_history *h, const struct mesh_gather *g, size_t i,
+			   const struct peer_judged *j, int64_t now_ms, uint32_t hop)
+{
+	const struct mesh_history_peer *p = &h->peers[i];
+	const struct mesh_obs *o = &g->obs[p->obs];
+	uint64_t m;
+
+	if (p->last_ms != now_ms || (j->state != PEER_CLEAN && j->state != PEER_LOSSY) ||
+	    j->queued || (p->silent_ms && now_ms - p->silent_ms < MESH_LOSS_WINDOW_MS))
+		return 0;
+	if (!o->known_flows)
+		return flows_all(h);
+	m = flows_crossing(o, hop);
+	return m == o->known_flows ? 0 : m;
+}
+
+/* Adds the hops of peer i's losing flows that some flow of i avoids to
+ * hops (n of them, MESH_POOL_HOPS at most). */
+static size_t pool_candidates(const struct mesh_gather *g, const struct mesh_history_peer *p,
+			      const struct peer_judged *j, uint32_t *hops, size_t n)
+{
+	const struct mesh_obs *o = &g->obs[p->obs];
+	uint64_t bad = j->lost_flows & o->known_flows;
+
+	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
+		for (int k = 0; (bad >> f & 1) && k < MESH_DETECT_HOPS; k++) {
+			uint32_t a = o->hop[f][k];
+			size_t x = 0;
+
+			while (x < n && hops[x] != a)
+				x++;
+			if (a && x == n && n < MESH_POOL_HOPS &&
+			    flows_crossing(o, a) != o->known_flows)
+				hops[n++] = a;
+		}
+	return n;
+}
+
+/*
+ * A link that loses a few in a hundred crosses some flows of several
+ * peers: each peer alone may show a loss or two, chance by its own probes,
+ * where all of them over that link are not. Each hop a losing flow crosses
+ * is judged over every peer's flows across it (judge()'s rule, on their
+ * probes alone); where they lost beyond chance, each peer that lost there
+ * is lossy.
+ */
+static void judge_hops(const struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
+		       struct peer_judged *j)
+{
+	uint32_t hops[MESH_POOL_HOPS];
+	size_t nh = 0;
+
+	for (size_t i = 0; i < h->n; i++)
+		if (h->peers[i].last_ms == now_ms && j[i].state == PEER_CLEAN && j[i].lost >= 0.5 &&
+		    !j[i].queued)
+			nh = pool_candidates(g, &h->peers[i], &j[i], hops, nh);
+	for (size_t x = 0; x < nh; x++) {
+		struct span pool = { 0 }, s;
+		int behind = 0;
+
+		for (size_t i = 0; i < h->n; i++) {
+			uint64_t m = pool_flows(h, g, i, &j[i], now_ms, hops[x]);
+
+			if (!m)
+				continue;
+			window_of(h, i, now_ms - MESH_LOSS_WINDOW_MS, m, &s);
+			pool.sent += s.sent;
+			pool.lost += s.lost;
+			lossy_add(&pool.lossy, s.lossy.old_ms, s.lossy.new_ms);
+			behind |= j[i].behind;
+		}
+		if (pool.lost >= 0.95 * pool.sent || !lossy_two(&pool.lossy) ||
+		    !loss_beyond_chance(lround(pool.sent), lround(pool.lost), clean_loss(behind)))
+			continue;
+		for (size_t i = 0; i < h->n; i++) {
+			uint64_t m = pool_flows(h, g, i, &j[i], now_ms, hops[x]);
+
+			if (!m || j[i].state != PEER_CLEAN)
+				continue;
+			window_of(h, i, now_ms - MESH_LOSS_WINDOW_MS, m, &s);
+			if (s.lost < 0.5)
+				continue;
+			j[i].state = PEER_LOSSY;
+			j[i].pool_hop = hops[x];
+			j[i].pool_sent = pool.sent;
+			j[i].pool_lost = pool.lost;
+		}
+	}
+}
+
+/* A lossy peer's evidence: its probes, and those across the hop that made
+ * it lossy (judge_hops()) where that was the pool's. */
+static void lossy_evidence(const struct peer_judged *j, char *ev, size_t len)
+{
+	struct in_addr a = { htonl(j->pool_hop) };
+	char hop[INET_ADDRSTRLEN] = "";
+	int n = snprintf(
+		ev, len, "{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d",
+		j->sent, j->lost, __builtin_popcountll(j->lost_flows), MESH_LOSS_WINDOW_MS / 1000);
+
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (j->pool_hop && inet_ntop(AF_INET, &a, hop, sizeof(hop)))
+		n += snprintf(ev + n, len - (size_t)n,
+			      ",\"hop\":\"%s\",\"hop_sent\":%.0f,\"hop_lost\":%.0f", hop,
+			      j->pool_sent, j->pool_lost);
+	if ((size_t)n < len - 1)
+		snprintf(ev + n, len - (size_t)n, "}");
 }
 
 /* The peers one local interface carries, this tick. */
@@ -705,6 +863,7 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 	for (size_t i = 0; i < h->n; i++)
 		if (h->peers[i].last_ms == now_ms)
 			judge(h, i, &g->obs[h->peers[i].obs], now_ms, &j[i]);
+	judge_hops(h, g, now_ms, j);
 	nt = tally(h, g, now_ms, j, t);
 	most_failing_update(h, t, nt, now_ms);
 	for (size_t i = 0; i < nt; i++)
@@ -727,11 +886,7 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 			continue;
 		if (j[i].state == PEER_LOSSY && !own_link_failing(t, nt, o) &&
 		    !own_link_awaited(h, o, now_ms)) {
-			snprintf(
-				ev, sizeof(ev),
-				"{\"sent\":%.0f,\"lost\":%.0f,\"flows_losing\":%d,\"window_s\":%d}",
-				j[i].sent, j[i].lost, __builtin_popcountll(j[i].lost_flows),
-				MESH_LOSS_WINDOW_MS / 1000);
+			lossy_evidence(&j[i], ev, sizeof(ev));
 			n = verdict(out, max, n, EVENT_LOSSY_LINK, o, j[i].lost_flows,
 				    j[i].lost / 1.5, ev, VERDICT_AT_ONCE);
 		}

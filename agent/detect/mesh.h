@@ -39,6 +39,9 @@
  * link that goes bad under load (a few in a hundred) stay far beyond. */
 #define MESH_QUEUED_CLEAN_LOSS 1e-3
 #define MESH_LOSS_ALPHA 1e-3
+/* Hops a tick's losing flows cross that are judged over every peer's
+ * flows across them: a path's switches and links, for a few losing peers */
+#define MESH_POOL_HOPS 16
 /* Congestion's drops are not a lossy link. They come where the path's mean
  * network time over the loss window is over its least by 1 ms: a queue that
  * overflows makes its packets wait first (a full switch buffer is a

@@ -50,6 +50,8 @@
  * a thousand peers do not wake the engine, and walk its table, a thousand
  * times a second (their rounds are jittered by a tenth) */
 #define ROUND_QUANTUM_DIV 50
+/* hops under suspicion at once (suspect_hops_note()): a fault's few */
+#define SUSPECT_HOPS 16
 
 /* The buffers of one recvmmsg(), kept in the engine: nothing is allocated
  * per datagram. */
@@ -97,6 +99,11 @@ struct mesh_engine {
 	struct mesh_engine_stats st;
 	double budget;
 	int64_t budget_ns;
+	/* hops a flow that lost crosses and some sibling avoids, and when */
+	struct {
+		uint32_t addr;
+		int64_t at_ns;
+	} suspect_hop[SUSPECT_HOPS];
 	unsigned seed;
 	char news[512];
 	char skipped[400]; /* the last load's targets left out, "" if none */
@@ -728,9 +735,51 @@ static int budget_take(struct mesh_engine *e, unsigned n, double keep, int64_t n
 	return 1;
 }
 
+/* Notes, as lost at now, the hops of p's flows that lost then which some
+ * sibling flow avoids; the oldest note gives way when all are taken. */
+static void suspect_hops_note(struct mesh_engine *e, const struct mesh_peer *p, int64_t now)
+{
+	for (unsigned f = 0; f < e->flows; f++) {
+		const struct mesh_path *path = &p->flow[f].path;
+
+		for (unsigned h = 0; p->flow[f].last_loss_ns == now && h < path->n; h++) {
+			uint32_t a = path->hop[h];
+			unsigned k = 0, old = 0;
+
+			if (!a || a == p->addr || !mesh_peer_hop_avoided(p, e->flows, a))
+				continue;
+			while (k < SUSPECT_HOPS && e->suspect_hop[k].addr != a) {
+				if (e->suspect_hop[k].at_ns < e->suspect_hop[old].at_ns)
+					old = k;
+				k++;
+			}
+			k = k < SUSPECT_HOPS ? k : old;
+			e->suspect_hop[k].addr = a;
+			e->suspect_hop[k].at_ns = now;
+		}
+	}
+}
+
+/* True if a flow of p crosses a hop noted since since_ns. */
+static int suspect_hop_crossed(const struct mesh_engine *e, const struct mesh_peer *p,
+			       int64_t since_ns)
+{
+	for (unsigned k = 0; k < SUSPECT_HOPS; k++) {
+		if (!e->suspect_hop[k].addr || e->suspect_hop[k].at_ns < since_ns)
+			continue;
+		for (unsigned f = 0; f < e->flows; f++)
+			if (mesh_flow_crosses(&p->flow[f], e->suspect_hop[k].addr))
+				return 1;
+	}
+	return 0;
+}
+
 /* A peer's round: what timed out is lost, a probe on every flow, and a path
  * trace on each flow that is due one. A peer losing on some flows is probed
- * MESH_SUSPECT_SPEEDUP times as often, but no more than keeps its probes
+ * MESH_SUSPECT_SPEEDUP times as often, and so is every peer one of whose
+ * flows crosses a hop that a losing flow crosses and a sibling of it
+ * avoids (a link that loses 2 % shows on each of its flows now and then,
+ * on all of them at once soon), but no more than keeps its probes
  * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
  * absence, show within the detector's window; its extra rounds take only
  * the budget's upper half, as traces do, and never put off another peer's
@@ -745,11 +794,16 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 			     : interval_ns / 2 < NS_PER_S      ? interval_ns / 2
 							       : NS_PER_S;
 	int64_t next_ns = interval_ns;
+	/* answered in its last two rounds: still there */
+	int there = p->last_answer_ns >= now - 2 * interval_ns;
+	unsigned lost = mesh_peer_expire(p, e->flows, now, timeout_ns);
 	int extra = 0;
 
-	(void)mesh_peer_expire(p, e->flows, now, timeout_ns);
-	/* answered in its last two rounds: still there */
-	if (mesh_peer_suspect(p, e->flows, now - MESH_SUSPECT_NS, now - 2 * interval_ns)) {
+	/* some flows lost, the others answered: a path's loss, not a pause */
+	if (lost && lost < e->flows && there)
+		suspect_hops_note(e, p, now);
+	if (mesh_peer_suspect(p, e->flows, now - MESH_SUSPECT_NS, now - 2 * interval_ns) ||
+	    (there && suspect_hop_crossed(e, p, now - MESH_SUSPECT_NS))) {
 		next_ns = interval_ns / MESH_SUSPECT_SPEEDUP > timeout_ns / (MESH_INFLIGHT / 2)
 				  ? interval_ns / MESH_SUSPECT_SPEEDUP
 				  : timeout_ns / (MESH_INFLIGHT / 2);

@@ -183,6 +183,24 @@ int mesh_peer_suspect(const struct mesh_peer *p, unsigned flows, int64_t since_n
 	return 0;
 }
 
+int mesh_flow_crosses(const struct mesh_flow *fl, uint32_t hop)
+{
+	if (!hop)
+		return 0;
+	for (unsigned h = 0; h < fl->path.n && h < MESH_HOPS_MAX; h++)
+		if (fl->path.hop[h] == hop)
+			return 1;
+	return 0;
+}
+
+int mesh_peer_hop_avoided(const struct mesh_peer *p, unsigned flows, uint32_t hop)
+{
+	for (unsigned f = 0; f < flows; f++)
+		if (p->flow[f].path.n && !mesh_flow_crosses(&p->flow[f], hop))
+			return 1;
+	return 0;
+}
+
 double mesh_flow_rtt(const struct mesh_flow *fl)
 {
 	double least = fl->recent[0];

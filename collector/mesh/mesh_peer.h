@@ -123,6 +123,14 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
 int mesh_peer_suspect(const struct mesh_peer *p, unsigned flows, int64_t since_ns,
 		      int64_t answered_ns);
 
+/* True if the known path of flow fl crosses hop (host byte order). */
+int mesh_flow_crosses(const struct mesh_flow *fl, uint32_t hop);
+
+/* True if some flow of p whose path is known does not cross hop: a hop of
+ * some paths to p, not one every path to it crosses (this host's leaf, the
+ * peer itself), where a loss may lie that its other flows escape. */
+int mesh_peer_hop_avoided(const struct mesh_peer *p, unsigned flows, uint32_t hop);
+
 /* A flow's recent network time: the least of its last MESH_RECENT
  * answers, which a path slower for all of them raises and one late
  * answer (a sender descheduled between its clock and its send) does not.

@@ -10,10 +10,12 @@
 # and a host whose own link loses names its interface, not its peers. At
 # the defaults (a probe a second on each of 8 flows) each host's first
 # loss comes after 3 s on average (0.32 a second: 4 peers, about 4 flows
-# each through spine 1, 2 %); the peer that lost it is then probed every
-# 125 ms. All four hosts have seen one by 10 s in 85 % of runs only (each
-# misses with e^-3.2), so the goal is a median's, not a p90's, at these
-# defaults; the time of each host is printed.
+# each through spine 1, 2 %); every peer with a flow across the hops that
+# lost it is then probed every 125 ms, and the losses of all of them across
+# spine 1 are judged together: the second comes a second or two later. All
+# four hosts have seen a first by 10 s in 85 % of runs only (each misses
+# with e^-3.2), so the goal is a median's, not a p90's, at these defaults;
+# the time of each host is printed.
 . tests/lib.sh
 . tests/lab/lab.sh
 . tests/lab/leafspine.sh
@@ -110,7 +112,15 @@ while [ $(($(date +%s%3N) - t0)) -lt 45000 ]; do
 done
 seen=$(date +%s%3N)
 for i in 1 2 3 4; do scrape "$i" | grep '^fabmon_event_active{kind="lossy_link"'; done
-[ ${#named} = 8 ] || fail "after 45 s only hosts$named name spine 1 (198.19.11.2)"
+if [ ${#named} != 8 ]; then
+	for i in 1 2 3 4; do
+		case "$named" in *" $i"*) continue ;; esac
+		echo "host $i, which named no spine: its flows' losses, hops and log"
+		scrape "$i" | grep -E '^fabmon_mesh_(flow_probes_lost_total|probes_(sent|lost)_total|hop_info|losing_flows)|^fabmon_collector_(up|errors)' | grep -v 'hop="[123]"'
+		tail -n 20 "$WORK/h$i.log"
+	done
+	fail "after 45 s only hosts$named name spine 1 (198.19.11.2)"
+fi
 echo "every host of leaf 1 named spine 1 in a lossy_link after $((seen - t0)) ms ($at)"
 sleep 3
 for i in 1 2 3 4; do

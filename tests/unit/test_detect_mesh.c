@@ -18,6 +18,7 @@ static struct mesh_obs *leaf_spine_peer(void)
 	struct mesh_obs *o = &g.obs[0];
 
 	memset(&g, 0, sizeof(g));
+	h.flows = 8;
 	g.n = 1;
 	strcpy(o->peer, "198.18.2.11");
 	for (int f = 0; f < 8; f++) {
@@ -140,7 +141,8 @@ START_TEST(test_window_holds_fast_ticks)
 END_TEST
 
 /* Two losses in a window are a link at the defaults' 80 probes, and chance
- * among the 800 of a peer probed every 12.5 ms, where three are not. */
+ * among the 800 of a peer probed every 12.5 ms, where three are not; two
+ * on the flows of one spine are not, among the 400 across it. */
 START_TEST(test_two_losses_against_probes_sent)
 {
 	struct mesh_obs *o = leaf_spine_peer();
@@ -159,8 +161,19 @@ START_TEST(test_two_losses_against_probes_sent)
 	(void)run(1000, 10, v, 4);
 	o->lost = 1;
 	(void)run(11000, 1, v, 4);
+	o->lost_flows = 1 << 4;
 	ck_assert_uint_eq(run(12000, 1, v, 4), 0);
 	ck_assert_uint_eq(run(13000, 1, v, 4), 1);
+	o->lost_flows = 1;
+	ck_assert_uint_eq(run(14000, 1, v, 4), 1);
+
+	mesh_history_free(&h);
+	o->lost = 0;
+	(void)run(1000, 10, v, 4);
+	o->lost = 1;
+	(void)run(11000, 1, v, 4);
+	ck_assert_uint_eq(run(12000, 1, v, 4), 1);
+	ck_assert_ptr_nonnull(strstr(v[0].evidence, "\"hop_sent\":400,\"hop_lost\":2"));
 }
 END_TEST
 
@@ -427,6 +440,84 @@ START_TEST(test_every_peer_gone_is_a_cut_link)
 }
 END_TEST
 
+/* n peers behind the other leaf (198.18.2.11...), probed on 8 flows a
+ * second, of which only flow 0 crosses spine 1 (the others spine 2). */
+static void one_flow_over_spine_1(size_t n)
+{
+	memset(&g, 0, sizeof(g));
+	mesh_history_free(&h);
+	h.flows = 8;
+	g.n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct mesh_obs *o = &g.obs[i];
+
+		snprintf(o->peer, sizeof(o->peer), "198.18.2.%zu", i + 11);
+		for (int f = 0; f < 8; f++) {
+			int spine = f == 0 ? 1 : 2;
+
+			o->hop[f][0] = 0xc6120101;
+			o->hop[f][1] = 0xc6130002 + (uint32_t)((10 + spine) << 8);
+			o->hop[f][2] = 0xc6130001 + (uint32_t)((20 + spine) << 8);
+			o->hop[f][3] = 0xc6120200 + (uint32_t)(i + 11);
+		}
+		o->known_flows = 0xff;
+		o->sent = 8;
+		o->rtt_sum = 8 * 100e-6;
+		o->rtt_count = 8;
+	}
+}
+
+/* Peer i loses one probe this tick, on flow f. */
+static void lose_one(size_t i, int f)
+{
+	for (size_t k = 0; k < g.n; k++) {
+		g.obs[k].lost = k == i;
+		g.obs[k].lost_flows = k == i ? 1ULL << f : 0;
+	}
+}
+
+/* A link two peers' few flows cross, each losing once, a tick apart: by
+ * each peer's probes chance, by those across the link (10 a second, not
+ * 80) a lossy link, on each of them, naming it. Two losses on different
+ * spines are chance on each. */
+START_TEST(test_losses_across_one_hop_pool)
+{
+	struct event_verdict v[8];
+
+	one_flow_over_spine_1(4);
+	(void)run(1000, 3, v, 8);
+	lose_one(0, 0);
+	ck_assert_uint_eq(run(4000, 1, v, 8), 0);
+	lose_one(2, 0);
+	ck_assert_uint_eq(run(5000, 1, v, 8), 2);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1",
+		   EVENT_CAUSE_NETWORK);
+	verdict_is(&v[1], EVENT_LOSSY_LINK, "peer=198.18.2.13,hops=198.19.11.2+198.19.21.1",
+		   EVENT_CAUSE_NETWORK);
+	ck_assert_ptr_nonnull(strstr(v[0].evidence, "\"hop\":\"198.19.11.2\""));
+
+	one_flow_over_spine_1(4);
+	(void)run(1000, 3, v, 8);
+	lose_one(0, 0);
+	(void)run(4000, 1, v, 8);
+	lose_one(2, 3);
+	ck_assert_uint_eq(run(5000, 1, v, 8), 0);
+	lose_one(g.n, 0); /* none */
+	ck_assert_uint_eq(run(6000, 6, v, 8), 0);
+
+	/* peers whose hops are not shown may cross spine 1 on every flow:
+	 * 8 of them, clean, make two losses chance among the pool's 680 */
+	one_flow_over_spine_1(12);
+	for (size_t i = 4; i < 12; i++)
+		g.obs[i].known_flows = 0;
+	(void)run(1000, 10, v, 8);
+	lose_one(0, 0);
+	(void)run(11000, 1, v, 8);
+	lose_one(2, 0);
+	ck_assert_uint_eq(run(12000, 1, v, 8), 0);
+}
+END_TEST
+
 /* The gatherer reads the collector's series as the registry holds them. */
 /*
  * Whether a peer's paths delivered since a moment: on the ticks that began
@@ -502,6 +593,7 @@ Suite *detect_mesh_suite(void)
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "answered_since", test_answered_since, 0 },
 		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
+		{ "losses_across_one_hop_pool", test_losses_across_one_hop_pool, 0 },
 		{ "gather_series", test_gather_series, 0 },
 	};
 

@@ -202,6 +202,16 @@ START_TEST(test_trace_hops)
 	ck_assert_uint_eq(peer.flow[1].path.hop[2], 0xc6130003);
 	ck_assert_uint_eq(peer.flow[1].path.hop[3], peer.addr);
 	ck_assert_uint_ne(peer.flow[1].path.id, 0);
+	/* a hop of some paths to the peer, not of all: flow 2 known, avoiding
+	 * 198.19.0.3; flows with no path known avoid nothing */
+	ck_assert(mesh_flow_crosses(&peer.flow[1], 0xc6130003));
+	ck_assert(!mesh_flow_crosses(&peer.flow[1], 0));
+	ck_assert(!mesh_peer_hop_avoided(&peer, 8, 0xc6130003));
+	peer.flow[2].path.n = 2;
+	peer.flow[2].path.hop[0] = 0xc6120001;
+	peer.flow[2].path.hop[1] = peer.addr;
+	ck_assert(mesh_peer_hop_avoided(&peer, 8, 0xc6130003));
+	ck_assert(!mesh_peer_hop_avoided(&peer, 8, 0xc6120001));
 }
 END_TEST
 
