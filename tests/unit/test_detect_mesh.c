@@ -11,29 +11,34 @@
 static struct mesh_gather g;
 static struct mesh_history h;
 
-/* A peer behind the other leaf: flows 0-3 cross spine 1 (198.19.11.2, then
- * leaf 2's side of that link 198.19.21.1), flows 4-7 spine 2. */
-static struct mesh_obs *leaf_spine_peer(void)
+/* Makes o peer 198.18.2.N behind the other leaf, probed on 8 flows a
+ * second: those in spine1 cross spine 1 (198.19.11.2, then leaf 2's side
+ * of that link 198.19.21.1), the others spine 2. */
+static void behind_leaf_2(struct mesh_obs *o, unsigned n, unsigned spine1)
 {
-	struct mesh_obs *o = &g.obs[0];
-
-	memset(&g, 0, sizeof(g));
-	h.flows = 8;
-	g.n = 1;
-	strcpy(o->peer, "198.18.2.11");
+	snprintf(o->peer, sizeof(o->peer), "198.18.2.%u", n);
 	for (int f = 0; f < 8; f++) {
-		int spine = f < 4 ? 1 : 2;
+		int spine = spine1 >> f & 1 ? 1 : 2;
 
 		o->hop[f][0] = 0xc6120101; /* 198.18.1.1, this host's leaf */
 		o->hop[f][1] = 0xc6130002 + (uint32_t)((10 + spine) << 8); /* 198.19.1S.2 */
 		o->hop[f][2] = 0xc6130001 + (uint32_t)((20 + spine) << 8); /* 198.19.2S.1 */
-		o->hop[f][3] = 0xc612020b; /* the peer */
+		o->hop[f][3] = 0xc6120200 + n; /* the peer */
 	}
 	o->known_flows = 0xff;
 	o->sent = 8;
 	o->rtt_sum = 8 * 100e-6;
 	o->rtt_count = 8;
-	return o;
+}
+
+/* One peer behind the other leaf, flows 0-3 across spine 1. */
+static struct mesh_obs *leaf_spine_peer(void)
+{
+	memset(&g, 0, sizeof(g));
+	h.flows = 8;
+	g.n = 1;
+	behind_leaf_2(&g.obs[0], 11, 0x0f);
+	return &g.obs[0];
 }
 
 /* Feeds ticks step_ms apart from t0 with the gather as it is; returns the
@@ -440,31 +445,16 @@ START_TEST(test_every_peer_gone_is_a_cut_link)
 }
 END_TEST
 
-/* n peers behind the other leaf (198.18.2.11...), probed on 8 flows a
- * second, of which only flow 0 crosses spine 1 (the others spine 2). */
+/* n peers behind the other leaf (198.18.2.11...), of whose 8 flows only
+ * flow 0 crosses spine 1. */
 static void one_flow_over_spine_1(size_t n)
 {
 	memset(&g, 0, sizeof(g));
 	mesh_history_free(&h);
 	h.flows = 8;
 	g.n = n;
-	for (size_t i = 0; i < n; i++) {
-		struct mesh_obs *o = &g.obs[i];
-
-		snprintf(o->peer, sizeof(o->peer), "198.18.2.%zu", i + 11);
-		for (int f = 0; f < 8; f++) {
-			int spine = f == 0 ? 1 : 2;
-
-			o->hop[f][0] = 0xc6120101;
-			o->hop[f][1] = 0xc6130002 + (uint32_t)((10 + spine) << 8);
-			o->hop[f][2] = 0xc6130001 + (uint32_t)((20 + spine) << 8);
-			o->hop[f][3] = 0xc6120200 + (uint32_t)(i + 11);
-		}
-		o->known_flows = 0xff;
-		o->sent = 8;
-		o->rtt_sum = 8 * 100e-6;
-		o->rtt_count = 8;
-	}
+	for (size_t i = 0; i < n; i++)
+		behind_leaf_2(&g.obs[i], (unsigned)i + 11, 0x01);
 }
 
 /* Peer i loses one probe this tick, on flow f. */
