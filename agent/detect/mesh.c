@@ -317,7 +317,7 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
 
 		if (before->ms < since_ms)
 			break;
-		answered += t->sent - t->lost;
+		answered += t->rtt_n;
 	}
 	return answered >= 0.5;
 }
@@ -558,7 +558,7 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	 * this tick (a pause that began mid-tick): going, not lossy
 	 * (unreachable once it lasts). A link loses on the flows that cross it. */
 	window(h, i, now_ms - 1000, &s);
-	j->answered_1s = s.sent - s.lost;
+	j->answered_1s = s.rtt_n;
 	if (p->silent_ms == now_ms ||
 	    (o->known_flows && (o->lost_flows & o->known_flows) == o->known_flows)) {
 		j->state = PEER_GOING;

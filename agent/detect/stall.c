@@ -161,12 +161,15 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 }
 
 /* Whether this host's application has waited wait_s or longer on another
- * (detect_unread()): in a send of its own under way (open_s), or on a peer
- * that stopped reading (its read stall, as detect_stall() takes it). */
+ * (detect_unread()): in a send of its own under way (open_s), on a peer
+ * that stopped reading (its read stall, as detect_stall() takes it), or on
+ * a path that stopped acknowledging (data to the peer in flight, no ack:
+ * a sender blocked on it leaves its other peers' data unread). */
 static int unread_waiting(const struct stall_input *peers, size_t npeers, double wait_s)
 {
 	for (size_t i = 0; i < npeers; i++)
-		if (peers[i].open_s >= wait_s || stall_read_s(&peers[i]) >= wait_s)
+		if (peers[i].open_s >= wait_s || stall_read_s(&peers[i]) >= wait_s ||
+		    peers[i].ack_stall_s >= wait_s)
 			return 1;
 	return 0;
 }

@@ -528,6 +528,12 @@ START_TEST(test_answered_since)
 	ck_assert(!mesh_answered_since(&h, "198.18.2.11", 3000));
 	/* the tick that ended at 2800 began at 2600: answered */
 	ck_assert(mesh_answered_since(&h, "198.18.2.11", 2600));
+	/* probes sent and not yet lost (their timeout runs into the next
+	 * tick) are not answers: a cut peer's last probes */
+	g.obs[0].lost = 0;
+	g.obs[0].lost_flows = 0;
+	run_every(4000, 3, 200, v, 4);
+	ck_assert(!mesh_answered_since(&h, "198.18.2.11", 3800));
 }
 END_TEST
 

@@ -399,6 +399,15 @@ START_TEST(test_detect_unread)
 	/* one that stopped after this host's data began to stand: no */
 	sending.read_stall_s = 1.0;
 	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
+	/* data to a peer unacknowledged longer (its link went down): this
+	 * host's sender waits on the path, a victim of the network's stall,
+	 * whether or not a probe saw when its send began */
+	sending = (struct stall_input){ .peer = "198.18.0.4",
+					.ack_stall_s = 2.0,
+					.in_flight_bytes = 524288 };
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	sending.ack_stall_s = 1.0;
+	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
 	ck_assert_uint_eq(detect_unread(in, 3, NULL, 0, &b, out, 0), 0);
 }
 END_TEST
