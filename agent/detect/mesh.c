@@ -613,13 +613,16 @@ static uint64_t pool_flows(const struct mesh_history *h, const struct mesh_gathe
 }
 
 /* Adds the hops of peer i's losing flows that some flow of i avoids to
- * hops (n of them, MESH_POOL_HOPS at most). */
+ * hops (n of them, MESH_POOL_HOPS at most). Not the peer itself, which a
+ * flow whose trace stopped short seems to avoid: its own loss is judge()'s. */
 static size_t pool_candidates(const struct mesh_gather *g, const struct mesh_history_peer *p,
 			      const struct peer_judged *j, uint32_t *hops, size_t n)
 {
 	const struct mesh_obs *o = &g->obs[p->obs];
 	uint64_t bad = j->lost_flows & o->known_flows;
+	struct in_addr self = { 0 };
 
+	(void)inet_pton(AF_INET, o->peer, &self);
 	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
 		for (int k = 0; (bad >> f & 1) && k < MESH_DETECT_HOPS; k++) {
 			uint32_t a = o->hop[f][k];
@@ -627,7 +630,7 @@ static size_t pool_candidates(const struct mesh_gather *g, const struct mesh_his
 
 			while (x < n && hops[x] != a)
 				x++;
-			if (a && x == n && n < MESH_POOL_HOPS &&
+			if (a && a != ntohl(self.s_addr) && x == n && n < MESH_POOL_HOPS &&
 			    flows_crossing(o, a) != o->known_flows)
 				hops[n++] = a;
 		}
