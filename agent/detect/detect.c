@@ -711,6 +711,7 @@ struct detect {
 	struct link_gather kg;
 	struct link_history kh;
 	struct unread_gather ug;
+	struct unread_history uh;
 };
 
 int detect_new(const struct config *cfg, struct detect **ret)
@@ -815,7 +816,8 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	/* the paths above still see such waits as the stalls they are */
 	stall_aftermath(&d->sh, sg->in, sg->n, &cfg->stall, registry_now(reg));
 	k = detect_stall(sg->in, sg->n, &cfg->stall, out + n, max - n);
-	k += detect_unread(d->ug.in, d->ug.n, sg->in, sg->n, &cfg->stall, out + n + k, max - n - k);
+	k += detect_unread(d->ug.in, d->ug.n, sg->in, sg->n, &cfg->stall, &d->uh, out + n + k,
+			   max - n - k);
 	for (size_t j = n; j < n + k; j++)
 		if (out[j].kind == EVENT_HOST_STALL)
 			evidence_add_cpu(&out[j], tg.cpu_waiting);

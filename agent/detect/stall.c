@@ -174,19 +174,36 @@ static int unread_waiting(const struct stall_input *peers, size_t npeers, double
 	return 0;
 }
 
-size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
-		     size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
-		     size_t max)
+/* Whether in's unread data is an episode h holds as excused: its unread
+ * time has not dropped since (its application read nothing). */
+static int unread_excused(const struct unread_history *h, const struct unread_input *in)
 {
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->excused[i].local, in->local) == 0)
+			return in->unread_s >= h->excused[i].unread_s;
+	return 0;
+}
+
+size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
+		     size_t npeers, const struct stall_bounds *b, struct unread_history *h,
+		     struct event_verdict *out, size_t max)
+{
+	struct unread_history next = { .n = 0 };
 	size_t k = 0;
 
 	if (b->host_after_s <= 0)
 		return 0;
-	for (size_t i = 0; i < n && k < max; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct event_verdict *v = &out[k];
+		int excused =
+			unread_excused(h, &in[i]) || unread_waiting(peers, npeers, in[i].unread_s);
 
-		if (in[i].unread_s < b->host_after_s || in[i].reading > 0 ||
-		    unread_waiting(peers, npeers, in[i].unread_s))
+		if (excused && in[i].unread_s > 0 && next.n < UNREAD_EXCUSED_MAX &&
+		    strlen(in[i].local) < sizeof(next.excused[0].local)) {
+			strcpy(next.excused[next.n].local, in[i].local);
+			next.excused[next.n++].unread_s = in[i].unread_s;
+		}
+		if (excused || k == max || in[i].unread_s < b->host_after_s || in[i].reading > 0)
 			continue;
 		v->kind = EVENT_HOST_STALL;
 		snprintf(v->subject, sizeof(v->subject), "host=%s", in[i].local);
@@ -198,6 +215,7 @@ size_t detect_unread(const struct unread_input *in, size_t n, const struct stall
 			 in[i].unread_s, in[i].connections, in[i].bytes);
 		k++;
 	}
+	*h = next;
 	return k;
 }
 

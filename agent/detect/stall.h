@@ -106,26 +106,40 @@ struct unread_input {
 	double reading; /* connections whose application read since the previous reading */
 };
 
+/* This host's unread episodes excused as a wait on another (below), up to
+ * UNREAD_EXCUSED_MAX local addresses: the unread time each had. */
+#define UNREAD_EXCUSED_MAX 16
+
+struct unread_history {
+	struct {
+		char local[48];
+		double unread_s;
+	} excused[UNREAD_EXCUSED_MAX];
+	size_t n;
+};
+
 /*
  * host_stall (host) on this host: data stood unread in a receive queue of
  * its connections from local for b->host_after_s or more and no connection
  * from local was read since the previous reading (its application stopped, and
  * its kernel took what the peers sent: one that reads anything is alive,
  * and may be waiting for another peer's data first), unless the
- * application has been in a send of its own as long: a peer of
- * peers[0..npeers) with a send under way (open_s) at least as long. One
- * that moves is the network's to name if slow; one its receiver's closed
- * window or a cut path holds makes this host a victim (a stopped rank in
- * an all-to-all stops every rank that sends to it); nor while a peer has
+ * application has waited on another as long, a victim: in a send of its
+ * own under way (a peer of peers[0..npeers) with open_s at least as long;
+ * one that moves is the network's to name if slow, one a receiver's closed
+ * window holds waits on that receiver), on data to a peer unacknowledged
+ * as long (ack_stall_s: a cut path holds its send), or on a peer that
  * stopped reading (stall_input.read_stall_s, as detect_stall() takes it)
- * since as long: a rank whose chunk went into the stopped one's buffer
- * then waits for the stopped one's chunk. Subject "host=LOCAL",
- * score and weight as a peer's host_stall. Writes at most max verdicts
- * into out; returns how many. Pure.
+ * as long: a rank whose chunk went into a stopped one's buffer then waits
+ * for the stopped one's chunk (a stopped rank in an all-to-all stops every
+ * rank). An episode so excused stays so, in h (zeroed by the caller before
+ * first use), while its unread time grows: the wait can end a tick before
+ * the application reads again. Subject "host=LOCAL", score and weight as a
+ * peer's host_stall. Writes at most max verdicts into out; returns how many.
  */
 size_t detect_unread(const struct unread_input *in, size_t n, const struct stall_input *peers,
-		     size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
-		     size_t max);
+		     size_t npeers, const struct stall_bounds *b, struct unread_history *h,
+		     struct event_verdict *out, size_t max);
 
 /* Peers cut off (detect_stall()) lately: up to STALL_CUT_PEERS of them. */
 #define STALL_CUT_PEERS 64

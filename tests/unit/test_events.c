@@ -366,6 +366,16 @@ END_TEST
  * (the send moves) or a victim (a receiver's closed window holds it: a
  * rank that sends to the stopped one, t_locate's rank 4).
  */
+/* detect_unread() with no episode excused before */
+static size_t unread_fresh(const struct unread_input *in, const struct stall_input *peers,
+			   size_t npeers, const struct stall_bounds *b, struct event_verdict *out,
+			   size_t max)
+{
+	struct unread_history h = { .n = 0 };
+
+	return detect_unread(in, 3, peers, npeers, b, &h, out, max);
+}
+
 START_TEST(test_detect_unread)
 {
 	const struct unread_input in[] = {
@@ -377,38 +387,60 @@ START_TEST(test_detect_unread)
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct event_verdict out[4];
 
-	ck_assert_uint_eq(detect_unread(in, 3, NULL, 0, &b, out, 4), 1);
+	ck_assert_uint_eq(unread_fresh(in, NULL, 0, &b, out, 4), 1);
 	ck_assert_int_eq(out[0].kind, EVENT_HOST_STALL);
 	ck_assert_str_eq(out[0].subject, "host=198.18.0.3");
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
 	ck_assert_double_eq_tol(out[0].score, 1.6 / 1.5, 1e-9);
 	ck_assert_str_eq(out[0].evidence, "{\"unread_seconds\":1.600,\"unread_connections\":2,"
 					  "\"unread_bytes\":131072}");
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 0);
 	/* held by its acks, or by a window its receiver closed: a victim */
 	sending.ack_stall_s = 1.6;
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 0);
 	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 2.0, .zero_window = 1 };
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 0);
 	/* a send that began later is none either */
 	sending = (struct stall_input){ .peer = "198.18.0.4", .open_s = 1.0 };
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 1);
 	/* a peer that stopped reading first: this host waits on it, a victim */
 	sending = (struct stall_input){ .peer = "198.18.0.4", .read_stall_s = 1.7 };
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 0);
 	/* one that stopped after this host's data began to stand: no */
 	sending.read_stall_s = 1.0;
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 1);
 	/* data to a peer unacknowledged longer (its link went down): this
 	 * host's sender waits on the path, a victim of the network's stall,
 	 * whether or not a probe saw when its send began */
 	sending = (struct stall_input){ .peer = "198.18.0.4",
 					.ack_stall_s = 2.0,
 					.in_flight_bytes = 524288 };
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 0);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 0);
 	sending.ack_stall_s = 1.0;
-	ck_assert_uint_eq(detect_unread(in, 3, &sending, 1, &b, out, 4), 1);
-	ck_assert_uint_eq(detect_unread(in, 3, NULL, 0, &b, out, 0), 0);
+	ck_assert_uint_eq(unread_fresh(in, &sending, 1, &b, out, 4), 1);
+	ck_assert_uint_eq(unread_fresh(in, NULL, 0, &b, out, 0), 0);
+}
+END_TEST
+
+/* An episode excused as a victim's stays so while its data stands: the
+ * stopped peer resumes (its read stall gone) a tick before this host's
+ * application reads again. Once it read, a new one is judged afresh. */
+START_TEST(test_detect_unread_excused_episode)
+{
+	struct unread_input in[] = { { "198.18.0.3", 19.9, 4, 2097152, 0 } };
+	struct stall_input stopped = { .peer = "198.18.0.4", .read_stall_s = 20.0 };
+	const struct stall_bounds b = { 0.5, 1.5 };
+	struct unread_history h = { .n = 0 };
+	struct event_verdict out[2];
+
+	ck_assert_uint_eq(detect_unread(in, 1, &stopped, 1, &b, &h, out, 2), 0);
+	stopped.read_stall_s = 0;
+	in[0].unread_s = 20.0;
+	ck_assert_uint_eq(detect_unread(in, 1, &stopped, 1, &b, &h, out, 2), 0);
+	in[0].unread_s = 0;
+	ck_assert_uint_eq(detect_unread(in, 1, &stopped, 1, &b, &h, out, 2), 0);
+	in[0].unread_s = 1.6;
+	ck_assert_uint_eq(detect_unread(in, 1, &stopped, 1, &b, &h, out, 2), 1);
 }
 END_TEST
 
@@ -612,6 +644,7 @@ Suite *events_suite(void)
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
 		{ "detect_stall_paced", test_detect_stall_paced, 0 },
 		{ "detect_unread", test_detect_unread, 0 },
+		{ "detect_unread_excused_episode", test_detect_unread_excused_episode, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },
 		{ "detect_stall_hold", test_detect_stall_hold, 0 },
 		{ "detect_stall_reached", test_detect_stall_reached, 0 },
