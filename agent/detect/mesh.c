@@ -649,6 +649,7 @@ static void judge_hops(const struct mesh_history *h, const struct mesh_gather *g
 		       struct peer_judged *j)
 {
 	uint32_t hops[MESH_POOL_HOPS];
+	double lost_across[MESH_DETECT_PEERS]; /* each peer's share of the pool's losses */
 	size_t nh = 0;
 
 	for (size_t i = 0; i < h->n; i++)
@@ -662,9 +663,11 @@ static void judge_hops(const struct mesh_history *h, const struct mesh_gather *g
 		for (size_t i = 0; i < h->n; i++) {
 			uint64_t m = pool_flows(h, g, i, &j[i], now_ms, hops[x]);
 
+			lost_across[i] = 0;
 			if (!m)
 				continue;
 			window_of(h, i, now_ms - MESH_LOSS_WINDOW_MS, m, &s);
+			lost_across[i] = s.lost;
 			pool.sent += s.sent;
 			pool.lost += s.lost;
 			lossy_add(&pool.lossy, s.lossy.old_ms, s.lossy.new_ms);
@@ -674,12 +677,7 @@ static void judge_hops(const struct mesh_history *h, const struct mesh_gather *g
 		    !loss_beyond_chance(lround(pool.sent), lround(pool.lost), clean_loss(behind)))
 			continue;
 		for (size_t i = 0; i < h->n; i++) {
-			uint64_t m = pool_flows(h, g, i, &j[i], now_ms, hops[x]);
-
-			if (!m || j[i].state != PEER_CLEAN)
-				continue;
-			window_of(h, i, now_ms - MESH_LOSS_WINDOW_MS, m, &s);
-			if (s.lost < 0.5)
+			if (lost_across[i] < 0.5 || j[i].state != PEER_CLEAN)
 				continue;
 			j[i].state = PEER_LOSSY;
 			j[i].pool_hop = hops[x];
