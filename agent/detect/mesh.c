@@ -389,7 +389,7 @@ void mesh_history_free(struct mesh_history *h)
 	h->ring = 0;
 	h->n = 0;
 	h->hint = 0;
-	h->n_most_failing = 0;
+	h->n_own_suspect = 0;
 }
 
 /* True if the span's losses came one at a time: its losing rounds (of
@@ -528,6 +528,7 @@ struct peer_judged {
 	double answered_1s; /* probes answered in the last second */
 	int behind; /* behind_queue() over the loss window */
 	int queued; /* and its losses did not come one at a time: congestion's */
+	int grouped; /* queued, by its rounds (not for want of them) */
 	uint64_t lost_flows; /* over the loss window */
 	struct lossy_ticks lossy; /* over the loss window */
 	/* lossy by judge_hops(): the hop, and its pool's probes */
@@ -571,6 +572,7 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	j->lossy = s.lossy;
 	j->behind = behind_queue(p, &s);
 	j->queued = j->behind && !one_at_a_time(&s, h->flows);
+	j->grouped = j->queued && s.loss_rounds > 0;
 	/* the losses of a window that holds an outage are the outage's */
 	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued &&
 	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
@@ -710,9 +712,14 @@ static void lossy_evidence(const struct peer_judged *j, char *ev, size_t len)
 /* The peers one local interface carries, this tick. */
 struct iface_tally {
 	const char *ifname;
-	unsigned peers, failing, gone, queued, behind;
+	unsigned peers, failing, gone, going;
+	unsigned behind; /* of the peers summed (no queue explains their losses): behind one */
 	double sent, lost, answered_1s;
 	struct lossy_ticks lossy;
+	/* the hops the paths of every peer that lost cross (losses_meet()),
+	 * over the traced ones: those whose hops are known */
+	uint32_t shared[MESH_SHARED_HOPS];
+	unsigned nshared, traced;
 	enum event_kind verdict; /* EVENT_KINDS: none */
 };
 
@@ -727,15 +734,15 @@ static struct iface_tally *tally_for(struct iface_tally *t, size_t *n, const cha
 	return &t[(*n)++];
 }
 
-/* ifname's entry in h->most_failing, or NULL. */
-static const struct mesh_most_failing *most_failing_find(const struct mesh_history *h,
-							 const char *ifname)
+/* ifname's entry in h->own_suspect, or NULL. */
+static const struct mesh_own_suspect *own_suspect_find(const struct mesh_history *h,
+						       const char *ifname)
 {
 	size_t hint = 0;
-	size_t i = name_find(h->most_failing, h->n_most_failing, sizeof(h->most_failing[0]), ifname,
+	size_t i = name_find(h->own_suspect, h->n_own_suspect, sizeof(h->own_suspect[0]), ifname,
 			     &hint);
 
-	return i < h->n_most_failing ? &h->most_failing[i] : NULL;
+	return i < h->n_own_suspect ? &h->own_suspect[i] : NULL;
 }
 
 /* More than 3/4 of x's peers fail, 3 at least. */
@@ -744,36 +751,95 @@ static int most_fail(const struct iface_tally *x)
 	return x->peers >= MESH_OWN_LINK_PEERS && 4 * x->failing > 3 * x->peers;
 }
 
-/* Keeps since when most of each interface's peers fail, and when it was
- * last named, for the interfaces t tallies now; the others are forgotten. */
-static void most_failing_update(struct mesh_history *h, const struct iface_tally *t, size_t nt,
-				int64_t now_ms)
+/* Two peers or more lost, and no hop past the first is on the paths of
+ * all of them: no fabric link or switch explains them all. */
+static int spread(const struct iface_tally *x)
+{
+	return x->traced >= 2 && x->nshared == 0;
+}
+
+/* Keeps since when each interface's peers' failures may be its own link's
+ * (most fail, or their losses are spread), and when it was last named, for
+ * the interfaces t tallies now; the others are forgotten. */
+static void own_suspect_update(struct mesh_history *h, const struct iface_tally *t, size_t nt,
+			       int64_t now_ms)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < nt; i++) {
-		const struct mesh_most_failing *m = most_failing_find(h, t[i].ifname);
+		const struct mesh_own_suspect *m = own_suspect_find(h, t[i].ifname);
 		int64_t since = m ? m->since_ms : now_ms, named = m ? m->named_ms : 0;
 
-		if (!most_fail(&t[i]))
+		if (!most_fail(&t[i]) && !spread(&t[i]))
 			continue;
 		/* k <= j: an entry is read before it is written over */
-		snprintf(h->most_failing[k].ifname, sizeof(h->most_failing[k].ifname), "%s",
+		snprintf(h->own_suspect[k].ifname, sizeof(h->own_suspect[k].ifname), "%s",
 			 t[i].ifname);
-		h->most_failing[k].since_ms = since;
-		h->most_failing[k++].named_ms = t[i].verdict != EVENT_KINDS ? now_ms : named;
+		h->own_suspect[k].since_ms = since;
+		h->own_suspect[k++].named_ms = t[i].verdict != EVENT_KINDS ? now_ms : named;
 	}
-	h->n_most_failing = k;
+	h->n_own_suspect = k;
 }
 
-/* True if most of o's interface's peers fail, for less than
- * MESH_OWN_LINK_WAIT_MS or since the interface was named: its own link,
+/* True if o's interface's failures have looked like its own link's for
+ * less than MESH_OWN_LINK_WAIT_MS, or since it was named: its own link,
  * named or about to be. */
 static int own_link_awaited(const struct mesh_history *h, const struct mesh_obs *o, int64_t now_ms)
 {
-	const struct mesh_most_failing *m = most_failing_find(h, o->ifname);
+	const struct mesh_own_suspect *m = own_suspect_find(h, o->ifname);
 
 	return m && (now_ms - m->since_ms < MESH_OWN_LINK_WAIT_MS || m->named_ms);
+}
+
+/* The first of flow f's hops that a peer's paths count (peer_crosses()):
+ * its second where it has one. This host's link ends at the first, and a
+ * router every path leaves by is not told from it; a peer on the same
+ * segment is the one hop of its flows. */
+static int past_first(const struct mesh_obs *o, int f)
+{
+	return o->hop[f][1] ? 1 : 0;
+}
+
+/* True if some known flow of o crosses addr past its first hop. */
+static int peer_crosses(const struct mesh_obs *o, uint32_t addr)
+{
+	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
+		for (int h = past_first(o, f); (o->known_flows >> f & 1) && h < MESH_DETECT_HOPS;
+		     h++)
+			if (o->hop[f][h] == addr)
+				return 1;
+	return 0;
+}
+
+/*
+ * Meets x's shared hops with those of o, a peer that lost on some known
+ * flow: the hops any of its paths cross (every flow's, not the losing
+ * ones' only: a reply may come back by another path than its probe went).
+ * The first such peer's, as many as fit, start the set.
+ */
+static void losses_meet(struct iface_tally *x, const struct mesh_obs *o)
+{
+	unsigned k = 0;
+
+	if (x->traced++ > 0) {
+		for (unsigned i = 0; i < x->nshared; i++)
+			if (peer_crosses(o, x->shared[i]))
+				x->shared[k++] = x->shared[i];
+		x->nshared = k;
+		return;
+	}
+	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
+		for (int h = past_first(o, f); (o->known_flows >> f & 1) && h < MESH_DETECT_HOPS;
+		     h++) {
+			uint32_t a = o->hop[f][h];
+			unsigned i = 0;
+
+			while (i < k && x->shared[i] != a)
+				i++;
+			if (a && i == k && k < MESH_SHARED_HOPS)
+				x->shared[k++] = a;
+		}
+	x->nshared = k;
 }
 
 /* Sums the judged peers per interface and decides each interface's own
@@ -792,28 +858,39 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 			continue;
 		x->peers++;
 		x->gone += j[i].state == PEER_UNREACHABLE;
+		x->going += j[i].state == PEER_GOING;
 		x->failing += j[i].state != PEER_CLEAN || j[i].lost >= 0.5;
 		x->answered_1s += j[i].answered_1s;
-		x->queued += j[i].queued;
-		x->behind += j[i].behind;
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
+		/* not a queue's, where the rounds show it: congestion explains
+		 * them; a loss whose rounds are not counted yet may be a link's */
+		if ((j[i].lost_flows & o->known_flows) && !j[i].grouped)
+			losses_meet(x, o);
+		/* the link's evidence is the probes no queue explains */
+		if (j[i].queued)
+			continue;
+		x->behind += j[i].behind;
 		x->sent += j[i].sent;
 		x->lost += j[i].lost;
 		lossy_add(&x->lossy, j[i].lossy.old_ms, j[i].lossy.new_ms);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct iface_tally *x = &t[i];
-		const struct mesh_most_failing *m = most_failing_find(h, x->ifname);
+		const struct mesh_own_suspect *m = own_suspect_find(h, x->ifname);
 
-		/* named, it stays so while most of its peers fail: one whose
-		 * window came out clean for a moment does not clear it */
+		/* most failing, with losses no fabric hop explains, is enough
+		 * (not while some go silent: a cut's first ticks); named, it
+		 * stays so while most of its peers fail: one whose window came
+		 * out clean for a moment does not clear it */
 		if (x->peers < MESH_OWN_LINK_PEERS ||
-		    (x->failing < x->peers && !(most_fail(x) && m && m->named_ms)))
+		    (x->failing < x->peers &&
+		     !(most_fail(x) &&
+		       ((m && m->named_ms) || (spread(x) && !x->going && !x->gone)))))
 			continue;
 		if (x->gone == x->peers)
 			x->verdict = EVENT_STALL;
-		else if (x->answered_1s >= 0.5 && !x->queued && x->lost < 0.95 * x->sent &&
+		else if (x->answered_1s >= 0.5 && x->lost < 0.95 * x->sent &&
 			 lossy_two(&x->lossy) &&
 			 loss_beyond_chance(lround(x->sent), lround(x->lost),
 					    clean_loss(x->behind)))
@@ -866,7 +943,7 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 			judge(h, i, &g->obs[h->peers[i].obs], now_ms, &j[i]);
 	judge_hops(h, g, now_ms, j);
 	nt = tally(h, g, now_ms, j, t);
-	most_failing_update(h, t, nt, now_ms);
+	own_suspect_update(h, t, nt, now_ms);
 	for (size_t i = 0; i < nt; i++)
 		if (t[i].verdict != EVENT_KINDS)
 			n = iface_verdict(out, max, n, &t[i]);

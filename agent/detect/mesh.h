@@ -60,15 +60,21 @@
  * path crosses. Two failing peers can be two faults; a fabric link fails
  * the paths that cross it, and leaves the others (a leaf-mate's) clean. */
 #define MESH_OWN_LINK_PEERS 3
-/* While more than 3/4 of an interface's peers (3 at least) fail, and not
- * yet all, their lossy_link verdicts wait this long for the rest: an own
- * link that loses 3 % fails its peers a second or two apart, and was named
- * peer by peer first. A fabric link fails a share of the peers (those
- * across it); over 3/4 only where it carries most of them (a leaf's uplink
- * in a fabric of many leaves), which waits this long, then speaks. Once
- * the interface is named, they wait while most still fail: a peer whose
- * window came out clean for a moment does not make the rest its own. */
+/* While an interface's peers' failures may be its own link's, their
+ * lossy_link verdicts wait this long for it to be named: while more than
+ * 3/4 of them (3 at least) fail, and not yet all; or while two peers or
+ * more lost whose paths cross no hop in common past this host's first (no
+ * fabric link or switch explains them all). An own link that
+ * loses 3 % fails its peers a second or two apart, and was named peer by
+ * peer first. A fabric link fails the paths across it, which share it; a
+ * leaf's uplink in a fabric of many leaves may fail over 3/4 of the peers,
+ * which wait this long, then speak. Once the interface is named, they wait
+ * while most still fail: a peer whose window came out clean for a moment
+ * does not make the rest its own. */
 #define MESH_OWN_LINK_WAIT_MS 3000
+/* The hops of the first losing peer's paths that the others' are met with:
+ * 8 flows over 2-4 spines cross 10 or so */
+#define MESH_SHARED_HOPS 32
 #define MESH_IFACES_MAX 32
 /* A flow's network time this far over its peer's average, and twice it,
  * is a slow path (collector/mesh's MESH_SLOW_MARGIN: under it, a busy
@@ -135,13 +141,14 @@ struct mesh_history {
 	struct mesh_tick *tick;
 	unsigned ring;
 	size_t hint; /* name_find()'s */
-	/* interfaces most of whose peers fail (MESH_OWN_LINK_WAIT_MS): since
-	 * when, and when the interface itself was last named (0: not yet) */
-	struct mesh_most_failing {
+	/* interfaces whose peers' failures may be their own link's
+	 * (MESH_OWN_LINK_WAIT_MS): since when, and when the interface itself
+	 * was last named (0: not yet) */
+	struct mesh_own_suspect {
 		char ifname[16];
 		int64_t since_ms, named_ms;
-	} most_failing[MESH_IFACES_MAX];
-	size_t n_most_failing;
+	} own_suspect[MESH_IFACES_MAX];
+	size_t n_own_suspect;
 };
 
 /* Adds this tick's observations to h (zeroed before first use): each rate
@@ -173,11 +180,14 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
  * crosses and some other flow avoids. While every peer an interface carries
  * fails (MESH_OWN_LINK_PEERS), their verdicts give way to one naming
  * "interface=IF": stall once every one is unreachable; lossy_link once
- * their window's losses together are beyond chance, on 2 ticks or more,
- * and some of them answered in the last second (a cut is not lossy).
- * While more than 3/4 of them fail, their lossy_link verdicts wait up to
- * MESH_OWN_LINK_WAIT_MS for the rest, and after the interface is named
- * (h keeps both times).
+ * their window's losses together (of those no queue explains) are beyond
+ * chance, on 2 ticks or more, and some of them answered in the last
+ * second (a cut is not lossy).
+ * More than 3/4 of them failing is enough where the paths of those that
+ * lost share no hop past this host's first. While more than 3/4 fail, or
+ * those that lost share no such hop, their lossy_link verdicts wait up to
+ * MESH_OWN_LINK_WAIT_MS for the interface, and after it is named (h keeps
+ * both times).
  * g is the tick's gather h was last updated with. Pure: no I/O. Returns
  * how many were written.
  */

@@ -52,6 +52,9 @@
 #define ROUND_QUANTUM_DIV 50
 /* hops under suspicion at once (suspect_hops_note()): a fault's few */
 #define SUSPECT_HOPS 16
+/* local interfaces whose losses are kept (suspect_iface_note()): a host's
+ * fabric ports */
+#define SUSPECT_IFACES 16
 
 /* The buffers of one recvmmsg(), kept in the engine: nothing is allocated
  * per datagram. */
@@ -104,6 +107,13 @@ struct mesh_engine {
 		uint32_t addr;
 		int64_t at_ns;
 	} suspect_hop[SUSPECT_HOPS];
+	/* per local interface, the last peer that lost and when, and when a
+	 * second peer lost within MESH_SUSPECT_NS of another (0: not yet) */
+	struct {
+		char ifname[IF_NAMESIZE];
+		uint32_t peer;
+		int64_t at_ns, spread_ns;
+	} suspect_iface[SUSPECT_IFACES];
 	unsigned seed;
 	char news[512];
 	char skipped[400]; /* the last load's targets left out, "" if none */
@@ -774,12 +784,52 @@ static int suspect_hop_crossed(const struct mesh_engine *e, const struct mesh_pe
 	return 0;
 }
 
+/* Notes that p, routed by its interface, lost at now: after another of
+ * that interface's peers within MESH_SUSPECT_NS, its losses are spread. The
+ * oldest note gives way when all are taken. */
+static void suspect_iface_note(struct mesh_engine *e, const struct mesh_peer *p, int64_t now)
+{
+	unsigned k = 0, old = 0;
+
+	if (!p->ifname[0])
+		return;
+	while (k < SUSPECT_IFACES && strcmp(e->suspect_iface[k].ifname, p->ifname) != 0) {
+		if (e->suspect_iface[k].at_ns < e->suspect_iface[old].at_ns)
+			old = k;
+		k++;
+	}
+	if (k == SUSPECT_IFACES) {
+		k = old;
+		memset(&e->suspect_iface[k], 0, sizeof(e->suspect_iface[k]));
+		memcpy(e->suspect_iface[k].ifname, p->ifname, IF_NAMESIZE);
+	}
+	if (e->suspect_iface[k].peer != p->addr &&
+	    e->suspect_iface[k].at_ns >= now - MESH_SUSPECT_NS)
+		e->suspect_iface[k].spread_ns = now;
+	e->suspect_iface[k].peer = p->addr;
+	e->suspect_iface[k].at_ns = now;
+}
+
+/* True if two peers or more of p's interface lost since since_ns. */
+static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_peer *p,
+				int64_t since_ns)
+{
+	for (unsigned k = 0; p->ifname[0] && k < SUSPECT_IFACES; k++)
+		if (strcmp(e->suspect_iface[k].ifname, p->ifname) == 0)
+			return e->suspect_iface[k].spread_ns >= since_ns &&
+			       e->suspect_iface[k].spread_ns > 0;
+	return 0;
+}
+
 /* A peer's round: what timed out is lost, a probe on every flow, and a path
  * trace on each flow that is due one. A peer losing on some flows is probed
  * MESH_SUSPECT_SPEEDUP times as often, and so is every peer one of whose
  * flows crosses a hop that a losing flow crosses and a sibling of it
  * avoids (a link that loses 2 % shows on each of its flows now and then,
- * on all of them at once soon), but no more than keeps its probes
+ * on all of them at once soon), and every peer of a local interface two
+ * of whose peers lost (the detector tells its own link's losses, which
+ * come on every peer, from the fabric's by the peers that did not lose:
+ * each a few seconds sooner), but no more than keeps its probes
  * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
  * absence, show within the detector's window; its extra rounds take only
  * the budget's upper half, as traces do, and never put off another peer's
@@ -800,10 +850,13 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 	int extra = 0;
 
 	/* some flows lost, the others answered: a path's loss, not a pause */
-	if (lost && lost < e->flows && there)
+	if (lost && lost < e->flows && there) {
 		suspect_hops_note(e, p, now);
+		suspect_iface_note(e, p, now);
+	}
 	if (mesh_peer_suspect(p, e->flows, now - MESH_SUSPECT_NS, now - 2 * interval_ns) ||
-	    (there && suspect_hop_crossed(e, p, now - MESH_SUSPECT_NS))) {
+	    (there && (suspect_hop_crossed(e, p, now - MESH_SUSPECT_NS) ||
+		       suspect_iface_spread(e, p, now - MESH_SUSPECT_NS)))) {
 		next_ns = interval_ns / MESH_SUSPECT_SPEEDUP > timeout_ns / (MESH_INFLIGHT / 2)
 				  ? interval_ns / MESH_SUSPECT_SPEEDUP
 				  : timeout_ns / (MESH_INFLIGHT / 2);

@@ -428,6 +428,59 @@ START_TEST(test_own_link_fails_peers_in_turn)
 }
 END_TEST
 
+/* Peers of eth0 on its own segment: each flow's one hop is the peer. */
+static void eth0_segment(size_t n)
+{
+	eth0_peers(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		for (int f = 0; f < 8; f++)
+			g.obs[i].hop[f][0] = 0xc6120002 + (uint32_t)i; /* 198.18.0.(i+2) */
+		g.obs[i].known_flows = 0xff;
+	}
+}
+
+/* Peers i and up to n lose a probe a tick, each on its own flow; the rest
+ * none. */
+static void segment_lose(size_t from, size_t to)
+{
+	for (size_t i = 0; i < g.n; i++) {
+		g.obs[i].lost = i >= from && i < to;
+		g.obs[i].lost_flows = i >= from && i < to ? 1ULL << (i % 8) : 0;
+	}
+}
+
+/* Peers that share no hop losing together are an own link's first: their
+ * verdicts wait, and once most of the interface's peers lose it is named,
+ * before every one has. One peer losing alone is its own at once; peers
+ * that lose but share a hop are the fabric's (test_losses_across_one_hop_pool).
+ * Spread losses that never reach most of the peers speak after the wait. */
+START_TEST(test_spread_losses_await_the_own_link)
+{
+	struct event_verdict v[8];
+
+	eth0_segment(7);
+	(void)run(1000, 3, v, 8);
+	segment_lose(0, 2);
+	ck_assert_uint_eq(run(4000, 2, v, 8), 0);
+	segment_lose(0, 6);
+	ck_assert_uint_eq(run(6000, 1, v, 8), 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "interface=eth0", EVENT_CAUSE_NETWORK);
+
+	eth0_segment(7);
+	(void)run(1000, 3, v, 8);
+	segment_lose(0, 1);
+	ck_assert_uint_eq(run(4000, 2, v, 8), 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
+
+	eth0_segment(7);
+	(void)run(1000, 3, v, 8);
+	segment_lose(0, 3);
+	ck_assert_uint_eq(run(4000, 3, v, 8), 0);
+	ck_assert_uint_eq(run(7000, 1, v, 8), 3);
+	verdict_is(&v[2], EVENT_LOSSY_LINK, "peer=198.18.0.4", EVENT_CAUSE_NETWORK);
+}
+END_TEST
+
 /* Every peer eth0 carries gone, a tick apart: eth0 cut off, a stall of the
  * network, not every peer's host unreachable, nor the first one gone. */
 START_TEST(test_every_peer_gone_is_a_cut_link)
@@ -586,6 +639,7 @@ Suite *detect_mesh_suite(void)
 		{ "unreachable_after_3_s_of_silence", test_unreachable_after_3_s_of_silence, 0 },
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
 		{ "own_link_fails_peers_in_turn", test_own_link_fails_peers_in_turn, 0 },
+		{ "spread_losses_await_the_own_link", test_spread_losses_await_the_own_link, 0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "answered_since", test_answered_since, 0 },
 		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
