@@ -758,37 +758,52 @@ static int spread(const struct iface_tally *x)
 	return x->traced >= 2 && x->nshared == 0;
 }
 
-/* Keeps since when each interface's peers' failures may be its own link's
- * (most fail, or their losses are spread), and when it was last named, for
- * the interfaces t tallies now; the others are forgotten. */
+/* Keeps, for each interface whose peers' failures may be its own link's
+ * (most fail, or their losses are spread), since when and when last, and
+ * when it was last named. An interface that stops being a suspect is kept
+ * for the loss window: one that is again within it has waited already, so
+ * that losses flickering in and out of spread do not hold its peers'
+ * verdicts back without end. */
 static void own_suspect_update(struct mesh_history *h, const struct iface_tally *t, size_t nt,
 			       int64_t now_ms)
 {
+	struct mesh_own_suspect keep[MESH_IFACES_MAX];
 	size_t k = 0;
 
+	for (size_t i = 0; i < h->n_own_suspect; i++)
+		if (now_ms - h->own_suspect[i].last_ms < MESH_LOSS_WINDOW_MS)
+			keep[k++] = h->own_suspect[i];
 	for (size_t i = 0; i < nt; i++) {
-		const struct mesh_own_suspect *m = own_suspect_find(h, t[i].ifname);
-		int64_t since = m ? m->since_ms : now_ms, named = m ? m->named_ms : 0;
+		size_t x = 0;
 
 		if (!most_fail(&t[i]) && !spread(&t[i]))
 			continue;
-		/* k <= j: an entry is read before it is written over */
-		snprintf(h->own_suspect[k].ifname, sizeof(h->own_suspect[k].ifname), "%s",
-			 t[i].ifname);
-		h->own_suspect[k].since_ms = since;
-		h->own_suspect[k++].named_ms = t[i].verdict != EVENT_KINDS ? now_ms : named;
+		while (x < k && strcmp(keep[x].ifname, t[i].ifname) != 0)
+			x++;
+		if (x == k) {
+			if (k == MESH_IFACES_MAX)
+				continue;
+			snprintf(keep[k].ifname, sizeof(keep[k].ifname), "%s", t[i].ifname);
+			keep[k].since_ms = now_ms;
+			keep[k++].named_ms = 0;
+		}
+		keep[x].last_ms = now_ms;
+		if (t[i].verdict != EVENT_KINDS)
+			keep[x].named_ms = now_ms;
 	}
+	memcpy(h->own_suspect, keep, k * sizeof(keep[0]));
 	h->n_own_suspect = k;
 }
 
-/* True if o's interface's failures have looked like its own link's for
- * less than MESH_OWN_LINK_WAIT_MS, or since it was named: its own link,
+/* True if o's interface's failures look like its own link's now, and have
+ * for less than MESH_OWN_LINK_WAIT_MS or since it was named: its own link,
  * named or about to be. */
 static int own_link_awaited(const struct mesh_history *h, const struct mesh_obs *o, int64_t now_ms)
 {
 	const struct mesh_own_suspect *m = own_suspect_find(h, o->ifname);
 
-	return m && (now_ms - m->since_ms < MESH_OWN_LINK_WAIT_MS || m->named_ms);
+	return m && m->last_ms == now_ms &&
+	       (now_ms - m->since_ms < MESH_OWN_LINK_WAIT_MS || m->named_ms);
 }
 
 /* The first of flow f's hops that a peer's paths count (peer_crosses()):

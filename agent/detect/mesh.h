@@ -142,11 +142,11 @@ struct mesh_history {
 	unsigned ring;
 	size_t hint; /* name_find()'s */
 	/* interfaces whose peers' failures may be their own link's
-	 * (MESH_OWN_LINK_WAIT_MS): since when, and when the interface itself
-	 * was last named (0: not yet) */
+	 * (MESH_OWN_LINK_WAIT_MS): since when, the last tick they were, and
+	 * when the interface itself was last named (0: not yet) */
 	struct mesh_own_suspect {
 		char ifname[16];
-		int64_t since_ms, named_ms;
+		int64_t since_ms, last_ms, named_ms;
 	} own_suspect[MESH_IFACES_MAX];
 	size_t n_own_suspect;
 };
