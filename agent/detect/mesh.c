@@ -529,6 +529,7 @@ struct peer_judged {
 	int behind; /* behind_queue() over the loss window */
 	int queued; /* and its losses did not come one at a time: congestion's */
 	int grouped; /* queued, by its rounds (not for want of them) */
+	int outage; /* silent within the loss window: its losses are the outage's */
 	uint64_t lost_flows; /* over the loss window */
 	struct lossy_ticks lossy; /* over the loss window */
 	/* lossy by judge_hops(): the hop, and its pool's probes */
@@ -574,8 +575,8 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	j->queued = j->behind && !one_at_a_time(&s, h->flows);
 	j->grouped = j->queued && s.loss_rounds > 0;
 	/* the losses of a window that holds an outage are the outage's */
-	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued &&
-	    (!p->silent_ms || now_ms - p->silent_ms >= MESH_LOSS_WINDOW_MS) &&
+	j->outage = p->silent_ms && now_ms - p->silent_ms < MESH_LOSS_WINDOW_MS;
+	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued && !j->outage &&
 	    loss_beyond_chance(lround(j->sent), lround(j->lost), clean_loss(j->behind)))
 		j->state = PEER_LOSSY;
 }
@@ -606,7 +607,7 @@ static uint64_t pool_flows(const struct mesh_history *h, const struct mesh_gathe
 	uint64_t m;
 
 	if (p->last_ms != now_ms || (j->state != PEER_CLEAN && j->state != PEER_LOSSY) ||
-	    j->queued || (p->silent_ms && now_ms - p->silent_ms < MESH_LOSS_WINDOW_MS))
+	    j->queued || j->outage)
 		return 0;
 	if (!o->known_flows)
 		return flows_all(h);
@@ -882,8 +883,8 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 		 * them; a loss whose rounds are not counted yet may be a link's */
 		if ((j[i].lost_flows & o->known_flows) && !j[i].grouped)
 			losses_meet(x, o);
-		/* the link's evidence is the probes no queue explains */
-		if (j[i].queued)
+		/* the link's evidence is the probes no queue or outage explains */
+		if (j[i].queued || j[i].outage)
 			continue;
 		x->behind += j[i].behind;
 		x->sent += j[i].sent;

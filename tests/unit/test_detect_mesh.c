@@ -482,7 +482,8 @@ START_TEST(test_spread_losses_await_the_own_link)
 END_TEST
 
 /* Every peer eth0 carries gone, a tick apart: eth0 cut off, a stall of the
- * network, not every peer's host unreachable, nor the first one gone. */
+ * network, not every peer's host unreachable, nor the first one gone; and
+ * once it heals, no lossy link. */
 START_TEST(test_every_peer_gone_is_a_cut_link)
 {
 	struct event_verdict v[8];
@@ -495,6 +496,15 @@ START_TEST(test_every_peer_gone_is_a_cut_link)
 	ck_assert_uint_eq(run(5000, 2, v, 8), 0);
 	ck_assert_uint_eq(run(7000, 1, v, 8), 1);
 	verdict_is(&v[0], EVENT_STALL, "interface=eth0", EVENT_CAUSE_NETWORK);
+	/* healed: the window's losses are the outage's, not a lossy link */
+	for (size_t i = 0; i < 3; i++) {
+		g.obs[i].lost = 0;
+		g.obs[i].lost_flows = 0;
+		g.obs[i].rtt_count = 8;
+		g.obs[i].rtt_sum = 8 * 100e-6;
+	}
+	for (int64_t t = 8000; t < 14000; t += 1000)
+		ck_assert_uint_eq(run(t, 1, v, 8), 0);
 }
 END_TEST
 
