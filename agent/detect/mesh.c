@@ -61,6 +61,7 @@ int mesh_gather_wants(const char *name)
 static struct mesh_obs *obs_for(struct mesh_gather *g, const char *peer)
 {
 	size_t i = name_find(g->obs, g->n, sizeof(g->obs[0]), peer, &g->hint);
+	struct in_addr a;
 
 	if (i < g->n)
 		return &g->obs[i];
@@ -68,6 +69,8 @@ static struct mesh_obs *obs_for(struct mesh_gather *g, const char *peer)
 		return NULL;
 	memset(&g->obs[g->n], 0, sizeof(g->obs[0]));
 	snprintf(g->obs[g->n].peer, sizeof(g->obs[0].peer), "%s", peer);
+	if (inet_pton(AF_INET, peer, &a) == 1)
+		g->obs[g->n].addr = ntohl(a.s_addr);
 	return &g->obs[g->n++];
 }
 
@@ -467,8 +470,8 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 				keep = flow_crosses(o, f, addr) || flow_has_unknown(o, f);
 			else if (o->known_flows >> f & 1)
 				avoided |= !flow_crosses(o, f, addr);
-		if (!keep || !avoided || !inet_ntop(AF_INET, &a, text, sizeof(text)) ||
-		    strcmp(text, o->peer) == 0 || used + strlen(text) + 7 >= len)
+		if (!keep || !avoided || addr == o->addr ||
+		    !inet_ntop(AF_INET, &a, text, sizeof(text)) || used + strlen(text) + 7 >= len)
 			continue;
 		snprintf(subject + used, len - used, "%s%s", n++ ? "+" : ",hops=", text);
 	}
@@ -623,9 +626,7 @@ static size_t pool_candidates(const struct mesh_gather *g, const struct mesh_his
 {
 	const struct mesh_obs *o = &g->obs[p->obs];
 	uint64_t bad = j->lost_flows & o->known_flows;
-	struct in_addr self = { 0 };
 
-	(void)inet_pton(AF_INET, o->peer, &self);
 	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
 		for (int k = 0; (bad >> f & 1) && k < MESH_DETECT_HOPS; k++) {
 			uint32_t a = o->hop[f][k];
@@ -633,7 +634,7 @@ static size_t pool_candidates(const struct mesh_gather *g, const struct mesh_his
 
 			while (x < n && hops[x] != a)
 				x++;
-			if (a && a != ntohl(self.s_addr) && x == n && n < MESH_POOL_HOPS &&
+			if (a && a != o->addr && x == n && n < MESH_POOL_HOPS &&
 			    flows_crossing(o, a) != o->known_flows)
 				hops[n++] = a;
 		}

@@ -84,6 +84,7 @@
 /* One peer this tick, from its series. Rates are per second. */
 struct mesh_obs {
 	char peer[48];
+	uint32_t addr; /* peer, IPv4, host byte order; 0: not IPv4 */
 	char ifname[16]; /* the local interface it is routed by; "": not known */
 	double sent, lost; /* fabmon_mesh_probes_{sent,lost}_total */
 	double loss_rounds; /* fabmon_mesh_loss_rounds_total */

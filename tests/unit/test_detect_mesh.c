@@ -17,6 +17,7 @@ static struct mesh_history h;
 static void behind_leaf_2(struct mesh_obs *o, unsigned n, unsigned spine1)
 {
 	snprintf(o->peer, sizeof(o->peer), "198.18.2.%u", n);
+	o->addr = 0xc6120200 + n;
 	for (int f = 0; f < 8; f++) {
 		int spine = spine1 >> f & 1 ? 1 : 2;
 
@@ -361,6 +362,7 @@ static void eth0_peers(size_t n, double lost)
 		struct mesh_obs *o = &g.obs[i];
 
 		snprintf(o->peer, sizeof(o->peer), "198.18.0.%zu", i + 2);
+		o->addr = 0xc6120002 + (uint32_t)i;
 		strcpy(o->ifname, "eth0");
 		o->sent = 8;
 		o->lost = lost;
@@ -434,7 +436,7 @@ static void eth0_segment(size_t n)
 	eth0_peers(n, 0);
 	for (size_t i = 0; i < n; i++) {
 		for (int f = 0; f < 8; f++)
-			g.obs[i].hop[f][0] = 0xc6120002 + (uint32_t)i; /* 198.18.0.(i+2) */
+			g.obs[i].hop[f][0] = g.obs[i].addr;
 		g.obs[i].known_flows = 0xff;
 	}
 }
