@@ -675,6 +675,27 @@ static size_t drop_peer_stalls(struct event_verdict *out, size_t n)
 	return k;
 }
 
+/* Drops the mesh's unreachable verdicts, out[from] on, on a peer whose
+ * TCP stall (network) is among out[0..from): its kernel stopped acking,
+ * where a host merely stopped (its agent and applications) still acks,
+ * so the cut is the path's, and the stall says so. Returns how many
+ * verdicts are left. */
+static size_t drop_unreachable_stalled(struct event_verdict *out, size_t from, size_t n)
+{
+	size_t k = from;
+
+	for (size_t i = from; i < n; i++) {
+		int stalled = 0;
+
+		for (size_t j = 0; j < from && out[i].kind == EVENT_UNREACHABLE && !stalled; j++)
+			stalled = out[j].kind == EVENT_STALL &&
+				  strcmp(out[j].subject, out[i].subject) == 0;
+		if (!stalled)
+			out[k++] = out[i];
+	}
+	return k;
+}
+
 /* The detectors' settings from the agent's configuration. */
 static void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
@@ -835,7 +856,8 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
 	if (link_cut_off(&d->kh, registry_now(reg)))
 		n = drop_peer_stalls(out, n);
-	n += detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
+	k = n + detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
+	n = drop_unreachable_stalled(out, n, k);
 	return n +
 	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
 }

@@ -5,7 +5,11 @@
 #include "suites.h"
 #include "testutil.h"
 
+#include "agent/config.h"
+#include "agent/detect/detect.h"
 #include "agent/detect/mesh.h"
+#include "agent/registry/registry.h"
+#include "collector/metric_names.h"
 
 /* large: one of each for the process (fork mode gives each test its own) */
 static struct mesh_gather g;
@@ -573,6 +577,58 @@ START_TEST(test_losses_across_one_hop_pool)
 }
 END_TEST
 
+/*
+ * Two peers silent to the mesh for 5 s: one whose TCP from here waits for
+ * acks of data in flight all that while (its kernel stopped acking: a cut
+ * path) is the TCP stall's, not unreachable; the other, with no TCP to
+ * tell, is unreachable.
+ */
+START_TEST(test_run_stalled_peer_is_not_unreachable)
+{
+	static const struct metric_desc
+		sent = { M_MESH_PROBES_SENT_TOTAL, "t", METRIC_COUNTER, 0, 0 },
+		lost = { M_MESH_PROBES_LOST_TOTAL, "t", METRIC_COUNTER, 0, 0 },
+		answered = { M_MESH_RTT_SECONDS_COUNT, "t", METRIC_COUNTER, 0, 0 },
+		stall = { "fabmon_tcp_ack_stall_seconds", "t", METRIC_GAUGE, 0, 0 },
+		flight = { "fabmon_tcp_in_flight_bytes", "t", METRIC_GAUGE, 0, 0 };
+	static const char *const peers[] = { "198.18.0.2", "198.18.0.3" };
+	struct registry *reg = registry_new(64, 60000);
+	struct event_verdict out[8];
+	struct detect *det = NULL;
+	struct config cfg;
+	size_t n = 0;
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(detect_new(&cfg, &det), 0);
+	for (int t = 0; t <= 9; t++) {
+		registry_begin_tick(reg, 1800000000000LL + t * 1000LL);
+		for (size_t i = 0; i < 2; i++) {
+			struct label l[] = { { "peer", peers[i] } };
+			struct sample_sink *sink = registry_sink(reg, "t");
+
+			(void)sample_counter(sink, &sent, l, 1, 8ULL * (uint64_t)t);
+			(void)sample_counter(sink, &answered, l, 1,
+					     8ULL * (uint64_t)(t < 4 ? t : 4));
+			(void)sample_counter(sink, &lost, l, 1,
+					     8ULL * (uint64_t)(t < 4 ? 0 : t - 4));
+		}
+		if (t >= 4) {
+			struct label l[] = { { "peer", peers[0] } };
+
+			(void)sample_gauge(registry_sink(reg, "t"), &stall, l, 1, t - 3.5);
+			(void)sample_gauge(registry_sink(reg, "t"), &flight, l, 1, 65536);
+		}
+		n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
+		registry_end_tick(reg);
+	}
+	ck_assert_uint_eq(n, 2);
+	verdict_is(&out[0], EVENT_STALL, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
+	verdict_is(&out[1], EVENT_UNREACHABLE, "peer=198.18.0.3", EVENT_CAUSE_HOST);
+	detect_free(det);
+	registry_free(reg);
+}
+END_TEST
+
 /* The gatherer reads the collector's series as the registry holds them. */
 /*
  * Whether a peer's paths delivered since a moment: on the ticks that began
@@ -652,6 +708,8 @@ Suite *detect_mesh_suite(void)
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
 		{ "own_link_fails_peers_in_turn", test_own_link_fails_peers_in_turn, 0 },
 		{ "spread_losses_await_the_own_link", test_spread_losses_await_the_own_link, 0 },
+		{ "run_stalled_peer_is_not_unreachable", test_run_stalled_peer_is_not_unreachable,
+		  0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
 		{ "answered_since", test_answered_since, 0 },
 		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
