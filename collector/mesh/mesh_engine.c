@@ -55,6 +55,9 @@
 /* local interfaces whose losses are kept (suspect_iface_note()): a host's
  * fabric ports */
 #define SUSPECT_IFACES 16
+/* the hops of the last peer that lost kept per interface: 8 flows over 2-4
+ * spines cross 10 or so */
+#define SUSPECT_IFACE_HOPS 32
 
 /* The buffers of one recvmmsg(), kept in the engine: nothing is allocated
  * per datagram. */
@@ -107,11 +110,14 @@ struct mesh_engine {
 		uint32_t addr;
 		int64_t at_ns;
 	} suspect_hop[SUSPECT_HOPS];
-	/* per local interface, the last peer that lost and when, and when a
-	 * second peer lost within MESH_SUSPECT_NS of another (0: not yet) */
+	/* per local interface, the last peer that lost, its paths' hops and
+	 * when, and when a second peer whose paths share none of them lost
+	 * within MESH_SUSPECT_NS of it (0: not yet) */
 	struct {
 		char ifname[IF_NAMESIZE];
 		uint32_t peer;
+		uint32_t hop[SUSPECT_IFACE_HOPS];
+		size_t nhop;
 		int64_t at_ns, spread_ns;
 	} suspect_iface[SUSPECT_IFACES];
 	unsigned seed;
@@ -785,10 +791,14 @@ static int suspect_hop_crossed(const struct mesh_engine *e, const struct mesh_pe
 }
 
 /* Notes that p, routed by its interface, lost at now: after another of
- * that interface's peers within MESH_SUSPECT_NS, its losses are spread. The
- * oldest note gives way when all are taken. */
+ * that interface's peers within MESH_SUSPECT_NS, whose paths share no hop
+ * with p's past the first (no fabric link or switch explains both: the
+ * detector's sign of an own link), its losses are spread. The oldest note
+ * gives way when all are taken. */
 static void suspect_iface_note(struct mesh_engine *e, const struct mesh_peer *p, int64_t now)
 {
+	uint32_t hop[SUSPECT_IFACE_HOPS];
+	size_t nhop = mesh_peer_hops(p, e->flows, hop, SUSPECT_IFACE_HOPS), met = 0;
 	unsigned k = 0, old = 0;
 
 	if (!p->ifname[0])
@@ -803,14 +813,21 @@ static void suspect_iface_note(struct mesh_engine *e, const struct mesh_peer *p,
 		memset(&e->suspect_iface[k], 0, sizeof(e->suspect_iface[k]));
 		memcpy(e->suspect_iface[k].ifname, p->ifname, IF_NAMESIZE);
 	}
+	for (size_t i = 0; i < nhop && !met; i++)
+		for (size_t j = 0; j < e->suspect_iface[k].nhop && !met; j++)
+			met = hop[i] == e->suspect_iface[k].hop[j];
 	if (e->suspect_iface[k].peer != p->addr &&
-	    e->suspect_iface[k].at_ns >= now - MESH_SUSPECT_NS)
+	    e->suspect_iface[k].at_ns >= now - MESH_SUSPECT_NS && e->suspect_iface[k].nhop &&
+	    nhop && !met)
 		e->suspect_iface[k].spread_ns = now;
 	e->suspect_iface[k].peer = p->addr;
+	memcpy(e->suspect_iface[k].hop, hop, nhop * sizeof(hop[0]));
+	e->suspect_iface[k].nhop = nhop;
 	e->suspect_iface[k].at_ns = now;
 }
 
-/* True if two peers or more of p's interface lost since since_ns. */
+/* True if two peers of p's interface whose paths share no hop lost since
+ * since_ns. */
 static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_peer *p,
 				int64_t since_ns)
 {
@@ -827,9 +844,9 @@ static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_p
  * flows crosses a hop that a losing flow crosses and a sibling of it
  * avoids (a link that loses 2 % shows on each of its flows now and then,
  * on all of them at once soon), and every peer of a local interface two
- * of whose peers lost (the detector tells its own link's losses, which
- * come on every peer, from the fabric's by the peers that did not lose:
- * each a few seconds sooner), but no more than keeps its probes
+ * of whose peers lost on paths that share no hop (its own link's losses
+ * come on every peer: the detector names it once most have lost), but no
+ * more than keeps its probes
  * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
  * absence, show within the detector's window; its extra rounds take only
  * the budget's upper half, as traces do, and never put off another peer's

@@ -201,6 +201,32 @@ int mesh_peer_hop_avoided(const struct mesh_peer *p, unsigned flows, uint32_t ho
 	return 0;
 }
 
+/* The first hop of path that mesh_peer_hops() counts: its second where it
+ * has one. */
+static unsigned past_first(const struct mesh_path *path)
+{
+	return path->n > 1 ? 1 : 0;
+}
+
+size_t mesh_peer_hops(const struct mesh_peer *p, unsigned flows, uint32_t *hops, size_t max)
+{
+	size_t n = 0;
+
+	for (unsigned f = 0; f < flows; f++) {
+		const struct mesh_path *path = &p->flow[f].path;
+
+		for (unsigned h = past_first(path); h < path->n && h < MESH_HOPS_MAX; h++) {
+			size_t i = 0;
+
+			while (i < n && hops[i] != path->hop[h])
+				i++;
+			if (path->hop[h] && i == n && n < max)
+				hops[n++] = path->hop[h];
+		}
+	}
+	return n;
+}
+
 double mesh_flow_rtt(const struct mesh_flow *fl)
 {
 	double least = fl->recent[0];

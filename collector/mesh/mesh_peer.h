@@ -131,6 +131,11 @@ int mesh_flow_crosses(const struct mesh_flow *fl, uint32_t hop);
  * peer itself), where a loss may lie that its other flows escape. */
 int mesh_peer_hop_avoided(const struct mesh_peer *p, unsigned flows, uint32_t hop);
 
+/* The distinct hops the known paths of p's flows cross past their first
+ * (this host's link ends at the first; a peer on the same segment is the
+ * one hop of its paths), max at most, into hops. Returns how many. */
+size_t mesh_peer_hops(const struct mesh_peer *p, unsigned flows, uint32_t *hops, size_t max);
+
 /* A flow's recent network time: the least of its last MESH_RECENT
  * answers, which a path slower for all of them raises and one late
  * answer (a sender descheduled between its clock and its send) does not.

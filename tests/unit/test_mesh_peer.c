@@ -212,6 +212,21 @@ START_TEST(test_trace_hops)
 	peer.flow[2].path.hop[1] = peer.addr;
 	ck_assert(mesh_peer_hop_avoided(&peer, 8, 0xc6130003));
 	ck_assert(!mesh_peer_hop_avoided(&peer, 8, 0xc6120001));
+	/* the hops past the first, once each; unknown ones are none */
+	{
+		uint32_t hops[4];
+
+		ck_assert_uint_eq(mesh_peer_hops(&peer, 8, hops, 4), 2);
+		ck_assert_uint_eq(hops[0], 0xc6130003);
+		ck_assert_uint_eq(hops[1], peer.addr);
+		ck_assert_uint_eq(mesh_peer_hops(&peer, 8, hops, 1), 1);
+		/* a peer on this segment: its one hop is itself */
+		peer.flow[1].path.n = 0;
+		peer.flow[2].path.n = 1;
+		peer.flow[2].path.hop[0] = peer.addr;
+		ck_assert_uint_eq(mesh_peer_hops(&peer, 8, hops, 4), 1);
+		ck_assert_uint_eq(hops[0], peer.addr);
+	}
 }
 END_TEST
 
