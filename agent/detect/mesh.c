@@ -808,23 +808,21 @@ static int own_link_awaited(const struct mesh_history *h, const struct mesh_obs 
 	       (now_ms - m->since_ms < MESH_OWN_LINK_WAIT_MS || m->named_ms);
 }
 
-/* The first of flow f's hops that a peer's paths count (peer_crosses()):
- * its second where it has one. This host's link ends at the first, and a
- * router every path leaves by is not told from it; a peer on the same
- * segment is the one hop of its flows. */
+/* The first of flow f's hops that losses_meet() starts from: its second
+ * where it has one. This host's link ends at the first, and a router every
+ * path leaves by is not told from it; a peer on the same segment is the
+ * one hop of its flows. */
 static int past_first(const struct mesh_obs *o, int f)
 {
 	return o->hop[f][1] ? 1 : 0;
 }
 
-/* True if some known flow of o crosses addr past its first hop. */
+/* True if some known flow of o crosses addr. */
 static int peer_crosses(const struct mesh_obs *o, uint32_t addr)
 {
 	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
-		for (int h = past_first(o, f); (o->known_flows >> f & 1) && h < MESH_DETECT_HOPS;
-		     h++)
-			if (o->hop[f][h] == addr)
-				return 1;
+		if ((o->known_flows >> f & 1) && flow_crosses(o, f, addr))
+			return 1;
 	return 0;
 }
 
