@@ -14,6 +14,8 @@
 enum mesh_family {
 	F_SENT,
 	F_LOST,
+	F_QUEUED,
+	F_LOST_QUEUED,
 	F_ROUNDS,
 	F_RTT_SUM,
 	F_RTT_COUNT,
@@ -27,6 +29,8 @@ enum mesh_family {
 static const char *const mesh_families[F_NONE] = {
 	[F_SENT] = M_MESH_PROBES_SENT_TOTAL,
 	[F_LOST] = M_MESH_PROBES_LOST_TOTAL,
+	[F_QUEUED] = M_MESH_PROBES_QUEUED_TOTAL,
+	[F_LOST_QUEUED] = M_MESH_PROBES_LOST_QUEUED_TOTAL,
 	[F_ROUNDS] = M_MESH_LOSS_ROUNDS_TOTAL,
 	[F_RTT_SUM] = M_MESH_RTT_SECONDS_SUM,
 	[F_RTT_COUNT] = M_MESH_RTT_SECONDS_COUNT,
@@ -111,6 +115,12 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	case F_LOST:
 		o->lost = rate;
 		break;
+	case F_QUEUED:
+		o->sent_queued = rate;
+		break;
+	case F_LOST_QUEUED:
+		o->lost_queued = rate;
+		break;
 	case F_ROUNDS:
 		o->loss_rounds = rate;
 		break;
@@ -174,7 +184,9 @@ static int lossy_two(const struct lossy_ticks *l)
 
 /* p's ticks since a moment, summed. */
 struct span {
+	/* the probes outside a queue's spike: a link's evidence */
 	double sent, lost, loss_rounds;
+	double sent_all, lost_all; /* and all of them */
 	double rtt, rtt_n; /* network time over the answers, and their count */
 	uint64_t lost_flows;
 	struct lossy_ticks lossy; /* the ticks that lost a probe */
@@ -215,12 +227,15 @@ static void window_of(const struct mesh_history *h, size_t i, int64_t since_ms, 
 	memset(s, 0, sizeof(*s));
 	for (unsigned k = 0; k < p->count; k++) {
 		const struct mesh_tick *t = &ring[(p->next + h->ring - 1 - k) % h->ring];
-		double lost = t->lost * flow_share(mask, t->lost_flows ? t->lost_flows : all);
+		double share = flow_share(mask, t->lost_flows ? t->lost_flows : all);
+		double lost = (t->lost - t->lost_queued) * share;
 
 		if (t->ms <= since_ms)
 			break;
-		s->sent += t->sent * sent_share;
+		s->sent += (t->sent - t->sent_queued) * sent_share;
 		s->lost += lost;
+		s->sent_all += t->sent * sent_share;
+		s->lost_all += t->lost * share;
 		s->loss_rounds += t->loss_rounds;
 		s->rtt += t->rtt;
 		s->rtt_n += t->rtt_n;
@@ -254,7 +269,7 @@ static int silent(const struct mesh_history *h, size_t i, int64_t now_ms)
 	    (unsigned)__builtin_popcountll(t->lost_flows) >= h->flows)
 		return 1;
 	window(h, i, now_ms - 1000, &s);
-	return s.sent >= 1.5 && s.lost >= 0.95 * s.sent;
+	return s.sent_all >= 1.5 && s.lost_all >= 0.95 * s.sent_all;
 }
 
 /* Gives every peer a ring twice as long (its ticks kept, oldest first).
@@ -304,7 +319,8 @@ static struct mesh_tick *tick_slot(struct mesh_history *h, struct mesh_history_p
 	return &h->tick[i * h->ring + p->next];
 }
 
-int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms)
+int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms,
+			int64_t from_ms)
 {
 	const struct mesh_history_peer *p = peer_find(h, peer);
 	const struct mesh_tick *ring;
@@ -313,12 +329,13 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
 	if (!p || !h->ring)
 		return 0;
 	ring = ring_of(h, (size_t)(p - h->peers));
-	/* a tick spans from the one before it: those that began since */
+	/* a tick spans from the one before it: those that ended after since
+	 * and began at from or later */
 	for (unsigned k = 0; k + 1 < p->count; k++) {
 		const struct mesh_tick *t = &ring[(p->next + h->ring - 1 - k) % h->ring],
 				       *before = &ring[(p->next + h->ring - 2 - k) % h->ring];
 
-		if (before->ms < since_ms)
+		if (t->ms <= since_ms || before->ms < from_ms)
 			break;
 		answered += t->rtt_n;
 	}
@@ -354,6 +371,8 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			.ms = now_ms,
 			.sent = (float)(o->sent * dt),
 			.lost = (float)(o->lost * dt),
+			.sent_queued = (float)(fmin(o->sent_queued, o->sent) * dt),
+			.lost_queued = (float)(fmin(o->lost_queued, o->lost) * dt),
 			.loss_rounds = (float)(o->loss_rounds * dt),
 			.rtt = (float)((o->rtt_sum - o->delay_sum) * dt),
 			.rtt_n = (float)(o->rtt_count * dt),
@@ -402,11 +421,11 @@ void mesh_history_free(struct mesh_history *h)
  * flow) or were not counted. */
 static int one_at_a_time(const struct span *s, unsigned flows)
 {
-	double p = s->sent > 0 ? s->lost / s->sent : 0;
+	double p = s->sent_all > 0 ? s->lost_all / s->sent_all : 0;
 
 	if (flows < 2 || s->loss_rounds <= 0 || p <= 0 || p >= 1)
 		return 0;
-	return s->lost / s->loss_rounds <=
+	return s->lost_all / s->loss_rounds <=
 	       MESH_GROUPED_RATIO * flows * p / (1 - pow(1 - p, (double)flows));
 }
 
@@ -527,7 +546,9 @@ enum peer_state { PEER_CLEAN, PEER_GOING, PEER_UNREACHABLE, PEER_LOSSY };
 
 struct peer_judged {
 	enum peer_state state;
-	double sent, lost; /* over the loss window (the unreachable's: its own) */
+	/* over the loss window (the unreachable's: its own), outside a queue's
+	 * spike; and every probe lost there */
+	double sent, lost, lost_all;
 	double answered_1s; /* probes answered in the last second */
 	int behind; /* behind_queue() over the loss window */
 	int queued; /* and its losses did not come one at a time: congestion's */
@@ -549,13 +570,13 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 
 	memset(j, 0, sizeof(*j));
 	window(h, i, now_ms - MESH_UNREACHABLE_MS, &s);
-	j->sent = s.sent;
-	j->lost = s.lost;
+	j->sent = s.sent_all;
+	j->lost = s.lost_all;
 	/* rates times ticks: a probe counted is about 1, never exactly. A
 	 * peer that never answered is not gone: it never came (no responder);
 	 * one gone is silent since its last answer that long at least */
 	if (p->answer_ms && now_ms - p->answer_ms >= MESH_UNREACHABLE_MS && s.ticks >= 2 &&
-	    s.sent >= 1.5 && s.lost >= 0.95 * s.sent) {
+	    s.sent_all >= 1.5 && s.lost_all >= 0.95 * s.sent_all) {
 		j->state = PEER_UNREACHABLE;
 		return;
 	}
@@ -572,6 +593,7 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	window(h, i, now_ms - MESH_LOSS_WINDOW_MS, &s);
 	j->sent = s.sent;
 	j->lost = s.lost;
+	j->lost_all = s.lost_all;
 	j->lost_flows = s.lost_flows;
 	j->lossy = s.lossy;
 	j->behind = behind_queue(p, &s);
@@ -874,7 +896,9 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 		x->peers++;
 		x->gone += j[i].state == PEER_UNREACHABLE;
 		x->going += j[i].state == PEER_GOING;
-		x->failing += j[i].state != PEER_CLEAN || j[i].lost >= 0.5;
+		/* a spike's losses too: the port that drops may be the one that
+		 * queues, and its pooled probes outside spikes say which */
+		x->failing += j[i].state != PEER_CLEAN || j[i].lost_all >= 0.5;
 		x->answered_1s += j[i].answered_1s;
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;

@@ -87,6 +87,9 @@ struct mesh_obs {
 	uint32_t addr; /* peer, IPv4, host byte order; 0: not IPv4 */
 	char ifname[16]; /* the local interface it is routed by; "": not known */
 	double sent, lost; /* fabmon_mesh_probes_{sent,lost}_total */
+	/* fabmon_mesh_probes_{queued,lost_queued}_total: sent and lost while
+	 * the path's queue stood in a spike */
+	double sent_queued, lost_queued;
 	double loss_rounds; /* fabmon_mesh_loss_rounds_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
@@ -118,6 +121,7 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s);
 struct mesh_tick {
 	int64_t ms;
 	float sent, lost, loss_rounds;
+	float sent_queued, lost_queued; /* of sent and lost, those in a queue's spike */
 	float rtt, rtt_n; /* network time summed over the tick's answers, and their count */
 	uint64_t lost_flows;
 };
@@ -161,9 +165,12 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 void mesh_history_free(struct mesh_history *h);
 
 /* True if peer's probes were answered (one at least, in sum) on the ticks
- * of h that began at since_ms or later: its paths delivered since. False
- * for a peer h does not probe, or with no such tick. */
-int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms);
+ * of h that ended after since_ms and began at from_ms or later: its paths
+ * delivered since, within a span that began at from_ms (a tick as long as
+ * the span's second half still counts, if the span holds it). False for a
+ * peer h does not probe, or with no such tick. */
+int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms,
+			int64_t from_ms);
 
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at

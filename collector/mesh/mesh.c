@@ -117,6 +117,18 @@ static const struct metric_desc d_lost = {
 	"Probes to the peer not answered within half an interval (200 ms to 1 s).", METRIC_COUNTER,
 	0, 0
 };
+static const struct metric_desc d_queued = {
+	M_MESH_PROBES_QUEUED_TOTAL,
+	"Probes to the peer, answered or lost, while its network time stood in a spike: over "
+	"halfway from its least to its recent most (1 ms at least), until under a third of the way. "
+	"A full queue drops only in a spike, a link that drops at random outside one as often.",
+	METRIC_COUNTER, 0, 0
+};
+static const struct metric_desc d_lost_queued = {
+	M_MESH_PROBES_LOST_QUEUED_TOTAL,
+	"Of fabmon_mesh_probes_queued_total, those lost (the peer answered a later probe).",
+	METRIC_COUNTER, 0, 0
+};
 static const struct metric_desc d_rounds = {
 	M_MESH_LOSS_ROUNDS_TOTAL,
 	"Rounds of probes to the peer (one on every flow, sent together) that lost one or more: "
@@ -169,6 +181,8 @@ static void emit_peer(struct mesh_state *st, struct sample_sink *out, const stru
 				       p->answered);
 	emit(st, out, &d_sent, l, nl, (double)p->sent);
 	emit(st, out, &d_lost, l, nl, (double)p->lost);
+	emit(st, out, &d_queued, l, nl, (double)p->queued);
+	emit(st, out, &d_lost_queued, l, nl, (double)p->lost_queued);
 	emit(st, out, &d_delay, l, nl, (double)p->delay_sum_ns);
 }
 

@@ -15,6 +15,18 @@ const char *const mesh_rtt_le[MESH_RTT_BUCKETS + 1] = {
 	"0.01",	 "0.025",   "0.05",  "0.1",    "0.25",	  "0.5",    "1",     "+Inf",
 };
 
+/* Counts the probe of fl sent at sent_ns lost; in a spike as well if the
+ * peer's path stands in one and answered a probe sent after it. */
+static void lost_one(struct mesh_peer *p, struct mesh_flow *fl, int64_t sent_ns)
+{
+	int queued = p->spike && p->last_answer_ns > sent_ns;
+
+	fl->lost++;
+	p->lost++;
+	p->queued += queued;
+	p->lost_queued += queued;
+}
+
 uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns)
 {
 	struct mesh_flow *fl = &p->flow[f];
@@ -24,8 +36,7 @@ uint32_t mesh_peer_sent(struct mesh_peer *p, unsigned f, int64_t now_ns)
 	if (in->used) {
 		/* MESH_INFLIGHT rounds unanswered: that one is lost, a round
 		 * of its own (a flow this far behind is not a moment's) */
-		fl->lost++;
-		p->lost++;
+		lost_one(p, fl, in->sent_ns);
 		p->loss_rounds++;
 		fl->last_loss_ns = now_ns;
 	}
@@ -65,6 +76,30 @@ static void rtt_record(struct mesh_peer *p, struct mesh_flow *fl, int64_t rtt_ns
 	fl->answered++;
 }
 
+/* Moves p's spike state with an answer's network time net_ns at now_ns. */
+static void spike_update(struct mesh_peer *p, int64_t net_ns, int64_t now_ns)
+{
+	int64_t most, rise;
+
+	if (p->answered == 1 || net_ns < p->net_min_ns)
+		p->net_min_ns = net_ns;
+	if (now_ns - p->net_max_since_ns >= MESH_SPIKE_WINDOW_NS) {
+		p->net_max_ns[1] = p->net_max_ns[0];
+		p->net_max_ns[0] = 0;
+		p->net_max_since_ns = now_ns;
+	}
+	if (net_ns > p->net_max_ns[0])
+		p->net_max_ns[0] = net_ns;
+	most = p->net_max_ns[0] > p->net_max_ns[1] ? p->net_max_ns[0] : p->net_max_ns[1];
+	rise = (most - p->net_min_ns) / 2;
+	if (rise < MESH_SPIKE_FLOOR_NS)
+		rise = MESH_SPIKE_FLOOR_NS;
+	if (net_ns - p->net_min_ns >= rise)
+		p->spike = 1;
+	else if (net_ns - p->net_min_ns <= rise * 2 / 3)
+		p->spike = 0;
+}
+
 int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns)
 {
 	struct mesh_flow *fl;
@@ -94,6 +129,8 @@ int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flow
 	if (delay > rtt)
 		delay = rtt;
 	rtt_record(p, fl, rtt, delay);
+	spike_update(p, rtt - delay, rx_ns);
+	p->queued += p->spike;
 	p->last_answer_ns = rx_ns;
 	return 0;
 }
@@ -156,8 +193,7 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
 			if (!in->used || now_ns - in->sent_ns < timeout_ns)
 				continue;
 			in->used = 0;
-			fl->lost++;
-			p->lost++;
+			lost_one(p, fl, in->sent_ns);
 			lost++;
 			/* a flow that starts losing may have moved: learn its hops
 			 * again at once */

@@ -71,6 +71,18 @@ struct mesh_peer {
 	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
 	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
 	int64_t last_answer_ns;
+	/* its queue, from its answers' network time: in a spike from over
+	 * halfway between the least it showed and its most of the last
+	 * MESH_SPIKE_WINDOW_NS or two (MESH_SPIKE_FLOOR_NS at least), until
+	 * under two thirds of that rise (after the Spike scheme: Cen, Cosman
+	 * and Voelker, "End-to-end differentiation of congestion and wireless
+	 * losses", IEEE/ACM ToN 11(5), 2003). Probes answered in a spike, and
+	 * those lost in one while the peer went on answering, are counted
+	 * apart (queued, lost_queued): a full queue drops only in a spike, a
+	 * link that drops at random drops outside one as often. */
+	int64_t net_min_ns, net_max_ns[2], net_max_since_ns;
+	int spike;
+	uint64_t queued, lost_queued;
 	/* the flows, as many as the engine probes on (its own allocation: a
 	 * thousand peers at 8 flows, not at MESH_FLOWS_MAX) */
 	struct mesh_flow *flow;
@@ -116,6 +128,10 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
  * is probed faster: at the default 1 s a 2 % loss on half of 8 flows shows
  * about once in 12 s, and agent/detect/mesh.h judges loss over 10 s. */
 #define MESH_SUSPECT_NS (10 * 1000000000LL)
+/* A queue's rise under a millisecond (agent/detect/mesh.h's
+ * MESH_QUEUE_MARGIN_S) is no spike: a responder's or a path's own jitter. */
+#define MESH_SPIKE_FLOOR_NS 1000000LL
+#define MESH_SPIKE_WINDOW_NS (10 * 1000000000LL)
 #define MESH_SUSPECT_SPEEDUP 8
 
 /* True if a flow of p lost a probe since since_ns and p answered a probe
