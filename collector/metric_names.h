@@ -77,6 +77,7 @@
 #define M_MESH_PROBES_SENT_TOTAL "fabmon_mesh_probes_sent_total"
 #define M_MESH_PROBES_LOST_TOTAL "fabmon_mesh_probes_lost_total"
 #define M_MESH_PROBES_QUEUED_TOTAL "fabmon_mesh_probes_queued_total"
+#define M_MESH_LAST_ANSWER_TIMESTAMP_SECONDS "fabmon_mesh_last_answer_timestamp_seconds"
 #define M_MESH_PROBES_LOST_QUEUED_TOTAL "fabmon_mesh_probes_lost_queued_total"
 #define M_MESH_LOSS_ROUNDS_TOTAL "fabmon_mesh_loss_rounds_total"
 #define M_MESH_RTT_SECONDS "fabmon_mesh_rtt_seconds"

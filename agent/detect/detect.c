@@ -801,13 +801,9 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	for (size_t i = 0; i < sg->n; i++) {
 		int stalled = sg->in[i].ack_stall_s >= cfg->stall.after_s;
 
-		/* over the wait's second half, on ticks within the wait: at
-		 * 1 s ticks a wait of 1.1 s has its half in one that began
-		 * before the half did */
 		sg->in[i].reached = mesh_answered_since(
 			&d->mh, sg->in[i].peer,
-			registry_now(reg) - (int64_t)(sg->in[i].ack_stall_s * 500),
-			registry_now(reg) - (int64_t)(sg->in[i].ack_stall_s * 1000));
+			registry_now(reg) - (int64_t)(sg->in[i].ack_stall_s * 500));
 
 		/* a reader idle for as long as the network's stall bound leaves
 		 * its path nothing to measure, then a burst */

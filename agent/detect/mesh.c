@@ -20,6 +20,7 @@ enum mesh_family {
 	F_RTT_SUM,
 	F_RTT_COUNT,
 	F_DELAY,
+	F_LAST_ANSWER,
 	F_FLOW_LOST,
 	F_FLOW_RTT,
 	F_HOP,
@@ -35,6 +36,7 @@ static const char *const mesh_families[F_NONE] = {
 	[F_RTT_SUM] = M_MESH_RTT_SECONDS_SUM,
 	[F_RTT_COUNT] = M_MESH_RTT_SECONDS_COUNT,
 	[F_DELAY] = M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
+	[F_LAST_ANSWER] = M_MESH_LAST_ANSWER_TIMESTAMP_SECONDS,
 	[F_FLOW_LOST] = M_MESH_FLOW_PROBES_LOST_TOTAL,
 	[F_FLOW_RTT] = M_MESH_FLOW_RTT_SECONDS,
 	[F_HOP] = M_MESH_HOP_INFO,
@@ -132,6 +134,9 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 		break;
 	case F_DELAY:
 		o->delay_sum = rate;
+		break;
+	case F_LAST_ANSWER:
+		o->last_answer_ms = (int64_t)(s->value * 1000);
 		break;
 	case F_FLOW_LOST:
 		/* a flow's series shows from its first loss on: its first
@@ -319,27 +324,11 @@ static struct mesh_tick *tick_slot(struct mesh_history *h, struct mesh_history_p
 	return &h->tick[i * h->ring + p->next];
 }
 
-int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms,
-			int64_t from_ms)
+int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms)
 {
 	const struct mesh_history_peer *p = peer_find(h, peer);
-	const struct mesh_tick *ring;
-	double answered = 0;
 
-	if (!p || !h->ring)
-		return 0;
-	ring = ring_of(h, (size_t)(p - h->peers));
-	/* a tick spans from the one before it: those that ended after since
-	 * and began at from or later */
-	for (unsigned k = 0; k + 1 < p->count; k++) {
-		const struct mesh_tick *t = &ring[(p->next + h->ring - 1 - k) % h->ring],
-				       *before = &ring[(p->next + h->ring - 2 - k) % h->ring];
-
-		if (t->ms <= since_ms || before->ms < from_ms)
-			break;
-		answered += t->rtt_n;
-	}
-	return answered >= 0.5;
+	return p && p->last_answer_ms > since_ms;
 }
 
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
@@ -378,6 +367,8 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			.rtt_n = (float)(o->rtt_count * dt),
 			.lost_flows = o->lost_flows,
 		};
+		if (o->last_answer_ms > p->last_answer_ms)
+			p->last_answer_ms = o->last_answer_ms;
 		if (o->rtt_count > 0) {
 			double mean = (o->rtt_sum - o->delay_sum) / o->rtt_count;
 

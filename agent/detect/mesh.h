@@ -90,6 +90,7 @@ struct mesh_obs {
 	/* fabmon_mesh_probes_{queued,lost_queued}_total: sent and lost while
 	 * the path's queue stood in a spike */
 	double sent_queued, lost_queued;
+	int64_t last_answer_ms; /* fabmon_mesh_last_answer_timestamp_seconds; 0: none */
 	double loss_rounds; /* fabmon_mesh_loss_rounds_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
@@ -132,6 +133,7 @@ struct mesh_history_peer {
 	size_t obs; /* its observation in that tick's gather */
 	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
 	int64_t answer_ms; /* the last tick some probe was answered; 0: never */
+	int64_t last_answer_ms; /* when one last was, as the collector saw it; 0: never */
 	int64_t silent_ms; /* the last tick it lost every probe of a second; 0: never */
 	unsigned next, count; /* its ring of ticks: the next slot, and the slots used */
 };
@@ -164,13 +166,10 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 /* Frees h's rings: h is then as if zeroed. */
 void mesh_history_free(struct mesh_history *h);
 
-/* True if peer's probes were answered (one at least, in sum) on the ticks
- * of h that ended after since_ms and began at from_ms or later: its paths
- * delivered since, within a span that began at from_ms (a tick as long as
- * the span's second half still counts, if the span holds it). False for a
- * peer h does not probe, or with no such tick. */
-int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms,
-			int64_t from_ms);
+/* True if peer answered a probe after since_ms: its paths delivered since
+ * (to the millisecond, whatever the tick). False for a peer h does not
+ * probe. */
+int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms);
 
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at

@@ -38,10 +38,9 @@ struct stall_input {
 	double progress_age_s;
 	/* this host's own longest send to the peer under way: how long */
 	double open_s;
-	/* the path delivers: the mesh's probes to the peer were answered on
-	 * ticks over the second half of its wait for acks and within it (the
-	 * connection waits on its own backed-off retransmission timer, in a
-	 * congested queue) */
+	/* the path delivers: the mesh's probes to the peer were answered in
+	 * the second half of its wait for acks (the connection waits on its
+	 * own backed-off retransmission timer, in a congested queue) */
 	int reached;
 };
 

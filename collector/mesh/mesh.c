@@ -136,6 +136,12 @@ static const struct metric_desc d_rounds = {
 	"drops packets at random, several where a queue overflows or the peer's host stalls.",
 	METRIC_COUNTER, 0, 0
 };
+static const struct metric_desc d_last_answer = {
+	M_MESH_LAST_ANSWER_TIMESTAMP_SECONDS,
+	"When the peer last answered a probe, Unix time (shown once it has): a TCP wait for acks on "
+	"a path the probes still cross is the connection's timer, not a cut.",
+	METRIC_GAUGE, 0, 0
+};
 static const struct metric_desc d_delay = {
 	M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
 	"The peer's own time between receiving a probe and sending its reply, summed over the "
@@ -184,6 +190,8 @@ static void emit_peer(struct mesh_state *st, struct sample_sink *out, const stru
 	emit(st, out, &d_queued, l, nl, (double)p->queued);
 	emit(st, out, &d_lost_queued, l, nl, (double)p->lost_queued);
 	emit(st, out, &d_delay, l, nl, (double)p->delay_sum_ns);
+	if (p->last_answer_ns)
+		emit(st, out, &d_last_answer, l, nl, (double)p->last_answer_ns / 1e9);
 }
 
 /* The peer's loss rounds, shown while a flow of it stands out: only a

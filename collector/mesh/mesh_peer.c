@@ -76,28 +76,29 @@ static void rtt_record(struct mesh_peer *p, struct mesh_flow *fl, int64_t rtt_ns
 	fl->answered++;
 }
 
-/* Moves p's spike state with an answer's network time net_ns at now_ns. */
-static void spike_update(struct mesh_peer *p, int64_t net_ns, int64_t now_ns)
+/* Moves one way's spike state with an answer's one-way time v at now_ns. */
+static void spike_update(struct mesh_spike *w, int64_t v, int64_t now_ns)
 {
 	int64_t most, rise;
 
-	if (p->answered == 1 || net_ns < p->net_min_ns)
-		p->net_min_ns = net_ns;
-	if (now_ns - p->net_max_since_ns >= MESH_SPIKE_WINDOW_NS) {
-		p->net_max_ns[1] = p->net_max_ns[0];
-		p->net_max_ns[0] = 0;
-		p->net_max_since_ns = now_ns;
+	if (!w->seen || now_ns - w->since_ns >= MESH_SPIKE_WINDOW_NS) {
+		w->max_ns[1] = w->seen ? w->max_ns[0] : v;
+		w->max_ns[0] = v;
+		w->since_ns = now_ns;
 	}
-	if (net_ns > p->net_max_ns[0])
-		p->net_max_ns[0] = net_ns;
-	most = p->net_max_ns[0] > p->net_max_ns[1] ? p->net_max_ns[0] : p->net_max_ns[1];
-	rise = (most - p->net_min_ns) / 2;
+	if (!w->seen || v < w->min_ns)
+		w->min_ns = v;
+	w->seen = 1;
+	if (v > w->max_ns[0])
+		w->max_ns[0] = v;
+	most = w->max_ns[0] > w->max_ns[1] ? w->max_ns[0] : w->max_ns[1];
+	rise = (most - w->min_ns) / 2;
 	if (rise < MESH_SPIKE_FLOOR_NS)
 		rise = MESH_SPIKE_FLOOR_NS;
-	if (net_ns - p->net_min_ns >= rise)
-		p->spike = 1;
-	else if (net_ns - p->net_min_ns <= rise * 2 / 3)
-		p->spike = 0;
+	if (v - w->min_ns >= rise)
+		w->on = 1;
+	else if (v - w->min_ns <= rise * 2 / 3)
+		w->on = 0;
 }
 
 int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns)
@@ -129,7 +130,15 @@ int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flow
 	if (delay > rtt)
 		delay = rtt;
 	rtt_record(p, fl, rtt, delay);
-	spike_update(p, rtt - delay, rx_ns);
+	/* each way on its own: a full queue one way shows half the round
+	 * trip's rise; without the responder's times, the network time */
+	if (m->rx_ns && m->tx_ns) {
+		spike_update(&p->way[0], (int64_t)m->rx_ns - in->sent_ns, rx_ns);
+		spike_update(&p->way[1], rx_ns - (int64_t)m->tx_ns, rx_ns);
+	} else {
+		spike_update(&p->way[0], rtt - delay, rx_ns);
+	}
+	p->spike = p->way[0].on || p->way[1].on;
 	p->queued += p->spike;
 	p->last_answer_ns = rx_ns;
 	return 0;

@@ -58,6 +58,14 @@ struct mesh_flow {
 	struct mesh_path path;
 };
 
+/* One way's queue: in a spike from over halfway between the least one-way
+ * time it showed and its most of the last MESH_SPIKE_WINDOW_NS or two
+ * (MESH_SPIKE_FLOOR_NS at least), until under two thirds of that rise. */
+struct mesh_spike {
+	int64_t min_ns, max_ns[2], since_ns; /* the least; the most this window, and last */
+	int seen, on;
+};
+
 struct mesh_peer {
 	uint32_t addr; /* host byte order */
 	char ifname[IF_NAMESIZE]; /* the local interface it is routed by; "": none */
@@ -71,16 +79,15 @@ struct mesh_peer {
 	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
 	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
 	int64_t last_answer_ns;
-	/* its queue, from its answers' network time: in a spike from over
-	 * halfway between the least it showed and its most of the last
-	 * MESH_SPIKE_WINDOW_NS or two (MESH_SPIKE_FLOOR_NS at least), until
-	 * under two thirds of that rise (after the Spike scheme: Cen, Cosman
-	 * and Voelker, "End-to-end differentiation of congestion and wireless
-	 * losses", IEEE/ACM ToN 11(5), 2003). Probes answered in a spike, and
+	/* its queues, one each way, from its answers' one-way times (the
+	 * clocks' offset cancels: only their rise counts), after the Spike
+	 * scheme (Cen, Cosman and Voelker, "End-to-end differentiation of
+	 * congestion and wireless losses", IEEE/ACM ToN 11(5), 2003): the path
+	 * is in a spike while either way is. Probes answered in a spike, and
 	 * those lost in one while the peer went on answering, are counted
 	 * apart (queued, lost_queued): a full queue drops only in a spike, a
-	 * link that drops at random drops outside one as often. */
-	int64_t net_min_ns, net_max_ns[2], net_max_since_ns;
+	 * link that drops at random outside one as often. */
+	struct mesh_spike way[2];
 	int spike;
 	uint64_t queued, lost_queued;
 	/* the flows, as many as the engine probes on (its own allocation: a

@@ -151,53 +151,70 @@ START_TEST(test_loss_rounds)
 END_TEST
 
 /* Round seq of probes on 4 flows at t_ms, every flow but lose's answered
- * net_ns of network time later (lose -1: none lost, 4: all), then expired. */
-static void round_of(uint32_t seq, int64_t t_ms, int64_t net_ns, int lose)
+ * (lose -1: none lost, 4: all), fwd_ns on the way there and rev_ns back,
+ * the responder's clock 5 s ahead (its offset cancels), then expired. */
+static void round_of(uint32_t seq, int64_t t_ms, int64_t fwd_ns, int64_t rev_ns, int lose)
 {
 	for (unsigned f = 0; f < 4; f++)
 		(void)mesh_peer_sent(&peer, f, t_ms * MS);
 	for (unsigned f = 0; f < 4; f++) {
 		struct mesh_msg r = reply_to(f, seq, t_ms * MS);
 
+		r.rx_ns = (uint64_t)(t_ms * MS + fwd_ns + 5000 * MS);
+		r.tx_ns = r.rx_ns + 20000;
 		if ((int)f != lose && lose != 4)
-			ck_assert_int_eq(mesh_peer_reply(&peer, &r, 4, t_ms * MS + net_ns + 20000), 0);
+			ck_assert_int_eq(
+				mesh_peer_reply(&peer, &r, 4, t_ms * MS + fwd_ns + 20000 + rev_ns),
+				0);
 	}
 	(void)mesh_peer_expire(&peer, 4, (t_ms + 600) * MS, 500 * MS);
 }
 
-/* A probe lost while the path's network time stands in a spike (over
+/* A probe lost while either way of the path stands in a spike (over
  * halfway from its least to its most) and the peer answers later ones is a
  * full queue's; one lost on a path at its least, or with nothing answered
  * after it (an outage, spike or not), is not. */
 START_TEST(test_queue_drops_in_a_spike)
 {
 	for (uint32_t k = 0; k < 3; k++)
-		round_of(k, 1000 + 1000 * k, 100000, -1);
+		round_of(k, 1000 + 1000 * k, 50000, 50000, -1);
 	ck_assert_uint_eq(peer.queued, 0);
-	round_of(3, 4000, 50 * MS, 0); /* a queue of 50 ms: a spike */
+	round_of(3, 4000, 50 * MS, 50000, 0); /* a queue of 50 ms there: a spike */
 	ck_assert_uint_eq(peer.lost, 1);
 	ck_assert_uint_eq(peer.lost_queued, 1);
 	ck_assert_uint_eq(peer.queued, 4);
-	round_of(4, 5000, 100000, 0); /* back at its least */
+	round_of(4, 5000, 50000, 50000, 0); /* back at its least */
 	ck_assert_uint_eq(peer.lost, 2);
 	ck_assert_uint_eq(peer.lost_queued, 1);
 	ck_assert_uint_eq(peer.queued, 4);
-	round_of(5, 6000, 40 * MS, 0);
+	round_of(5, 6000, 50000, 40 * MS, 0); /* a queue on the way back */
 	ck_assert_uint_eq(peer.lost_queued, 2);
-	round_of(6, 7000, 40 * MS, 4); /* nothing answered */
+	round_of(6, 7000, 50000, 40 * MS, 4); /* nothing answered */
 	ck_assert_uint_eq(peer.lost, 7);
 	ck_assert_uint_eq(peer.lost_queued, 2);
 	ck_assert_uint_eq(peer.queued, 8);
 }
 END_TEST
 
-/* A path that never queues over MESH_SPIKE_FLOOR_NS has no spike, however
- * its round trip varies under it. */
+/* With a queue both ways, one way full shows a spike that the round trip,
+ * halfway from its least to its most, would not; and a path that never
+ * queues over MESH_SPIKE_FLOOR_NS has none, however it varies under it. */
+START_TEST(test_spike_one_way_of_two)
+{
+	round_of(0, 1000, 50000, 50000, -1);
+	round_of(1, 2000, 40 * MS, 40 * MS, -1); /* both ways full: a spike */
+	round_of(2, 3000, 2 * MS, 2 * MS, -1); /* drained */
+	ck_assert_uint_eq(peer.queued, 4);
+	round_of(3, 4000, 30 * MS, 2 * MS, 0); /* one way: 32 ms of a round trip's 80 */
+	ck_assert_uint_eq(peer.lost_queued, 1);
+}
+END_TEST
+
 START_TEST(test_jitter_is_no_spike)
 {
-	round_of(0, 1000, 50000, -1);
-	round_of(1, 2000, 900000, 0);
-	round_of(2, 3000, 50000, 0);
+	round_of(0, 1000, 50000, 50000, -1);
+	round_of(1, 2000, 900000, 50000, 0);
+	round_of(2, 3000, 50000, 900000, 0);
 	ck_assert_uint_eq(peer.lost, 2);
 	ck_assert_uint_eq(peer.queued, 0);
 }
@@ -306,6 +323,7 @@ Suite *mesh_peer_suite(void)
 		{ "loss_rounds", test_loss_rounds, 0 },
 		{ "loss_is_per_flow", test_loss_is_per_flow, 0 },
 		{ "queue_drops_in_a_spike", test_queue_drops_in_a_spike, 0 },
+		{ "spike_one_way_of_two", test_spike_one_way_of_two, 0 },
 		{ "jitter_is_no_spike", test_jitter_is_no_spike, 0 },
 		{ "slow_flow_differs", test_slow_flow_differs, 0 },
 		{ "trace_hops", test_trace_hops, 0 },
