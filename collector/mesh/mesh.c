@@ -119,8 +119,8 @@ static const struct metric_desc d_lost = {
 };
 static const struct metric_desc d_queued = {
 	M_MESH_PROBES_QUEUED_TOTAL,
-	"Probes to the peer, answered or lost, while its network time stood in a spike: over "
-	"halfway from its least to its recent most (1 ms at least), until under a third of the way. "
+	"Probes to the peer, answered or lost, while its path stood in a spike: either way's one-way "
+	"time over halfway from its least to its recent most (1 ms at least), until under a third. "
 	"A full queue drops only in a spike, a link that drops at random outside one as often.",
 	METRIC_COUNTER, 0, 0
 };
