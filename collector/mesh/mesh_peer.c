@@ -76,36 +76,40 @@ static void rtt_record(struct mesh_peer *p, struct mesh_flow *fl, int64_t rtt_ns
 	fl->answered++;
 }
 
-/* Moves one way's spike state with an answer's one-way time v at now_ns. */
-static void spike_update(struct mesh_spike *w, int64_t v, int64_t now_ns)
+/* Moves one way's spike state with an answer's one-way time v at now_ns;
+ * returns how far v is over the least. */
+static int64_t spike_update(struct mesh_spike *w, int64_t v, int64_t now_ns)
 {
-	int64_t most, rise;
+	int64_t least, most, rise;
 
 	if (!w->seen || now_ns - w->since_ns >= MESH_SPIKE_WINDOW_NS) {
+		w->min_ns[1] = w->seen ? w->min_ns[0] : v;
 		w->max_ns[1] = w->seen ? w->max_ns[0] : v;
-		w->max_ns[0] = v;
+		w->min_ns[0] = w->max_ns[0] = v;
 		w->since_ns = now_ns;
+		w->seen = 1;
 	}
-	if (!w->seen || v < w->min_ns)
-		w->min_ns = v;
-	w->seen = 1;
+	if (v < w->min_ns[0])
+		w->min_ns[0] = v;
 	if (v > w->max_ns[0])
 		w->max_ns[0] = v;
+	least = w->min_ns[0] < w->min_ns[1] ? w->min_ns[0] : w->min_ns[1];
 	most = w->max_ns[0] > w->max_ns[1] ? w->max_ns[0] : w->max_ns[1];
-	rise = (most - w->min_ns) / 2;
+	rise = (most - least) / 2;
 	if (rise < MESH_SPIKE_FLOOR_NS)
 		rise = MESH_SPIKE_FLOOR_NS;
-	if (v - w->min_ns >= rise)
+	if (v - least >= rise)
 		w->on = 1;
-	else if (v - w->min_ns <= rise * 2 / 3)
+	else if (v - least <= rise * 2 / 3)
 		w->on = 0;
+	return v - least;
 }
 
 int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns)
 {
 	struct mesh_flow *fl;
 	struct mesh_inflight *in;
-	int64_t rtt, delay;
+	int64_t rtt, delay, rise;
 
 	if (m->flow >= flows)
 		return -ERANGE;
@@ -131,14 +135,17 @@ int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flow
 		delay = rtt;
 	rtt_record(p, fl, rtt, delay);
 	/* each way on its own: a full queue one way shows half the round
-	 * trip's rise; without the responder's times, the network time */
+	 * trip's rise; without the responder's times, the network time. And
+	 * the round trip up too: the hosts' clocks drifting apart move the
+	 * ways (one up, one down), never the round trip */
+	rise = spike_update(&p->way[2], rtt - delay, rx_ns);
 	if (m->rx_ns && m->tx_ns) {
-		spike_update(&p->way[0], (int64_t)m->rx_ns - in->sent_ns, rx_ns);
-		spike_update(&p->way[1], rx_ns - (int64_t)m->tx_ns, rx_ns);
+		(void)spike_update(&p->way[0], (int64_t)m->rx_ns - in->sent_ns, rx_ns);
+		(void)spike_update(&p->way[1], rx_ns - (int64_t)m->tx_ns, rx_ns);
 	} else {
-		spike_update(&p->way[0], rtt - delay, rx_ns);
+		p->way[0] = p->way[2];
 	}
-	p->spike = p->way[0].on || p->way[1].on;
+	p->spike = (p->way[0].on || p->way[1].on) && rise >= MESH_SPIKE_FLOOR_NS;
 	p->queued += p->spike;
 	p->last_answer_ns = rx_ns;
 	return 0;

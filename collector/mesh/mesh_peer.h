@@ -58,11 +58,13 @@ struct mesh_flow {
 	struct mesh_path path;
 };
 
-/* One way's queue: in a spike from over halfway between the least one-way
- * time it showed and its most of the last MESH_SPIKE_WINDOW_NS or two
- * (MESH_SPIKE_FLOOR_NS at least), until under two thirds of that rise. */
+/* One way's queue: in a spike from over halfway between its least and its
+ * most one-way time of the last MESH_SPIKE_WINDOW_NS or two
+ * (MESH_SPIKE_FLOOR_NS at least), until under two thirds of that rise. The
+ * least is a window's too: the two hosts' clocks drift apart (NTP slews
+ * at up to 0.5 ms a second), and only the rise counts. */
 struct mesh_spike {
-	int64_t min_ns, max_ns[2], since_ns; /* the least; the most this window, and last */
+	int64_t min_ns[2], max_ns[2], since_ns; /* this window's, and the last's */
 	int seen, on;
 };
 
@@ -83,11 +85,12 @@ struct mesh_peer {
 	 * clocks' offset cancels: only their rise counts), after the Spike
 	 * scheme (Cen, Cosman and Voelker, "End-to-end differentiation of
 	 * congestion and wireless losses", IEEE/ACM ToN 11(5), 2003): the path
-	 * is in a spike while either way is. Probes answered in a spike, and
+	 * is in a spike while either way is and its round trip (way[2]) stands
+	 * MESH_SPIKE_FLOOR_NS over its least. Probes answered in a spike, and
 	 * those lost in one while the peer went on answering, are counted
 	 * apart (queued, lost_queued): a full queue drops only in a spike, a
 	 * link that drops at random outside one as often. */
-	struct mesh_spike way[2];
+	struct mesh_spike way[3]; /* there, back, the round trip's network time */
 	int spike;
 	uint64_t queued, lost_queued;
 	/* the flows, as many as the engine probes on (its own allocation: a

@@ -220,6 +220,18 @@ START_TEST(test_jitter_is_no_spike)
 }
 END_TEST
 
+/* The responder's clock drifting 0.5 ms a second (NTP slewing) moves one
+ * way up and the other down, the round trip not: no spike. */
+START_TEST(test_clock_drift_is_no_spike)
+{
+	for (uint32_t k = 0; k < 30; k++)
+		round_of(k, 1000 + 1000 * k, 50000 + 500000 * (int64_t)k,
+			 50000 - 500000 * (int64_t)k, k % 2 ? 0 : -1);
+	ck_assert_uint_eq(peer.lost, 15);
+	ck_assert_uint_eq(peer.queued, 0);
+}
+END_TEST
+
 /* A flow far slower than its siblings for MESH_RECENT answers stands out;
  * one a little slower does not, nor one with fewer answers (a path's first
  * answer pays for neighbour lookups on its way). */
@@ -325,6 +337,7 @@ Suite *mesh_peer_suite(void)
 		{ "queue_drops_in_a_spike", test_queue_drops_in_a_spike, 0 },
 		{ "spike_one_way_of_two", test_spike_one_way_of_two, 0 },
 		{ "jitter_is_no_spike", test_jitter_is_no_spike, 0 },
+		{ "clock_drift_is_no_spike", test_clock_drift_is_no_spike, 0 },
 		{ "slow_flow_differs", test_slow_flow_differs, 0 },
 		{ "trace_hops", test_trace_hops, 0 },
 		{ "rtt_le_labels", test_rtt_le_labels, 0 },
