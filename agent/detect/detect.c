@@ -675,6 +675,23 @@ static size_t drop_peer_stalls(struct event_verdict *out, size_t n)
 	return k;
 }
 
+/* Drops the verdicts of out[0..n) that name a peer whose failures the
+ * mesh puts on this host's own link (mesh_own_link_holds()): its paths to
+ * that peer cross the link, slow or stalled with every other; the link is
+ * the mesh's to name. Returns how many verdicts are left. */
+static size_t drop_own_link_symptoms(struct mesh_history *mh, const struct mesh_gather *mg,
+				     struct event_verdict *out, size_t n, int64_t now_ms)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (event_kind_cause(out[i].kind) != EVENT_CAUSE_NETWORK ||
+		    strncmp(out[i].subject, "peer=", 5) != 0 ||
+		    !mesh_own_link_holds(mh, mg, out[i].subject + 5, now_ms))
+			out[k++] = out[i];
+	return k;
+}
+
 /* Drops the mesh's unreachable verdicts, out[from] on, on a peer whose
  * TCP stall (network) is among out[0..from): its kernel stopped acking,
  * where a host merely stopped (its agent and applications) still acks,
@@ -858,6 +875,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 		n = drop_peer_stalls(out, n);
 	k = n + detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
 	n = drop_unreachable_stalled(out, n, k);
+	n = drop_own_link_symptoms(&d->mh, &d->mg, out, n, registry_now(reg));
 	return n +
 	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
 }

@@ -961,6 +961,15 @@ static int own_link_failing(const struct iface_tally *t, size_t nt, const struct
 	return 0;
 }
 
+int mesh_own_link_holds(struct mesh_history *h, const struct mesh_gather *g, const char *peer,
+			int64_t now_ms)
+{
+	const struct mesh_history_peer *p = peer_find(h, peer);
+
+	return p && p->last_ms == now_ms && p->obs < g->n && g->obs[p->obs].ifname[0] &&
+	       own_link_awaited(h, &g->obs[p->obs], now_ms);
+}
+
 size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {

@@ -201,4 +201,12 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
 size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
 		   struct event_verdict *out, size_t max);
 
+/* True if, as of detect_mesh() at now_ms, peer's failures look like this
+ * host's own link's (its interface named, or awaited as lossy_link
+ * verdicts on its peers are): a TCP path to the peer that slows or stalls
+ * crosses that link, and says nothing of the peer. False for a peer h
+ * does not probe or had no reading of at now_ms. */
+int mesh_own_link_holds(struct mesh_history *h, const struct mesh_gather *g, const char *peer,
+			int64_t now_ms);
+
 #endif

@@ -629,6 +629,54 @@ START_TEST(test_run_stalled_peer_is_not_unreachable)
 }
 END_TEST
 
+/*
+ * Every peer of eth0 losing half its probes: the mesh names eth0, and this
+ * host's TCP wait for acks from one of those peers is that link's too, not
+ * a stall of its own on the peer.
+ */
+START_TEST(test_run_own_link_takes_its_peers_stalls)
+{
+	static const struct metric_desc
+		sent = { M_MESH_PROBES_SENT_TOTAL, "t", METRIC_COUNTER, 0, 0 },
+		lost = { M_MESH_PROBES_LOST_TOTAL, "t", METRIC_COUNTER, 0, 0 },
+		answered = { M_MESH_RTT_SECONDS_COUNT, "t", METRIC_COUNTER, 0, 0 },
+		stall = { "fabmon_tcp_ack_stall_seconds", "t", METRIC_GAUGE, 0, 0 },
+		flight = { "fabmon_tcp_in_flight_bytes", "t", METRIC_GAUGE, 0, 0 };
+	static const char *const peers[] = { "198.18.0.2", "198.18.0.3", "198.18.0.4" };
+	struct registry *reg = registry_new(64, 60000);
+	struct event_verdict out[8];
+	struct detect *det = NULL;
+	struct config cfg;
+	size_t n = 0;
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(detect_new(&cfg, &det), 0);
+	for (int t = 0; t <= 6; t++) {
+		registry_begin_tick(reg, 1800000000000LL + t * 1000LL);
+		for (size_t i = 0; i < 3; i++) {
+			struct label l[] = { { "peer", peers[i] }, { "interface", "eth0" } };
+			struct sample_sink *sink = registry_sink(reg, "t");
+
+			(void)sample_counter(sink, &sent, l, 2, 8ULL * (uint64_t)t);
+			(void)sample_counter(sink, &answered, l, 2, 4ULL * (uint64_t)t);
+			(void)sample_counter(sink, &lost, l, 2, 4ULL * (uint64_t)t);
+		}
+		if (t >= 2) {
+			struct label l[] = { { "peer", peers[0] } };
+
+			(void)sample_gauge(registry_sink(reg, "t"), &stall, l, 1, t - 1.5);
+			(void)sample_gauge(registry_sink(reg, "t"), &flight, l, 1, 65536);
+		}
+		n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
+		registry_end_tick(reg);
+	}
+	ck_assert_uint_eq(n, 1);
+	verdict_is(&out[0], EVENT_LOSSY_LINK, "interface=eth0", EVENT_CAUSE_NETWORK);
+	detect_free(det);
+	registry_free(reg);
+}
+END_TEST
+
 /* The gatherer reads the collector's series as the registry holds them. */
 /*
  * Whether a peer's paths delivered since a moment: when it last answered,
@@ -708,6 +756,8 @@ Suite *detect_mesh_suite(void)
 		{ "run_stalled_peer_is_not_unreachable", test_run_stalled_peer_is_not_unreachable,
 		  0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
+		{ "run_own_link_takes_its_peers_stalls", test_run_own_link_takes_its_peers_stalls,
+		  0 },
 		{ "answered_since", test_answered_since, 0 },
 		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
 		{ "losses_across_one_hop_pool", test_losses_across_one_hop_pool, 0 },
