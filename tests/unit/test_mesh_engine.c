@@ -174,19 +174,31 @@ START_TEST(test_flood_does_not_hold_the_tick)
 	struct mesh_engine *r = engine(&conf, 1);
 	char why[256];
 	double worst = 0, end;
+	int go[2];
+	char c = 0;
 	pid_t child;
 
-	ck_assert_int_eq(mesh_engine_start(r, why, sizeof(why)), 0);
+	/* the flooder forks before the engine's thread starts: a child forked
+	 * while another thread holds a lock (the sanitizers' allocator's) can
+	 * wait on it for ever; it starts once told */
+	ck_assert_int_eq(pipe(go), 0);
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		int fd = client("127.0.0.1");
 
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
 		end = mono_s() + 1.5;
 		for (uint32_t i = 0; mono_s() < end; i++)
 			send_probe(fd, mesh_engine_port(r), i);
 		_exit(0);
 	}
+	close(go[0]);
+	ck_assert_int_eq(mesh_engine_start(r, why, sizeof(why)), 0);
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	close(go[1]);
 	end = mono_s() + 1.0;
 	while (mono_s() < end) {
 		double t = mono_s();
