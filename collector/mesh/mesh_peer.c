@@ -76,9 +76,8 @@ static void rtt_record(struct mesh_peer *p, struct mesh_flow *fl, int64_t rtt_ns
 	fl->answered++;
 }
 
-/* Moves one way's spike state with an answer's one-way time v at now_ns;
- * returns how far v is over the least. */
-static int64_t spike_update(struct mesh_spike *w, int64_t v, int64_t now_ns)
+/* Moves one way's spike state with an answer's one-way time v at now_ns. */
+static void spike_update(struct mesh_spike *w, int64_t v, int64_t now_ns)
 {
 	int64_t least, most, rise;
 
@@ -102,14 +101,13 @@ static int64_t spike_update(struct mesh_spike *w, int64_t v, int64_t now_ns)
 		w->on = 1;
 	else if (v - least <= rise * 2 / 3)
 		w->on = 0;
-	return v - least;
 }
 
 int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flows, int64_t rx_ns)
 {
 	struct mesh_flow *fl;
 	struct mesh_inflight *in;
-	int64_t rtt, delay, rise;
+	int64_t rtt, delay;
 
 	if (m->flow >= flows)
 		return -ERANGE;
@@ -136,16 +134,19 @@ int mesh_peer_reply(struct mesh_peer *p, const struct mesh_msg *m, unsigned flow
 	rtt_record(p, fl, rtt, delay);
 	/* each way on its own: a full queue one way shows half the round
 	 * trip's rise; without the responder's times, the network time. And
-	 * the round trip up too: the hosts' clocks drifting apart move the
-	 * ways (one up, one down), never the round trip */
-	rise = spike_update(&p->way[2], rtt - delay, rx_ns);
+	 * the round trip over the least it ever showed: the hosts' clocks
+	 * drifting apart move the ways (one up, one down), never the round
+	 * trip, and a queue that stands for minutes still stands over it */
+	if (p->answered == 1 || rtt - delay < p->net_least_ns)
+		p->net_least_ns = rtt - delay;
 	if (m->rx_ns && m->tx_ns) {
-		(void)spike_update(&p->way[0], (int64_t)m->rx_ns - in->sent_ns, rx_ns);
-		(void)spike_update(&p->way[1], rx_ns - (int64_t)m->tx_ns, rx_ns);
+		spike_update(&p->way[0], (int64_t)m->rx_ns - in->sent_ns, rx_ns);
+		spike_update(&p->way[1], rx_ns - (int64_t)m->tx_ns, rx_ns);
 	} else {
-		p->way[0] = p->way[2];
+		spike_update(&p->way[0], rtt - delay, rx_ns);
 	}
-	p->spike = (p->way[0].on || p->way[1].on) && rise >= MESH_SPIKE_FLOOR_NS;
+	p->spike = (p->way[0].on || p->way[1].on) &&
+		   rtt - delay - p->net_least_ns >= MESH_SPIKE_FLOOR_NS;
 	p->queued += p->spike;
 	p->last_answer_ns = rx_ns;
 	return 0;

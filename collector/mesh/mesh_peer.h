@@ -85,12 +85,14 @@ struct mesh_peer {
 	 * clocks' offset cancels: only their rise counts), after the Spike
 	 * scheme (Cen, Cosman and Voelker, "End-to-end differentiation of
 	 * congestion and wireless losses", IEEE/ACM ToN 11(5), 2003): the path
-	 * is in a spike while either way is and its round trip (way[2]) stands
-	 * MESH_SPIKE_FLOOR_NS over its least. Probes answered in a spike, and
+	 * is in a spike while either way is and its network time stands
+	 * MESH_SPIKE_FLOOR_NS over the least it ever showed (net_least_ns).
+	 * Probes answered in a spike, and
 	 * those lost in one while the peer went on answering, are counted
 	 * apart (queued, lost_queued): a full queue drops only in a spike, a
 	 * link that drops at random outside one as often. */
-	struct mesh_spike way[3]; /* there, back, the round trip's network time */
+	struct mesh_spike way[2]; /* there, and back */
+	int64_t net_least_ns;
 	int spike;
 	uint64_t queued, lost_queued;
 	/* the flows, as many as the engine probes on (its own allocation: a
