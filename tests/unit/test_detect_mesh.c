@@ -577,6 +577,39 @@ START_TEST(test_losses_across_one_hop_pool)
 }
 END_TEST
 
+/* The mesh's counters for peer (on interface ifname, or none: NULL), as
+ * the collector shows them: so many probes sent, answered and lost. */
+static void feed_probes(struct registry *reg, const char *peer, const char *ifname, uint64_t sent,
+			uint64_t answered, uint64_t lost)
+{
+	static const struct metric_desc d_sent = { M_MESH_PROBES_SENT_TOTAL, "t", METRIC_COUNTER, 0,
+						   0 },
+					d_lost = { M_MESH_PROBES_LOST_TOTAL, "t", METRIC_COUNTER, 0,
+						   0 },
+					d_answered = { M_MESH_RTT_SECONDS_COUNT, "t",
+						       METRIC_COUNTER, 0, 0 };
+	struct label l[] = { { "peer", peer }, { "interface", ifname } };
+	size_t nl = ifname ? 2 : 1;
+	struct sample_sink *sink = registry_sink(reg, "t");
+
+	(void)sample_counter(sink, &d_sent, l, nl, sent);
+	(void)sample_counter(sink, &d_answered, l, nl, answered);
+	(void)sample_counter(sink, &d_lost, l, nl, lost);
+}
+
+/* This host's TCP to peer waiting wait_s for acks of data in flight. */
+static void feed_ack_wait(struct registry *reg, const char *peer, double wait_s)
+{
+	static const struct metric_desc d_stall = { "fabmon_tcp_ack_stall_seconds", "t",
+						    METRIC_GAUGE, 0, 0 },
+					d_flight = { "fabmon_tcp_in_flight_bytes", "t",
+						     METRIC_GAUGE, 0, 0 };
+	struct label l[] = { { "peer", peer } };
+
+	(void)sample_gauge(registry_sink(reg, "t"), &d_stall, l, 1, wait_s);
+	(void)sample_gauge(registry_sink(reg, "t"), &d_flight, l, 1, 65536);
+}
+
 /*
  * Two peers silent to the mesh for 5 s: one whose TCP from here waits for
  * acks of data in flight all that while (its kernel stopped acking: a cut
@@ -585,12 +618,6 @@ END_TEST
  */
 START_TEST(test_run_stalled_peer_is_not_unreachable)
 {
-	static const struct metric_desc
-		sent = { M_MESH_PROBES_SENT_TOTAL, "t", METRIC_COUNTER, 0, 0 },
-		lost = { M_MESH_PROBES_LOST_TOTAL, "t", METRIC_COUNTER, 0, 0 },
-		answered = { M_MESH_RTT_SECONDS_COUNT, "t", METRIC_COUNTER, 0, 0 },
-		stall = { "fabmon_tcp_ack_stall_seconds", "t", METRIC_GAUGE, 0, 0 },
-		flight = { "fabmon_tcp_in_flight_bytes", "t", METRIC_GAUGE, 0, 0 };
 	static const char *const peers[] = { "198.18.0.2", "198.18.0.3" };
 	struct registry *reg = registry_new(64, 60000);
 	struct event_verdict out[8];
@@ -602,22 +629,12 @@ START_TEST(test_run_stalled_peer_is_not_unreachable)
 	ck_assert_int_eq(detect_new(&cfg, &det), 0);
 	for (int t = 0; t <= 9; t++) {
 		registry_begin_tick(reg, 1800000000000LL + t * 1000LL);
-		for (size_t i = 0; i < 2; i++) {
-			struct label l[] = { { "peer", peers[i] } };
-			struct sample_sink *sink = registry_sink(reg, "t");
-
-			(void)sample_counter(sink, &sent, l, 1, 8ULL * (uint64_t)t);
-			(void)sample_counter(sink, &answered, l, 1,
-					     8ULL * (uint64_t)(t < 4 ? t : 4));
-			(void)sample_counter(sink, &lost, l, 1,
-					     8ULL * (uint64_t)(t < 4 ? 0 : t - 4));
-		}
-		if (t >= 4) {
-			struct label l[] = { { "peer", peers[0] } };
-
-			(void)sample_gauge(registry_sink(reg, "t"), &stall, l, 1, t - 3.5);
-			(void)sample_gauge(registry_sink(reg, "t"), &flight, l, 1, 65536);
-		}
+		for (size_t i = 0; i < 2; i++)
+			feed_probes(reg, peers[i], NULL, 8ULL * (uint64_t)t,
+				    8ULL * (uint64_t)(t < 4 ? t : 4),
+				    8ULL * (uint64_t)(t < 4 ? 0 : t - 4));
+		if (t >= 4)
+			feed_ack_wait(reg, peers[0], t - 3.5);
 		n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
 		registry_end_tick(reg);
 	}
@@ -636,12 +653,6 @@ END_TEST
  */
 START_TEST(test_run_own_link_takes_its_peers_stalls)
 {
-	static const struct metric_desc
-		sent = { M_MESH_PROBES_SENT_TOTAL, "t", METRIC_COUNTER, 0, 0 },
-		lost = { M_MESH_PROBES_LOST_TOTAL, "t", METRIC_COUNTER, 0, 0 },
-		answered = { M_MESH_RTT_SECONDS_COUNT, "t", METRIC_COUNTER, 0, 0 },
-		stall = { "fabmon_tcp_ack_stall_seconds", "t", METRIC_GAUGE, 0, 0 },
-		flight = { "fabmon_tcp_in_flight_bytes", "t", METRIC_GAUGE, 0, 0 };
 	static const char *const peers[] = { "198.18.0.2", "198.18.0.3", "198.18.0.4" };
 	struct registry *reg = registry_new(64, 60000);
 	struct event_verdict out[8];
@@ -653,20 +664,11 @@ START_TEST(test_run_own_link_takes_its_peers_stalls)
 	ck_assert_int_eq(detect_new(&cfg, &det), 0);
 	for (int t = 0; t <= 6; t++) {
 		registry_begin_tick(reg, 1800000000000LL + t * 1000LL);
-		for (size_t i = 0; i < 3; i++) {
-			struct label l[] = { { "peer", peers[i] }, { "interface", "eth0" } };
-			struct sample_sink *sink = registry_sink(reg, "t");
-
-			(void)sample_counter(sink, &sent, l, 2, 8ULL * (uint64_t)t);
-			(void)sample_counter(sink, &answered, l, 2, 4ULL * (uint64_t)t);
-			(void)sample_counter(sink, &lost, l, 2, 4ULL * (uint64_t)t);
-		}
-		if (t >= 2) {
-			struct label l[] = { { "peer", peers[0] } };
-
-			(void)sample_gauge(registry_sink(reg, "t"), &stall, l, 1, t - 1.5);
-			(void)sample_gauge(registry_sink(reg, "t"), &flight, l, 1, 65536);
-		}
+		for (size_t i = 0; i < 3; i++)
+			feed_probes(reg, peers[i], "eth0", 8ULL * (uint64_t)t, 4ULL * (uint64_t)t,
+				    4ULL * (uint64_t)t);
+		if (t >= 2)
+			feed_ack_wait(reg, peers[0], t - 1.5);
 		n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
 		registry_end_tick(reg);
 	}
