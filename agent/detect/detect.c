@@ -14,6 +14,7 @@
 #include "agent/detect/mesh.h"
 #include "agent/detect/path.h"
 #include "agent/detect/pfc.h"
+#include "agent/detect/reconcile.h"
 #include "agent/detect/roce.h"
 #include "agent/detect/stall.h"
 #include "agent/lib/loopback.h"
@@ -662,57 +663,6 @@ static void evidence_add_cpu(struct event_verdict *v, double share)
 		memcpy(v->evidence + len - 1, add, (size_t)n + 1);
 }
 
-/* Drops the stall verdicts that name a peer: a host cut off (every link it
- * used down) stalls on every peer, and those are its link's. Returns how
- * many verdicts are left. */
-static size_t drop_peer_stalls(struct event_verdict *out, size_t n)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (out[i].kind != EVENT_STALL || strncmp(out[i].subject, "peer=", 5) != 0)
-			out[k++] = out[i];
-	return k;
-}
-
-/* Drops the verdicts of out[0..n) that name a peer whose failures the
- * mesh puts on this host's own link (mesh_own_link_holds()): its paths to
- * that peer cross the link, slow or stalled with every other; the link is
- * the mesh's to name. Returns how many verdicts are left. */
-static size_t drop_own_link_symptoms(struct mesh_history *mh, const struct mesh_gather *mg,
-				     struct event_verdict *out, size_t n, int64_t now_ms)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (event_kind_cause(out[i].kind) != EVENT_CAUSE_NETWORK ||
-		    strncmp(out[i].subject, "peer=", 5) != 0 ||
-		    !mesh_own_link_holds(mh, mg, out[i].subject + 5, now_ms))
-			out[k++] = out[i];
-	return k;
-}
-
-/* Drops the mesh's unreachable verdicts, out[from] on, on a peer whose
- * TCP stall (network) is among out[0..from): its kernel stopped acking,
- * where a host merely stopped (its agent and applications) still acks,
- * so the cut is the path's, and the stall says so. Returns how many
- * verdicts are left. */
-static size_t drop_unreachable_stalled(struct event_verdict *out, size_t from, size_t n)
-{
-	size_t k = from;
-
-	for (size_t i = from; i < n; i++) {
-		int stalled = 0;
-
-		for (size_t j = 0; j < from && out[i].kind == EVENT_UNREACHABLE && !stalled; j++)
-			stalled = out[j].kind == EVENT_STALL &&
-				  strcmp(out[j].subject, out[i].subject) == 0;
-		if (!stalled)
-			out[k++] = out[i];
-	}
-	return k;
-}
-
 /* The detectors' settings from the agent's configuration. */
 static void detect_config_init(struct detect_config *d, const struct config *cfg)
 {
@@ -871,11 +821,7 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 	n += detect_lossy(&d->lh, &lb, registry_now(reg), out + n, max - n);
 	link_history_update(&d->kh, d->kg.in, d->kg.n, pcfg.window_ms, registry_now(reg));
 	n += detect_link(&d->kh, registry_now(reg), out + n, max - n);
-	if (link_cut_off(&d->kh, registry_now(reg)))
-		n = drop_peer_stalls(out, n);
-	k = n + detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
-	n = drop_unreachable_stalled(out, n, k);
-	n = drop_own_link_symptoms(&d->mh, &d->mg, out, n, registry_now(reg));
-	return n +
-	       detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
+	n += detect_mesh(&d->mh, &d->mg, registry_now(reg), out + n, max - n);
+	n += detect_hotspot(hg->in[hg->cur], hg->n[hg->cur], cfg->hotspot_util, out + n, max - n);
+	return reconcile(&d->kh, &d->mh, &d->mg, out, n, registry_now(reg));
 }

@@ -34,7 +34,7 @@ int main(void)
 		mesh_peer_suite,     mesh_targets_suite,
 		mesh_engine_suite,   detect_mesh_suite,
 		detect_link_suite,   unread_suite,
-		loopback_suite,
+		loopback_suite,	     reconcile_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

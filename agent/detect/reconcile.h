@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FABMON_DETECT_RECONCILE_H
+#define FABMON_DETECT_RECONCILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/detect/events.h"
+#include "agent/detect/link.h"
+#include "agent/detect/mesh.h"
+
+/*
+ * One fault shows as several verdicts: this host's own link down stalls
+ * its TCP to every peer; a cut path stalls the TCP and silences the mesh.
+ * Keeps the verdicts that name the cause and drops those it explains,
+ * each judged against the tick's whole set (a dropped verdict still
+ * explains others):
+ *  - a network verdict naming a peer while this host's own link explains
+ *    every path to it: the host is cut off (link_cut_off()), or the mesh
+ *    names or awaits the interface the peer is reached by
+ *    (mesh_own_link_holds(), as of detect_mesh() at now_ms);
+ *  - an unreachable peer that a stall names: a stopped host's kernel
+ *    still acknowledges, so acknowledgements that stopped too say its path
+ *    is cut, which the stall says.
+ * Returns how many of out[0..n) are left, in their order.
+ */
+size_t reconcile(const struct link_history *kh, struct mesh_history *mh,
+		 const struct mesh_gather *mg, struct event_verdict *out, size_t n, int64_t now_ms);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/detect/reconcile.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define WINDOW_MS 10000
+
+static struct link_history kh;
+static struct mesh_history mh; /* probes no peer */
+static struct mesh_gather mg;
+
+static struct event_verdict verdict(enum event_kind kind, const char *subject)
+{
+	struct event_verdict v = { .kind = kind, .score = 1 };
+
+	snprintf(v.subject, sizeof(v.subject), "%s", subject);
+	return v;
+}
+
+/* eth0 carried traffic until now_ms; cut: it is down now. */
+static void link_at(int64_t now_ms, int cut)
+{
+	const struct link_input up = { "interface=eth0", 1, 1e6 };
+	const struct link_input down = { "interface=eth0", 0, 0 };
+
+	memset(&kh, 0, sizeof(kh));
+	for (int64_t t = now_ms - 1000; t < now_ms; t += 200)
+		link_history_update(&kh, &up, 1, WINDOW_MS, t);
+	link_history_update(&kh, cut ? &down : &up, 1, WINDOW_MS, now_ms);
+}
+
+/* Cut off, every network verdict on a peer is the link's, whatever its
+ * kind; the link's own, and a peer's host, stay. */
+START_TEST(test_cut_off_takes_peers_network_verdicts)
+{
+	struct event_verdict out[] = {
+		verdict(EVENT_STALL, "peer=198.18.0.2"),
+		verdict(EVENT_STRAGGLER, "peer=198.18.0.3"),
+		verdict(EVENT_STALL, "interface=eth0"),
+		verdict(EVENT_HOST_STALL, "peer=198.18.0.4"),
+	};
+
+	link_at(10000, 1);
+	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 4, 10000), 2);
+	ck_assert_str_eq(out[0].subject, "interface=eth0");
+	ck_assert_int_eq(out[1].kind, EVENT_HOST_STALL);
+}
+END_TEST
+
+/* A peer both stalled and unreachable: its path is cut, which the stall
+ * says; one the stall does not name stays unreachable. Not cut off, the
+ * stalls stay too. */
+START_TEST(test_stall_takes_its_unreachable)
+{
+	struct event_verdict out[] = {
+		verdict(EVENT_UNREACHABLE, "peer=198.18.0.2"),
+		verdict(EVENT_UNREACHABLE, "peer=198.18.0.3"),
+		verdict(EVENT_STALL, "peer=198.18.0.2"),
+	};
+
+	link_at(10000, 0);
+	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 3, 10000), 2);
+	ck_assert_int_eq(out[0].kind, EVENT_UNREACHABLE);
+	ck_assert_str_eq(out[0].subject, "peer=198.18.0.3");
+	ck_assert_int_eq(out[1].kind, EVENT_STALL);
+}
+END_TEST
+
+/* A stall the cut link explains still explains the unreachable peer: the
+ * link is the one cause of both. */
+START_TEST(test_dropped_stall_still_explains)
+{
+	struct event_verdict out[] = {
+		verdict(EVENT_STALL, "peer=198.18.0.2"),
+		verdict(EVENT_UNREACHABLE, "peer=198.18.0.2"),
+		verdict(EVENT_STALL, "interface=eth0"),
+	};
+
+	link_at(10000, 1);
+	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 3, 10000), 1);
+	ck_assert_str_eq(out[0].subject, "interface=eth0");
+}
+END_TEST
+
+Suite *reconcile_suite(void)
+{
+	const struct testutil_case cases[] = {
+		{ "cut_off_takes_peers_network_verdicts", test_cut_off_takes_peers_network_verdicts,
+		  0 },
+		{ "stall_takes_its_unreachable", test_stall_takes_its_unreachable, 0 },
+		{ "dropped_stall_still_explains", test_dropped_stall_still_explains, 0 },
+	};
+
+	return TESTUTIL_SUITE("reconcile", cases);
+}
