@@ -78,6 +78,7 @@
 #define M_MESH_PROBES_LOST_TOTAL "fabmon_mesh_probes_lost_total"
 #define M_MESH_PROBES_QUEUED_TOTAL "fabmon_mesh_probes_queued_total"
 #define M_MESH_LAST_ANSWER_TIMESTAMP_SECONDS "fabmon_mesh_last_answer_timestamp_seconds"
+#define M_MESH_KERNEL_SILENT_SECONDS "fabmon_mesh_kernel_silent_seconds"
 #define M_MESH_PROBES_LOST_QUEUED_TOTAL "fabmon_mesh_probes_lost_queued_total"
 #define M_MESH_LOSS_ROUNDS_TOTAL "fabmon_mesh_loss_rounds_total"
 #define M_MESH_RTT_SECONDS "fabmon_mesh_rtt_seconds"

@@ -21,6 +21,7 @@ enum mesh_family {
 	F_RTT_COUNT,
 	F_DELAY,
 	F_LAST_ANSWER,
+	F_KERNEL_SILENT,
 	F_FLOW_LOST,
 	F_FLOW_RTT,
 	F_HOP,
@@ -37,6 +38,7 @@ static const char *const mesh_families[F_NONE] = {
 	[F_RTT_COUNT] = M_MESH_RTT_SECONDS_COUNT,
 	[F_DELAY] = M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
 	[F_LAST_ANSWER] = M_MESH_LAST_ANSWER_TIMESTAMP_SECONDS,
+	[F_KERNEL_SILENT] = M_MESH_KERNEL_SILENT_SECONDS,
 	[F_FLOW_LOST] = M_MESH_FLOW_PROBES_LOST_TOTAL,
 	[F_FLOW_RTT] = M_MESH_FLOW_RTT_SECONDS,
 	[F_HOP] = M_MESH_HOP_INFO,
@@ -137,6 +139,9 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 		break;
 	case F_LAST_ANSWER:
 		o->last_answer_ms = (int64_t)(s->value * 1000);
+		break;
+	case F_KERNEL_SILENT:
+		o->kernel_silent_s = s->value;
 		break;
 	case F_FLOW_LOST:
 		/* a flow's series shows from its first loss on: its first
@@ -369,6 +374,7 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 		};
 		if (o->last_answer_ms > p->last_answer_ms)
 			p->last_answer_ms = o->last_answer_ms;
+		p->kernel_silent_s = o->kernel_silent_s;
 		if (o->rtt_count > 0) {
 			double mean = (o->rtt_sum - o->delay_sum) / o->rtt_count;
 
@@ -970,6 +976,15 @@ int mesh_own_link_holds(struct mesh_history *h, const struct mesh_gather *g, con
 	       own_link_awaited(h, &g->obs[p->obs], now_ms);
 }
 
+/* True if p's kernel, which answered knocks before, left one unanswered
+ * for its whole timeout (MESH_KERNEL_SILENT_S) since: not a host that
+ * stopped (its kernel would answer) but one gone, or its path cut, as a
+ * TCP stall says where this host has traffic to it. */
+static int kernel_silent(const struct mesh_history_peer *p)
+{
+	return p->kernel_silent_s >= MESH_KERNEL_SILENT_S;
+}
+
 size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,
 		   struct event_verdict *out, size_t max)
 {
@@ -995,9 +1010,15 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 		if (h->peers[i].last_ms != now_ms)
 			continue;
 		if (j[i].state == PEER_UNREACHABLE && !own_link_failing(t, nt, o)) {
-			snprintf(ev, sizeof(ev), "{\"sent\":%.0f,\"lost\":%.0f,\"window_s\":%d}",
-				 j[i].sent, j[i].lost, MESH_UNREACHABLE_MS / 1000);
-			n = verdict(out, max, n, EVENT_UNREACHABLE, o, 0, 1, ev, VERDICT_AT_ONCE);
+			int cut = kernel_silent(&h->peers[i]);
+
+			snprintf(ev, sizeof(ev),
+				 "{\"sent\":%.0f,\"lost\":%.0f,\"window_s\":%d,"
+				 "\"kernel_silent_seconds\":%.1f}",
+				 j[i].sent, j[i].lost, MESH_UNREACHABLE_MS / 1000,
+				 h->peers[i].kernel_silent_s);
+			n = verdict(out, max, n, cut ? EVENT_STALL : EVENT_UNREACHABLE, o, 0, 1, ev,
+				    VERDICT_AT_ONCE);
 		}
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;

@@ -55,6 +55,9 @@
 #define MESH_GROUPED_RATIO 2.0
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
+/* A peer's kernel that left a knock unanswered this long (the collector's
+ * knock timeout, a SYN's first retry) is silent, not slow to answer. */
+#define MESH_KERNEL_SILENT_S 1.0
 /* Every peer a local interface carries failing (losing probes in the loss
  * window, or gone), three at least: the interface's own link, which every
  * path crosses. Two failing peers can be two faults; a fabric link fails
@@ -91,6 +94,7 @@ struct mesh_obs {
 	 * the path's queue stood in a spike */
 	double sent_queued, lost_queued;
 	int64_t last_answer_ms; /* fabmon_mesh_last_answer_timestamp_seconds; 0: none */
+	double kernel_silent_s; /* fabmon_mesh_kernel_silent_seconds; 0: not shown */
 	double loss_rounds; /* fabmon_mesh_loss_rounds_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
@@ -134,6 +138,7 @@ struct mesh_history_peer {
 	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
 	int64_t answer_ms; /* the last tick some probe was answered; 0: never */
 	int64_t last_answer_ms; /* when one last was, as the collector saw it; 0: never */
+	double kernel_silent_s; /* as its last tick showed it */
 	int64_t silent_ms; /* the last tick it lost every probe of a second; 0: never */
 	unsigned next, count; /* its ring of ticks: the next slot, and the slots used */
 };

@@ -142,6 +142,16 @@ static const struct metric_desc d_last_answer = {
 	"a path the probes still cross is the connection's timer, not a cut.",
 	METRIC_GAUGE, 0, 0
 };
+static const struct metric_desc d_kernel_silent = {
+	M_MESH_KERNEL_SILENT_SECONDS,
+	"How long the peer's kernel has left knocks unanswered since its last answer to a probe (a "
+	"knock: a TCP connection attempt "
+	"to its mesh port, which a kernel answers whatever its applications do), 0 while it "
+	"answers; shown once it answered one. Knocked once, then each second the peer's probes go "
+	"unanswered: a silent peer whose kernel answers has stopped; one whose kernel is silent too "
+	"is gone, or its path is cut.",
+	METRIC_GAUGE, 0, 0
+};
 static const struct metric_desc d_delay = {
 	M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
 	"The peer's own time between receiving a probe and sending its reply, summed over the "
@@ -173,7 +183,7 @@ static const struct metric_desc d_hop = {
 };
 
 static void emit_peer(struct mesh_state *st, struct sample_sink *out, const struct mesh_peer *p,
-		      const char *peer)
+		      const char *peer, int64_t now_ns)
 {
 	/* the interface: a host's own link fails every peer it carries */
 	struct label l[2] = { { "peer", peer }, { "interface", p->ifname } };
@@ -192,6 +202,11 @@ static void emit_peer(struct mesh_state *st, struct sample_sink *out, const stru
 	emit(st, out, &d_delay, l, nl, (double)p->delay_sum_ns);
 	if (p->last_answer_ns)
 		emit(st, out, &d_last_answer, l, nl, (double)p->last_answer_ns / 1e9);
+	if (p->kernel_answer_ns)
+		emit(st, out, &d_kernel_silent, l, nl,
+		     p->kernel_silent_ns > p->last_answer_ns && now_ns > p->kernel_silent_ns
+			     ? (double)(now_ns - p->kernel_silent_ns) / 1e9
+			     : 0);
 }
 
 /* The peer's loss rounds, shown while a flow of it stands out: only a
@@ -319,12 +334,13 @@ static int mesh_sample(void *state, const struct collector_env *env, struct samp
 	struct mesh_state *st = state;
 	const struct mesh_peer *peers;
 	struct timespec ts;
-	int64_t since_ns;
+	int64_t now_ns, since_ns;
 	size_t n;
 
 	(void)env;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	since_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - DIFFERS_FOR_NS;
+	now_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	since_ns = now_ns - DIFFERS_FOR_NS;
 	st->emitted = 0;
 	mesh_engine_lock(st->engine);
 	peers = mesh_engine_peers(st->engine, &n);
@@ -340,7 +356,7 @@ static int mesh_sample(void *state, const struct collector_env *env, struct samp
 				continue;
 			inet_ntop(AF_INET, &a, peer, sizeof(peer));
 			if (pass == 0)
-				emit_peer(st, out, &peers[i], peer);
+				emit_peer(st, out, &peers[i], peer, now_ns);
 			else if (pass == 1) {
 				emit_rounds(st, out, &peers[i], peer);
 				emit_flows(st, out, &peers[i], peer, differ);

@@ -20,6 +20,7 @@
 
 #include "collector/mesh/mesh_engine.h"
 #include "collector/mesh/mesh_allow.h"
+#include "collector/mesh/mesh_knock.h"
 #include "collector/mesh/mesh_targets.h"
 
 #define NS_PER_MS 1000000LL
@@ -55,6 +56,9 @@
 /* local interfaces whose losses are kept (suspect_iface_note()): a host's
  * fabric ports */
 #define SUSPECT_IFACES 16
+/* A knock the peer's kernel has not answered in this long is not answered:
+ * a SYN is sent once in it (the kernel's first retry comes after 1 s). */
+#define KNOCK_TIMEOUT_NS NS_PER_S
 /* the hops of the last peer that lost kept per interface: 8 flows over 2-4
  * spines cross 10 or so */
 #define SUSPECT_IFACE_HOPS 32
@@ -120,6 +124,7 @@ struct mesh_engine {
 		size_t nhop;
 		int64_t at_ns, spread_ns;
 	} suspect_iface[SUSPECT_IFACES];
+	struct mesh_knocks knocks;
 	unsigned seed;
 	char news[512];
 	char skipped[400]; /* the last load's targets left out, "" if none */
@@ -851,6 +856,42 @@ static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_p
  * absence, show within the detector's window; its extra rounds take only
  * the budget's upper half, as traces do, and never put off another peer's
  * round. */
+/* Knocks on p's kernel (mesh_knock.h): once it answered a probe, to learn
+ * whether its kernel answers knocks at all (a firewall may drop them), and
+ * then each second its probes stay unanswered; from the budget's upper
+ * half, as traces. */
+static void knock_if_due(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
+{
+	int silent = p->last_answer_ns && now - p->last_answer_ns >= NS_PER_S;
+
+	if (((!p->knock_ns && p->answered) || (silent && now - p->knock_ns >= NS_PER_S)) &&
+	    budget_take(e, 1, e->conf.pps / 2.0, now) &&
+	    mesh_knock_start(&e->knocks, p->addr, e->port, now) == 0)
+		p->knock_ns = now;
+}
+
+/* Notes, for the knocks pfd shows done or that timed out, whether each
+ * peer's kernel answered, and since when it has not. */
+static void knocks_ended(struct mesh_engine *e, const struct pollfd *pfd, size_t npfd, int64_t now)
+{
+	struct mesh_knock_end end[MESH_KNOCKS_MAX];
+	size_t n = mesh_knocks_reap(&e->knocks, pfd, npfd, now, KNOCK_TIMEOUT_NS, end);
+
+	for (size_t i = 0; i < n; i++) {
+		struct mesh_peer *p = peer_find(e, end[i].addr);
+
+		if (!p)
+			continue;
+		if (end[i].answered) {
+			p->kernel_answer_ns = now;
+			p->kernel_silent_ns = 0;
+		} else if (p->kernel_silent_ns <= p->last_answer_ns) {
+			/* a silence before its last answer is over */
+			p->kernel_silent_ns = end[i].sent_ns;
+		}
+	}
+}
+
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
@@ -910,15 +951,16 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 		}
 		path->next_ns = now + jitter(e, e->conf.path_interval_ms * NS_PER_MS);
 	}
+	knock_if_due(e, p, now);
 	p->next_ns = now + jitter(e, next_ns);
 }
 
 void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 {
-	struct pollfd pfd[MESH_FLOWS_MAX + 3];
+	struct pollfd pfd[MESH_FLOWS_MAX + 3 + MESH_KNOCKS_MAX];
 	int64_t now = now_ns(), due = now + (int64_t)max_wait_ms * NS_PER_MS;
 	int64_t quantum_ns = e->conf.interval_ms * NS_PER_MS / ROUND_QUANTUM_DIV;
-	unsigned n = 0, first_flow;
+	unsigned n = 0, first_flow, first_knock, knocks;
 	int wait_ms;
 
 	pthread_mutex_lock(&e->lock);
@@ -934,8 +976,12 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	first_flow = n;
 	for (unsigned f = 0; f < e->flows; f++)
 		pfd[n++] = (struct pollfd){ .fd = e->flow_fd[f], .events = POLLIN };
+	first_knock = n;
+	knocks = (unsigned)e->knocks.n;
+	mesh_knocks_poll(&e->knocks, pfd + n);
+	n += knocks;
 	if (poll(pfd, n, wait_ms) < 0)
-		n = 0; /* EINTR: nothing read this turn */
+		n = knocks = 0; /* EINTR: nothing read this turn */
 
 	now = now_ns();
 	for (unsigned i = 1; i < n; i++)
@@ -944,7 +990,7 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 	targets_refresh(e, now, 0);
 	routes_refresh(e, now);
 	pthread_mutex_lock(&e->lock);
-	for (unsigned i = 1; i < n; i++) {
+	for (unsigned i = 1; i < first_knock && i < n; i++) {
 		if (pfd[i].fd == e->resp_fd && (pfd[i].revents & POLLIN))
 			respond_batch(e);
 		if (i >= first_flow && (pfd[i].revents & POLLIN))
@@ -952,6 +998,7 @@ void mesh_engine_step(struct mesh_engine *e, int max_wait_ms)
 		if (i >= first_flow && (pfd[i].revents & POLLERR))
 			flow_errors(e, i - first_flow);
 	}
+	knocks_ended(e, pfd + first_knock, knocks, now);
 	if (now >= e->next_due) {
 		e->next_due = INT64_MAX;
 		for (size_t i = 0; i < e->n_peers; i++) {
@@ -1052,6 +1099,7 @@ void mesh_engine_free(struct mesh_engine *e)
 	for (unsigned f = 0; f < MESH_FLOWS_MAX; f++)
 		if (e->flow_fd[f] >= 0)
 			close(e->flow_fd[f]);
+	mesh_knocks_close(&e->knocks);
 	mesh_targets_release(&e->targets);
 	peers_free(e->peers, e->n_peers);
 	pthread_mutex_destroy(&e->lock);

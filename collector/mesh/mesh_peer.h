@@ -81,6 +81,9 @@ struct mesh_peer {
 	uint64_t buckets[MESH_RTT_BUCKETS + 1]; /* not cumulative; the last is +Inf */
 	uint64_t rtt_sum_ns, delay_sum_ns; /* round trips; the responder's share of them */
 	int64_t last_answer_ns;
+	/* its kernel (mesh_knock.h): the last knock sent, the last one its
+	 * kernel answered, and the first it left unanswered since (0: none) */
+	int64_t knock_ns, kernel_answer_ns, kernel_silent_ns;
 	/* its queues, one each way, from its answers' one-way times (the
 	 * clocks' offset cancels: only their rise counts), after the Spike
 	 * scheme (Cen, Cosman and Voelker, "End-to-end differentiation of

@@ -7,7 +7,8 @@
 # hop of spine 2 (or no hop, where a losing flow's trace went unanswered at
 # one), within 10 s (the goal; the test allows 45). Then a host whose
 # agent is paused (SIGSTOP) is unreachable to its peers, not a lossy link;
-# and a host whose own link loses names its interface, not its peers. At
+# a host whose link is down, its kernel silent too, is a stall (the path
+# cut); and a host whose own link loses names its interface, not its peers. At
 # the defaults (a probe a second on each of 8 flows) each host's first
 # loss comes after 3 s on average (0.32 a second: 4 peers, about 4 flows
 # each through spine 1, 2 %); every peer with a flow across the hops that
@@ -164,6 +165,18 @@ sleep 2
 lossy1=$(scrape 1 | awk '/^fabmon_events_total\{kind="lossy_link"/ { print $2 }')
 [ "$lossy0" = "$lossy1" ] || fail "the paused host raised lossy_link events ($lossy0 -> $lossy1)"
 kill -CONT "$PID8"
+
+# host 7's link down: its kernel, which answered host 1's knocks before,
+# falls silent with its agent, so the path is cut (cause network), where
+# a paused host's kernel still answers
+ls_fault h7 down on
+await_event 1 '^fabmon_event_active{kind="stall",cause="network",subject="peer=198.18.2.13"}' 10 ||
+	fail "host 7, its link down, is no stall to host 1 after 10 s"
+echo "host 7, its link down, a stall to host 1 after $WAITED ms"
+scrape 1 | grep '^fabmon_mesh_kernel_silent_seconds{peer="198.18.2.13"' | sed 's/^/  /'
+! scrape 1 | grep -q '^fabmon_event_active{kind="unreachable",cause="host",subject="peer=198.18.2.13"}' ||
+	fail "host 7, its link down, is unreachable (cause host) to host 1"
+ls_fault h7 down off
 
 # 5 % loss on host 3's own link: every path of host 3 crosses it, so its
 # agent names its interface, in one lossy_link, within 20 s

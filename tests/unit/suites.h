@@ -38,6 +38,7 @@ Suite *detect_roce_suite(void);
 Suite *timefmt_suite(void);
 Suite *loopback_suite(void);
 Suite *reconcile_suite(void);
+Suite *mesh_knock_suite(void);
 Suite *pack_suite(void);
 Suite *web_config_suite(void);
 Suite *privilege_suite(void);

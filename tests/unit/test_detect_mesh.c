@@ -206,6 +206,28 @@ START_TEST(test_silent_peer_is_unreachable)
 }
 END_TEST
 
+/* Silent as above, and its kernel too: a knock unanswered for a second
+ * says the path is cut (a stall, network); one answered in that second, or
+ * silent for less, leaves a host that stopped. */
+START_TEST(test_silent_kernel_is_a_stall)
+{
+	struct mesh_obs *o = leaf_spine_peer();
+	struct event_verdict v[4];
+
+	(void)run(1000, 3, v, 4);
+	o->lost = 8;
+	o->lost_flows = 0xff;
+	o->rtt_count = o->rtt_sum = 0;
+	o->kernel_silent_s = 0.9;
+	ck_assert_uint_eq(run(4000, 3, v, 4), 1);
+	verdict_is(&v[0], EVENT_UNREACHABLE, "peer=198.18.2.11", EVENT_CAUSE_HOST);
+	o->kernel_silent_s = 1.9;
+	ck_assert_uint_eq(run(7000, 1, v, 4), 1);
+	verdict_is(&v[0], EVENT_STALL, "peer=198.18.2.11", EVENT_CAUSE_NETWORK);
+	ck_assert_ptr_nonnull(strstr(v[0].evidence, "\"kernel_silent_seconds\":1.9"));
+}
+END_TEST
+
 /* The leaf-spine peer probed sent times a second at 100 us, then behind a
  * queue (20 ms) losing lost a second on flow 0, in rounds a second; v holds
  * the verdicts of ticks ticks of that. Returns their count. */
@@ -761,6 +783,7 @@ Suite *detect_mesh_suite(void)
 		{ "run_own_link_takes_its_peers_stalls", test_run_own_link_takes_its_peers_stalls,
 		  0 },
 		{ "answered_since", test_answered_since, 0 },
+		{ "silent_kernel_is_a_stall", test_silent_kernel_is_a_stall, 0 },
 		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
 		{ "losses_across_one_hop_pool", test_losses_across_one_hop_pool, 0 },
 		{ "gather_series", test_gather_series, 0 },
