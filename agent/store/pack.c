@@ -7,12 +7,14 @@
 #include "agent/store/pack.h"
 
 /* A row's worst case: a 68-bit time, and per value 5 + 2 + 12 + 64 bits. */
-#define ROW_MAX_BYTES (9 + PACK_COLS_MAX * 11)
+#define ROW_MAX_BYTES(cols) (9 + (cols)*11)
 
-/* A writer's buffer grows by this much at a time, not by doubling: a
- * store holds an open block for every series, and a doubled buffer is up to
- * half empty (a thousand mesh peers' 2000 noisy series held 4.6 MB so). */
-#define GROW_STEP 256
+/* A writer's buffer grows to what it needs and an eighth more, in steps of
+ * GROW_ALIGN bytes, not by doubling nor by a fixed step: a store holds an
+ * open block and a rollup hour for every series, most of them a few dozen
+ * bytes (a steady counter packs to a bit or three a row), and a doubled
+ * buffer is up to half empty, a fixed one of 256 bytes nine tenths. */
+#define GROW_ALIGN 32
 
 /* 2^53: above it not every whole number is a double. */
 #define WHOLE_MAX 9007199254740992.0
@@ -203,10 +205,10 @@ static void put_time(struct pack_writer *w, int64_t ts)
 
 int pack_append(struct pack_writer *w, int64_t ts_ms, const double *vals)
 {
-	size_t need = pack_bytes(w) + ROW_MAX_BYTES;
+	size_t need = pack_bytes(w) + ROW_MAX_BYTES(w->cols);
 
 	if (need > w->cap) {
-		size_t cap = (need + GROW_STEP - 1) / GROW_STEP * GROW_STEP;
+		size_t cap = (need + need / 8 + GROW_ALIGN - 1) / GROW_ALIGN * GROW_ALIGN;
 		struct pack_col *col = realloc(w->col, w->cols * sizeof(*col) + cap);
 
 		if (!col)
