@@ -18,6 +18,18 @@ static int stall_names(const struct event_verdict *out, size_t n, const char *pe
 	return 0;
 }
 
+/* True if this host's own link explains v (reconcile.h). */
+static int own_link_explains(int cut_off, struct mesh_history *mh, const struct mesh_gather *mg,
+			     const struct event_verdict *v, int64_t now_ms)
+{
+	const char *peer = peer_of(v);
+
+	if (cut_off)
+		return peer || strncmp(v->subject, "host=", 5) == 0;
+	return peer && event_kind_cause(v->kind) == EVENT_CAUSE_NETWORK &&
+	       mesh_own_link_holds(mh, mg, peer, now_ms);
+}
+
 size_t reconcile(const struct link_history *kh, struct mesh_history *mh,
 		 const struct mesh_gather *mg, struct event_verdict *out, size_t n, int64_t now_ms)
 {
@@ -34,12 +46,8 @@ size_t reconcile(const struct link_history *kh, struct mesh_history *mh,
 	}
 	n = k;
 	k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *peer = peer_of(&out[i]);
-
-		if (!peer || event_kind_cause(out[i].kind) != EVENT_CAUSE_NETWORK ||
-		    (!cut_off && !mesh_own_link_holds(mh, mg, peer, now_ms)))
+	for (size_t i = 0; i < n; i++)
+		if (!own_link_explains(cut_off, mh, mg, &out[i], now_ms))
 			out[k++] = out[i];
-	}
 	return k;
 }

@@ -15,10 +15,13 @@
  * Keeps the verdicts that name the cause and drops those it explains,
  * each judged against the tick's whole set (a dropped verdict still
  * explains others):
- *  - a network verdict naming a peer while this host's own link explains
- *    every path to it: the host is cut off (link_cut_off()), or the mesh
- *    names or awaits the interface the peer is reached by
- *    (mesh_own_link_holds(), as of detect_mesh() at now_ms);
+ *  - while this host is cut off (link_cut_off(): every link it used down,
+ *    and as long again), any verdict naming a peer or this host itself:
+ *    its connections wait on the cut, and on timers that backed off
+ *    during it, whatever their applications do;
+ *  - a network verdict naming a peer whose paths all cross this host's
+ *    own link as the mesh names or awaits it (mesh_own_link_holds(), as
+ *    of detect_mesh() at now_ms);
  *  - an unreachable peer that a stall names: a stopped host's kernel
  *    still acknowledges, so acknowledgements that stopped too say its path
  *    is cut, which the stall says.

@@ -33,21 +33,27 @@ static void link_at(int64_t now_ms, int cut)
 	link_history_update(&kh, cut ? &down : &up, 1, WINDOW_MS, now_ms);
 }
 
-/* Cut off, every network verdict on a peer is the link's, whatever its
- * kind; the link's own, and a peer's host, stay. */
-START_TEST(test_cut_off_takes_peers_network_verdicts)
+/* Cut off, every verdict on a peer or on this host is the link's, whatever
+ * its kind or cause; the link's own, and a port's, stay. Not cut off, a
+ * host's stall stays. */
+START_TEST(test_cut_off_takes_peers_and_own_host)
 {
 	struct event_verdict out[] = {
 		verdict(EVENT_STALL, "peer=198.18.0.2"),
 		verdict(EVENT_STRAGGLER, "peer=198.18.0.3"),
 		verdict(EVENT_STALL, "interface=eth0"),
 		verdict(EVENT_HOST_STALL, "peer=198.18.0.4"),
+		verdict(EVENT_HOST_STALL, "host=198.18.0.1"),
+		verdict(EVENT_LOSSY_LINK, "device=mlx5_0,port=1"),
 	};
 
 	link_at(10000, 1);
-	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 4, 10000), 2);
+	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 6, 10000), 2);
 	ck_assert_str_eq(out[0].subject, "interface=eth0");
-	ck_assert_int_eq(out[1].kind, EVENT_HOST_STALL);
+	ck_assert_str_eq(out[1].subject, "device=mlx5_0,port=1");
+	out[1] = verdict(EVENT_HOST_STALL, "host=198.18.0.1");
+	link_at(10000, 0);
+	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 2, 10000), 2);
 }
 END_TEST
 
@@ -89,8 +95,7 @@ END_TEST
 Suite *reconcile_suite(void)
 {
 	const struct testutil_case cases[] = {
-		{ "cut_off_takes_peers_network_verdicts", test_cut_off_takes_peers_network_verdicts,
-		  0 },
+		{ "cut_off_takes_peers_and_own_host", test_cut_off_takes_peers_and_own_host, 0 },
 		{ "stall_takes_its_unreachable", test_stall_takes_its_unreachable, 0 },
 		{ "dropped_stall_still_explains", test_dropped_stall_still_explains, 0 },
 	};
