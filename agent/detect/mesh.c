@@ -16,7 +16,6 @@ enum mesh_family {
 	F_LOST,
 	F_QUEUED,
 	F_LOST_QUEUED,
-	F_ROUNDS,
 	F_RTT_SUM,
 	F_RTT_COUNT,
 	F_DELAY,
@@ -33,7 +32,6 @@ static const char *const mesh_families[F_NONE] = {
 	[F_LOST] = M_MESH_PROBES_LOST_TOTAL,
 	[F_QUEUED] = M_MESH_PROBES_QUEUED_TOTAL,
 	[F_LOST_QUEUED] = M_MESH_PROBES_LOST_QUEUED_TOTAL,
-	[F_ROUNDS] = M_MESH_LOSS_ROUNDS_TOTAL,
 	[F_RTT_SUM] = M_MESH_RTT_SECONDS_SUM,
 	[F_RTT_COUNT] = M_MESH_RTT_SECONDS_COUNT,
 	[F_DELAY] = M_MESH_RESPONDER_DELAY_SECONDS_TOTAL,
@@ -125,9 +123,6 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 	case F_LOST_QUEUED:
 		o->lost_queued = rate;
 		break;
-	case F_ROUNDS:
-		o->loss_rounds = rate;
-		break;
 	case F_RTT_SUM:
 		o->rtt_sum = rate;
 		break;
@@ -195,9 +190,9 @@ static int lossy_two(const struct lossy_ticks *l)
 /* p's ticks since a moment, summed. */
 struct span {
 	/* the probes outside a queue's spike: a link's evidence */
-	double sent, lost, loss_rounds;
+	double sent, lost;
 	double sent_all, lost_all; /* and all of them */
-	double rtt, rtt_n; /* network time over the answers, and their count */
+	double rtt_n; /* answers */
 	uint64_t lost_flows;
 	struct lossy_ticks lossy; /* the ticks that lost a probe */
 	unsigned ticks;
@@ -246,8 +241,6 @@ static void window_of(const struct mesh_history *h, size_t i, int64_t since_ms, 
 		s->lost += lost;
 		s->sent_all += t->sent * sent_share;
 		s->lost_all += t->lost * share;
-		s->loss_rounds += t->loss_rounds;
-		s->rtt += t->rtt;
 		s->rtt_n += t->rtt_n;
 		s->lost_flows |= t->lost_flows & mask;
 		if (lost >= 0.5)
@@ -367,21 +360,14 @@ void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, in
 			.lost = (float)(o->lost * dt),
 			.sent_queued = (float)(fmin(o->sent_queued, o->sent) * dt),
 			.lost_queued = (float)(fmin(o->lost_queued, o->lost) * dt),
-			.loss_rounds = (float)(o->loss_rounds * dt),
-			.rtt = (float)((o->rtt_sum - o->delay_sum) * dt),
 			.rtt_n = (float)(o->rtt_count * dt),
 			.lost_flows = o->lost_flows,
 		};
 		if (o->last_answer_ms > p->last_answer_ms)
 			p->last_answer_ms = o->last_answer_ms;
 		p->kernel_silent_s = o->kernel_silent_s;
-		if (o->rtt_count > 0) {
-			double mean = (o->rtt_sum - o->delay_sum) / o->rtt_count;
-
+		if (o->rtt_count > 0)
 			p->answer_ms = now_ms;
-			if (p->min_rtt <= 0 || (mean > 0 && mean < p->min_rtt))
-				p->min_rtt = mean;
-		}
 		p->next = (p->next + 1) % h->ring;
 		if (p->count < h->ring)
 			p->count++;
@@ -409,28 +395,6 @@ void mesh_history_free(struct mesh_history *h)
 	h->n = 0;
 	h->hint = 0;
 	h->n_own_suspect = 0;
-}
-
-/* True if the span's losses came one at a time: its losing rounds (of
- * flows probes each) lost at most MESH_GROUPED_RATIO times what independent
- * losses at its loss rate would, flows p / (1 - (1 - p)^flows) a losing
- * round (about 1 while p is small). Not where rounds cannot show it (one
- * flow) or were not counted. */
-static int one_at_a_time(const struct span *s, unsigned flows)
-{
-	double p = s->sent_all > 0 ? s->lost_all / s->sent_all : 0;
-
-	if (flows < 2 || s->loss_rounds <= 0 || p <= 0 || p >= 1)
-		return 0;
-	return s->lost_all / s->loss_rounds <=
-	       MESH_GROUPED_RATIO * flows * p / (1 - pow(1 - p, (double)flows));
-}
-
-/* True if p's mean network time over the span (the loss window) is over
- * its least by MESH_QUEUE_MARGIN_S: a queue on the path. */
-static int behind_queue(const struct mesh_history_peer *p, const struct span *s)
-{
-	return s->rtt_n > 0 && s->rtt / s->rtt_n > p->min_rtt + MESH_QUEUE_MARGIN_S;
 }
 
 static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
@@ -493,15 +457,8 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 	}
 }
 
-/* The loss a clean path may show: behind a queue (behind), a congested
- * one's (MESH_QUEUED_CLEAN_LOSS). */
-static double clean_loss(int behind)
-{
-	return behind ? MESH_QUEUED_CLEAN_LOSS : MESH_CLEAN_LOSS;
-}
-
 /*
- * True if a clean path (losing a probe with probability p, clean_loss())
+ * True if a clean path (losing a probe with probability p, MESH_CLEAN_LOSS)
  * would lose k or more of n probes with probability under MESH_LOSS_ALPHA:
  * the binomial tail, 1 less the terms below k, each from the one before.
  */
@@ -547,9 +504,6 @@ struct peer_judged {
 	 * spike; and every probe lost there */
 	double sent, lost, lost_all;
 	double answered_1s; /* probes answered in the last second */
-	int behind; /* behind_queue() over the loss window */
-	int queued; /* and its losses did not come one at a time: congestion's */
-	int grouped; /* queued, by its rounds (not for want of them) */
 	int outage; /* silent within the loss window: its losses are the outage's */
 	uint64_t lost_flows; /* over the loss window */
 	struct lossy_ticks lossy; /* over the loss window */
@@ -593,13 +547,10 @@ static void judge(const struct mesh_history *h, size_t i, const struct mesh_obs 
 	j->lost_all = s.lost_all;
 	j->lost_flows = s.lost_flows;
 	j->lossy = s.lossy;
-	j->behind = behind_queue(p, &s);
-	j->queued = j->behind && !one_at_a_time(&s, h->flows);
-	j->grouped = j->queued && s.loss_rounds > 0;
 	/* the losses of a window that holds an outage are the outage's */
 	j->outage = p->silent_ms && now_ms - p->silent_ms < MESH_LOSS_WINDOW_MS;
-	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->queued && !j->outage &&
-	    loss_beyond_chance(lround(j->sent), lround(j->lost), clean_loss(j->behind)))
+	if (j->lost < 0.95 * j->sent && lossy_two(&j->lossy) && !j->outage &&
+	    loss_beyond_chance(lround(j->sent), lround(j->lost), MESH_CLEAN_LOSS))
 		j->state = PEER_LOSSY;
 }
 
@@ -628,8 +579,7 @@ static uint64_t pool_flows(const struct mesh_history *h, const struct mesh_gathe
 	const struct mesh_obs *o = &g->obs[p->obs];
 	uint64_t m;
 
-	if (p->last_ms != now_ms || (j->state != PEER_CLEAN && j->state != PEER_LOSSY) ||
-	    j->queued || j->outage)
+	if (p->last_ms != now_ms || (j->state != PEER_CLEAN && j->state != PEER_LOSSY) || j->outage)
 		return 0;
 	if (!o->known_flows)
 		return flows_all(h);
@@ -676,12 +626,10 @@ static void judge_hops(const struct mesh_history *h, const struct mesh_gather *g
 	size_t nh = 0;
 
 	for (size_t i = 0; i < h->n; i++)
-		if (h->peers[i].last_ms == now_ms && j[i].state == PEER_CLEAN && j[i].lost >= 0.5 &&
-		    !j[i].queued)
+		if (h->peers[i].last_ms == now_ms && j[i].state == PEER_CLEAN && j[i].lost >= 0.5)
 			nh = pool_candidates(g, &h->peers[i], &j[i], hops, nh);
 	for (size_t x = 0; x < nh; x++) {
 		struct span pool = { 0 }, s;
-		int behind = 0;
 
 		for (size_t i = 0; i < h->n; i++) {
 			uint64_t m = pool_flows(h, g, i, &j[i], now_ms, hops[x]);
@@ -694,10 +642,9 @@ static void judge_hops(const struct mesh_history *h, const struct mesh_gather *g
 			pool.sent += s.sent;
 			pool.lost += s.lost;
 			lossy_add(&pool.lossy, s.lossy.old_ms, s.lossy.new_ms);
-			behind |= j[i].behind;
 		}
 		if (pool.lost >= 0.95 * pool.sent || !lossy_two(&pool.lossy) ||
-		    !loss_beyond_chance(lround(pool.sent), lround(pool.lost), clean_loss(behind)))
+		    !loss_beyond_chance(lround(pool.sent), lround(pool.lost), MESH_CLEAN_LOSS))
 			continue;
 		for (size_t i = 0; i < h->n; i++) {
 			if (lost_across[i] < 0.5 || j[i].state != PEER_CLEAN)
@@ -734,7 +681,6 @@ static void lossy_evidence(const struct peer_judged *j, char *ev, size_t len)
 struct iface_tally {
 	const char *ifname;
 	unsigned peers, failing, gone, going;
-	unsigned behind; /* of the peers summed (no queue explains their losses): behind one */
 	double sent, lost, answered_1s;
 	struct lossy_ticks lossy;
 	/* the hops the paths of every peer that lost cross (losses_meet()),
@@ -899,14 +845,12 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 		x->answered_1s += j[i].answered_1s;
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
-		/* not a queue's, where the rounds show it: congestion explains
-		 * them; a loss whose rounds are not counted yet may be a link's */
-		if ((j[i].lost_flows & o->known_flows) && !j[i].grouped)
+		if (j[i].lost_flows & o->known_flows)
 			losses_meet(x, o);
-		/* the link's evidence is the probes no queue or outage explains */
-		if (j[i].queued || j[i].outage)
+		/* the link's evidence is the probes no outage explains (and,
+		 * as the peers' own, outside a queue's spike) */
+		if (j[i].outage)
 			continue;
-		x->behind += j[i].behind;
 		x->sent += j[i].sent;
 		x->lost += j[i].lost;
 		lossy_add(&x->lossy, j[i].lossy.old_ms, j[i].lossy.new_ms);
@@ -928,8 +872,7 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 			x->verdict = EVENT_STALL;
 		else if (x->answered_1s >= 0.5 && x->lost < 0.95 * x->sent &&
 			 lossy_two(&x->lossy) &&
-			 loss_beyond_chance(lround(x->sent), lround(x->lost),
-					    clean_loss(x->behind)))
+			 loss_beyond_chance(lround(x->sent), lround(x->lost), MESH_CLEAN_LOSS))
 			x->verdict = EVENT_LOSSY_LINK;
 	}
 	return n;

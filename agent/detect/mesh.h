@@ -34,25 +34,10 @@
  * of 10 s at the defaults is chance, two are not, and a peer the collector
  * probes faster since its first loss needs three past 450 probes. */
 #define MESH_CLEAN_LOSS 1e-4
-/* Behind a queue (MESH_QUEUE_MARGIN_S), a clean path may lose one in 1000:
- * a full queue drops a lone probe now and then too, and the losses of a
- * link that goes bad under load (a few in a hundred) stay far beyond. */
-#define MESH_QUEUED_CLEAN_LOSS 1e-3
 #define MESH_LOSS_ALPHA 1e-3
 /* Hops a tick's losing flows cross that are judged over every peer's
  * flows across them: a path's switches and links, for a few losing peers */
 #define MESH_POOL_HOPS 16
-/* Congestion's drops are not a lossy link. They come where the path's mean
- * network time over the loss window is over its least by 1 ms: a queue that
- * overflows makes its packets wait first (a full switch buffer is a
- * millisecond and more; the lab's tbf ports hold 50 ms), a bad link or optic
- * does not. And they come grouped: a round's probes leave together, and a
- * full queue drops several of them at once, where a link that drops at
- * random loses them one at a time, queue or not (a busy link goes bad too). */
-#define MESH_QUEUE_MARGIN_S 1e-3
-/* Losses grouped: a losing round lost over twice what independent losses
- * would (collector/mesh counts the rounds) */
-#define MESH_GROUPED_RATIO 2.0
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
 /* A peer's kernel that left a knock unanswered this long (the collector's
@@ -95,7 +80,6 @@ struct mesh_obs {
 	double sent_queued, lost_queued;
 	int64_t last_answer_ms; /* fabmon_mesh_last_answer_timestamp_seconds; 0: none */
 	double kernel_silent_s; /* fabmon_mesh_kernel_silent_seconds; 0: not shown */
-	double loss_rounds; /* fabmon_mesh_loss_rounds_total */
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
 	uint64_t lost_flows; /* flows whose own lost series rose (bit = flow) */
@@ -125,9 +109,9 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s);
  * counts and seconds need no more). */
 struct mesh_tick {
 	int64_t ms;
-	float sent, lost, loss_rounds;
+	float sent, lost;
 	float sent_queued, lost_queued; /* of sent and lost, those in a queue's spike */
-	float rtt, rtt_n; /* network time summed over the tick's answers, and their count */
+	float rtt_n; /* the tick's answers */
 	uint64_t lost_flows;
 };
 
@@ -135,7 +119,6 @@ struct mesh_history_peer {
 	char peer[48];
 	int64_t last_ms; /* the tick it was last in */
 	size_t obs; /* its observation in that tick's gather */
-	double min_rtt; /* the least tick's mean network time, seconds; 0: none yet */
 	int64_t answer_ms; /* the last tick some probe was answered; 0: never */
 	int64_t last_answer_ms; /* when one last was, as the collector saw it; 0: never */
 	double kernel_silent_s; /* as its last tick showed it */
@@ -182,7 +165,7 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
  * last second was lost (a peer going), lossy_link (more probes lost over
  * MESH_LOSS_WINDOW_MS than a clean path would lose by chance,
  * MESH_CLEAN_LOSS and MESH_LOSS_ALPHA, on 2 ticks or more, while other
- * flows answered, not a queue's (MESH_QUEUE_MARGIN_S) and the peer was
+ * flows answered, outside a queue's spike (the collector's), and the peer was
  * not silent within the window (an outage's losses: every probe of a
  * second lost, or half a tick's on every flow); at once: the window was
  * the persistence);

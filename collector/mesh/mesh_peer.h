@@ -143,8 +143,9 @@ unsigned mesh_peer_expire(struct mesh_peer *p, unsigned flows, int64_t now_ns, i
  * is probed faster: at the default 1 s a 2 % loss on half of 8 flows shows
  * about once in 12 s, and agent/detect/mesh.h judges loss over 10 s. */
 #define MESH_SUSPECT_NS (10 * 1000000000LL)
-/* A queue's rise under a millisecond (agent/detect/mesh.h's
- * MESH_QUEUE_MARGIN_S) is no spike: a responder's or a path's own jitter. */
+/* A queue's rise under a millisecond is no spike: a responder's or a
+ * path's own jitter (a switch buffer that overflows holds a millisecond
+ * and more; the lab's tbf ports 50 ms). */
 #define MESH_SPIKE_FLOOR_NS 1000000LL
 #define MESH_SPIKE_WINDOW_NS (10 * 1000000000LL)
 #define MESH_SUSPECT_SPEEDUP 8

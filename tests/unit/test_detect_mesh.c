@@ -228,67 +228,45 @@ START_TEST(test_silent_kernel_is_a_stall)
 }
 END_TEST
 
-/* The leaf-spine peer probed sent times a second at 100 us, then behind a
- * queue (20 ms) losing lost a second on flow 0, in rounds a second; v holds
- * the verdicts of ticks ticks of that. Returns their count. */
-static size_t queued_peer(double sent, double lost, double rounds, int ticks,
-			  struct event_verdict *v)
+/* The leaf-spine peer probed 8 times a second, of which queued in a
+ * queue's spike (the collector's), losing lost a second on flow 0, of
+ * which lost_queued in a spike; v holds the verdicts of 6 ticks of that.
+ * Returns their count. */
+static size_t spiked_peer(double queued, double lost, double lost_queued, struct event_verdict *v)
 {
 	struct mesh_obs *o = leaf_spine_peer();
 
 	h.flows = 8;
-	o->sent = sent;
-	o->rtt_count = sent;
-	o->rtt_sum = sent * 100e-6;
 	(void)run(1000, 3, v, 4);
-	o->rtt_sum = sent * 20e-3;
+	o->sent_queued = queued;
 	o->lost = lost;
-	o->loss_rounds = rounds;
+	o->lost_queued = lost_queued;
 	o->lost_flows = 1;
-	return run(4000, ticks, v, 4);
+	return run(4000, 6, v, 4);
 }
 
-/* The same losses at the path's own round trip, later: a link. */
-static void then_at_own_rtt_a_link(struct event_verdict *v)
+/* Losses in a spike are a full queue's drops: congestion, not a lossy
+ * link. The same losses outside one, later, are a link's. */
+START_TEST(test_loss_in_a_spike_is_congestion)
 {
-	g.obs[0].rtt_sum = g.obs[0].sent * 100e-6;
+	struct event_verdict v[4];
+
+	ck_assert_uint_eq(spiked_peer(8, 0.5, 0.5, v), 0);
+	g.obs[0].sent_queued = g.obs[0].lost_queued = 0;
 	ck_assert_uint_eq(run(20000, 12, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_LOSSY_LINK);
 }
-
-/* Losses while the round trip grows by a queue's worth, several of a round
- * at once (5 a losing round), are the queue's drops: congestion, not a
- * lossy link. */
-START_TEST(test_loss_behind_a_queue_is_congestion)
-{
-	struct event_verdict v[4];
-
-	ck_assert_uint_eq(queued_peer(8, 0.5, 0.1, 6, v), 0);
-	then_at_own_rtt_a_link(v);
-}
 END_TEST
 
-/* A busy link goes bad too: behind a queue, losses one a round are a
- * link's, as random drops give them. */
-START_TEST(test_loss_one_at_a_time_behind_a_queue_is_a_link)
+/* A busy link goes bad too: half its probes queued, its losses outside
+ * the spikes are a link's. */
+START_TEST(test_loss_outside_a_spike_is_a_link)
 {
 	struct event_verdict v[4];
 
-	ck_assert_uint_eq(queued_peer(8, 0.5, 0.5, 6, v), 1);
+	ck_assert_uint_eq(spiked_peer(4, 0.5, 0, v), 1);
 	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1",
 		   EVENT_CAUSE_NETWORK);
-}
-END_TEST
-
-/* Behind a queue a lone probe is lost now and then: 5 in 10 s of a peer
- * probed 150 times a second is congestion's chance, not a link (on an idle
- * path it would be). */
-START_TEST(test_rare_loss_behind_a_queue_is_chance)
-{
-	struct event_verdict v[4];
-
-	ck_assert_uint_eq(queued_peer(150, 0.5, 0.5, 10, v), 0);
-	then_at_own_rtt_a_link(v);
 }
 END_TEST
 
@@ -767,11 +745,8 @@ Suite *detect_mesh_suite(void)
 		{ "two_losses_against_probes_sent", test_two_losses_against_probes_sent, 0 },
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
-		{ "loss_behind_a_queue_is_congestion", test_loss_behind_a_queue_is_congestion, 0 },
-		{ "rare_loss_behind_a_queue_is_chance", test_rare_loss_behind_a_queue_is_chance,
-		  0 },
-		{ "loss_one_at_a_time_behind_a_queue_is_a_link",
-		  test_loss_one_at_a_time_behind_a_queue_is_a_link, 0 },
+		{ "loss_in_a_spike_is_congestion", test_loss_in_a_spike_is_congestion, 0 },
+		{ "loss_outside_a_spike_is_a_link", test_loss_outside_a_spike_is_a_link, 0 },
 		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
 		{ "unreachable_after_3_s_of_silence", test_unreachable_after_3_s_of_silence, 0 },
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
