@@ -34,6 +34,9 @@
  * host_stall_after (1.5 s by default); its own agent seeing nothing stand
  * this long says that data never reached its buffers. */
 #define LOCATE_UNREAD_S 0.5
+/* A peer's kernel silent this long to a node's knocks (the agent's own
+ * bound, agent/detect/mesh.h's MESH_KERNEL_SILENT_S): its path is cut. */
+#define LOCATE_KERNEL_SILENT_S 1.0
 /* Hops of one path kept (a path is a few switches). */
 #define LOCATE_HOPS_MAX 32
 
@@ -271,14 +274,20 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	 * suffers, which the mesh paths place. A host_stall naming a peer
 	 * not at a step where the peer's own agent saw nothing stand unread
 	 * LOCATE_UNREAD_S: the data waited in the network, not in its
-	 * buffers (the rules' peer:fabmon_event_reporting_nodes:count) */
+	 * buffers. A node whose probes find the peer's kernel silent (the
+	 * path cut, its stall's) names it too: where every node's path to
+	 * it is cut, the host or its own link is what they share (the
+	 * rules' peer:fabmon_event_reporting_nodes:count) */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max by (instance, subject, kind) (max_over_time("
 		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) "
 		 "unless on (subject, kind) label_replace(label_replace("
 		 "fabmon_tcp_unread_seconds < %g, \"subject\", \"peer=$1\", \"local\", \"(.+)\"), "
-		 "\"kind\", \"host_stall\", \"\", \"\")) > 0",
-		 reach, LOCATE_UNREAD_S);
+		 "\"kind\", \"host_stall\", \"\", \"\")) > 0 "
+		 "or max by (instance, subject) (label_replace(max_over_time("
+		 "fabmon_mesh_kernel_silent_seconds[%llds]) >= %g, \"subject\", \"peer=$1\", "
+		 "\"peer\", \"(.+)\"))",
+		 reach, LOCATE_UNREAD_S, reach, LOCATE_KERNEL_SILENT_S);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
 	snprintf(q[Q_LLDP], sizeof(q[0]),

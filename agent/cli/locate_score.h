@@ -11,8 +11,8 @@
  *
  *  - host: a peer that events on at least LOCATE_MIN_REPORTERS other nodes
  *    name (subject peer=ADDR; the caller passes events of cause host
- *    only), or that its own node names (host=ADDR: its own word needs no
- *    second). Score: the share of the other nodes that name it, its own
+ *    only, and nodes that find its kernel silent), or that its own node
+ *    names (host=ADDR: its own word needs no second). Score: the share of the other nodes that name it, its own
  *    counted as one.
  *  - port: an interface whose own node's error counters rose. Score:
  *    errors / (errors + LOCATE_PORT_ERRORS_HALF), so a handful of errors
