@@ -843,19 +843,18 @@ static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_p
 	return 0;
 }
 
-/* A peer's round: what timed out is lost, a probe on every flow, and a path
- * trace on each flow that is due one. A peer losing on some flows is probed
- * MESH_SUSPECT_SPEEDUP times as often, and so is every peer one of whose
- * flows crosses a hop that a losing flow crosses and a sibling of it
- * avoids (a link that loses 2 % shows on each of its flows now and then,
- * on all of them at once soon), and every peer of a local interface two
- * of whose peers lost on paths that share no hop (its own link's losses
- * come on every peer: the detector names it once most have lost), but no
- * more than keeps its probes
- * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
- * absence, show within the detector's window; its extra rounds take only
- * the budget's upper half, as traces do, and never put off another peer's
- * round. */
+/* Notes a knock on p's kernel, sent at sent_ns, that ended at now. */
+static void knock_ended(struct mesh_peer *p, int answered, int64_t sent_ns, int64_t now)
+{
+	if (answered) {
+		p->kernel_answer_ns = now;
+		p->kernel_silent_ns = 0;
+	} else if (p->kernel_silent_ns <= p->last_answer_ns) {
+		/* a silence before its last answer is over */
+		p->kernel_silent_ns = sent_ns;
+	}
+}
+
 /* Knocks on p's kernel (mesh_knock.h): once it answered a probe, to learn
  * whether its kernel answers knocks at all (a firewall may drop them), and
  * then each second its probes stay unanswered; from the budget's upper
@@ -863,11 +862,17 @@ static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_p
 static void knock_if_due(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int silent = p->last_answer_ns && now - p->last_answer_ns >= NS_PER_S;
+	int r;
 
-	if (((!p->knock_ns && p->answered) || (silent && now - p->knock_ns >= NS_PER_S)) &&
-	    budget_take(e, 1, e->conf.pps / 2.0, now) &&
-	    mesh_knock_start(&e->knocks, p->addr, e->port, now) == 0)
+	if (!((!p->knock_ns && p->answered) || (silent && now - p->knock_ns >= NS_PER_S)) ||
+	    !budget_take(e, 1, e->conf.pps / 2.0, now))
+		return;
+	r = mesh_knock_start(&e->knocks, p->addr, e->port, now);
+	if (r == 0 || r == -ENETUNREACH || r == -EHOSTUNREACH)
 		p->knock_ns = now;
+	/* no route to it: the path's answer at once, as a router's would be */
+	if (r == -ENETUNREACH || r == -EHOSTUNREACH)
+		knock_ended(p, 0, now, now);
 }
 
 /* Notes, for the knocks pfd shows done or that timed out, whether each
@@ -880,18 +885,24 @@ static void knocks_ended(struct mesh_engine *e, const struct pollfd *pfd, size_t
 	for (size_t i = 0; i < n; i++) {
 		struct mesh_peer *p = peer_find(e, end[i].addr);
 
-		if (!p)
-			continue;
-		if (end[i].answered) {
-			p->kernel_answer_ns = now;
-			p->kernel_silent_ns = 0;
-		} else if (p->kernel_silent_ns <= p->last_answer_ns) {
-			/* a silence before its last answer is over */
-			p->kernel_silent_ns = end[i].sent_ns;
-		}
+		if (p)
+			knock_ended(p, end[i].answered, end[i].sent_ns, now);
 	}
 }
 
+/* A peer's round: what timed out is lost, a probe on every flow, a path
+ * trace on each flow that is due one, and a knock where one is due. A peer losing on some flows is probed
+ * MESH_SUSPECT_SPEEDUP times as often, and so is every peer one of whose
+ * flows crosses a hop that a losing flow crosses and a sibling of it
+ * avoids (a link that loses 2 % shows on each of its flows now and then,
+ * on all of them at once soon), and every peer of a local interface two
+ * of whose peers lost on paths that share no hop (its own link's losses
+ * come on every peer: the detector names it once most have lost), but no
+ * more than keeps its probes
+ * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
+ * absence, show within the detector's window; its extra rounds take only
+ * the budget's upper half, as traces do, and never put off another peer's
+ * round. */
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
