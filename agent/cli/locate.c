@@ -36,7 +36,7 @@
 #define LOCATE_UNREAD_S 0.5
 /* A peer's kernel silent this long to a node's knocks (the agent's own
  * bound, agent/detect/mesh.h's MESH_KERNEL_SILENT_S): its path is cut. */
-#define LOCATE_KERNEL_SILENT_S 1.0
+#define LOCATE_KERNEL_SILENT_S 0.5
 /* Hops of one path kept (a path is a few switches). */
 #define LOCATE_HOPS_MAX 32
 

@@ -56,9 +56,12 @@
 /* local interfaces whose losses are kept (suspect_iface_note()): a host's
  * fabric ports */
 #define SUSPECT_IFACES 16
-/* A knock the peer's kernel has not answered in this long is not answered:
- * a SYN is sent once in it (the kernel's first retry comes after 1 s). */
-#define KNOCK_TIMEOUT_NS NS_PER_S
+/* A knock the peer's kernel has not answered in this long is not answered
+ * (agent/detect/mesh.h's MESH_KERNEL_SILENT_S): a kernel answers a SYN in
+ * its round trip, busy or not, and the SYN is sent once in it (the first
+ * retry comes after 1 s). Short, so that a cut path shows before its peer
+ * has been silent 3 s (knocked at the round after the first it lost whole). */
+#define KNOCK_TIMEOUT_NS (NS_PER_S / 2)
 /* the hops of the last peer that lost kept per interface: 8 flows over 2-4
  * spines cross 10 or so */
 #define SUSPECT_IFACE_HOPS 32
@@ -857,14 +860,14 @@ static void knock_ended(struct mesh_peer *p, int answered, int64_t sent_ns, int6
 
 /* Knocks on p's kernel (mesh_knock.h): once it answered a probe, to learn
  * whether its kernel answers knocks at all (a firewall may drop them), and
- * then each second its probes stay unanswered; from the budget's upper
- * half, as traces. */
-static void knock_if_due(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
+ * then at each round after one it left wholly unanswered (silent), a
+ * second apart at most; from the budget's upper half, as traces. */
+static void knock_if_due(struct mesh_engine *e, struct mesh_peer *p, int silent, int64_t now)
 {
-	int silent = p->last_answer_ns && now - p->last_answer_ns >= NS_PER_S;
 	int r;
 
-	if (!((!p->knock_ns && p->answered) || (silent && now - p->knock_ns >= NS_PER_S)) ||
+	if (!((!p->knock_ns && p->answered) ||
+	      (silent && p->answered && now - p->knock_ns >= NS_PER_S)) ||
 	    !budget_take(e, 1, e->conf.pps / 2.0, now))
 		return;
 	r = mesh_knock_start(&e->knocks, p->addr, e->port, now);
@@ -916,6 +919,8 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 	/* answered in its last two rounds: still there */
 	int there = p->last_answer_ns >= now - 2 * interval_ns;
 	unsigned lost = mesh_peer_expire(p, e->flows, now, timeout_ns);
+	/* its last round lost whole, and nothing answered since it went */
+	int silent = lost == e->flows && p->last_answer_ns < p->round_ns;
 	int extra = 0;
 
 	/* some flows lost, the others answered: a path's loss, not a pause */
@@ -962,7 +967,7 @@ static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 		}
 		path->next_ns = now + jitter(e, e->conf.path_interval_ms * NS_PER_MS);
 	}
-	knock_if_due(e, p, now);
+	knock_if_due(e, p, silent, now);
 	p->next_ns = now + jitter(e, next_ns);
 }
 
