@@ -894,18 +894,17 @@ static void knocks_ended(struct mesh_engine *e, const struct pollfd *pfd, size_t
 }
 
 /* A peer's round: what timed out is lost, a probe on every flow, a path
- * trace on each flow that is due one, and a knock where one is due. A peer losing on some flows is probed
- * MESH_SUSPECT_SPEEDUP times as often, and so is every peer one of whose
- * flows crosses a hop that a losing flow crosses and a sibling of it
- * avoids (a link that loses 2 % shows on each of its flows now and then,
- * on all of them at once soon), and every peer of a local interface two
- * of whose peers lost on paths that share no hop (its own link's losses
- * come on every peer: the detector names it once most have lost), but no
- * more than keeps its probes
- * within half the flow's MESH_INFLIGHT slots, so that the losses, or their
- * absence, show within the detector's window; its extra rounds take only
- * the budget's upper half, as traces do, and never put off another peer's
- * round. */
+ * trace on each flow that is due one, and a knock where one is due. A peer
+ * losing on some flows is probed MESH_SUSPECT_SPEEDUP times as often, and
+ * so is every peer one of whose flows crosses a hop that a losing flow
+ * crosses and a sibling of it avoids (a link that loses 2 % shows on each
+ * of its flows now and then, on all of them at once soon), and every peer
+ * of a local interface two of whose peers lost on paths that share no hop
+ * (its own link's losses come on every peer: the detector names it once
+ * most have lost), but no more than keeps its probes within half the
+ * flow's MESH_INFLIGHT slots, so that the losses, or their absence, show
+ * within the detector's window; its extra rounds take only the budget's
+ * upper half, as traces do, and never put off another peer's round. */
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
