@@ -113,7 +113,7 @@ echo "$nkeys keys from --help: wrong types, bounds, empty and too long values, $
 # whole files: every truncation of the shipped config
 size=$(wc -c <packaging/fabmon.conf)
 n=0
-for cut in $(seq 0 11 "$size"); do
+for cut in $(seq 0 23 "$size"); do
 	head -c "$cut" packaging/fabmon.conf >"$conf"
 	out=$(check_config)
 	rc=$?

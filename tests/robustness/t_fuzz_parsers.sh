@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # make test's bounded fuzz run of the agent's parsers, each for
-# FUZZ_PARSER_SECS (default 10) from the seeds in tests/fuzz/corpus/NAME,
+# FUZZ_PARSER_SECS (default 6) from the seeds in tests/fuzz/corpus/NAME,
 # under AddressSanitizer and UBSan, with a fixed seed as in
 # tests/fuzz/t_fuzz.sh: the config file (fuzz_config), sysfs values
 # (fuzz_sysfs), the JSON API's query parameters (fuzz_http_query), the
@@ -13,4 +13,4 @@ names="fuzz_config fuzz_sysfs fuzz_http_query fuzz_pack fuzz_stage"
 for n in $names; do
 	[ -x "${FUZZ_BIN:-}/$n" ] || skip "no $n in '${FUZZ_BIN:-}' (built by make test with clang)"
 done
-FUZZ_SEED=${FUZZ_SEED-1} FUZZ_SECS=${FUZZ_PARSER_SECS:-10} sh tests/fuzz/run.sh $names
+FUZZ_SEED=${FUZZ_SEED-1} FUZZ_SECS=${FUZZ_PARSER_SECS:-6} sh tests/fuzz/run.sh $names
