@@ -458,6 +458,20 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 }
 
 /*
+ * True if a hop separates the flows in bad from the others (hops_append
+ * names one). A flow slower than a sibling through the same hops is slow
+ * on its hosts, which pick its receive queue and CPU by its ports, not on
+ * its path; where traces got no answer nothing tells the two apart.
+ */
+static int hops_separate(const struct mesh_obs *o, uint64_t bad)
+{
+	char subject[EVENT_SUBJECT_MAX] = "";
+
+	hops_append(o, bad, subject, sizeof(subject));
+	return subject[0] != 0;
+}
+
+/*
  * True if a clean path (losing a probe with probability p, MESH_CLEAN_LOSS)
  * would lose k or more of n probes with probability under MESH_LOSS_ALPHA:
  * the binomial tail, 1 less the terms below k, each from the one before.
@@ -980,7 +994,7 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 				if (o->flow_rtt[f] > worst)
 					worst = o->flow_rtt[f];
 			}
-		if (slow) {
+		if (slow && hops_separate(o, slow)) {
 			snprintf(ev, sizeof(ev),
 				 "{\"rtt_s\":%.6f,\"peer_rtt_s\":%.6f,\"flows_slow\":%d}", worst,
 				 avg, __builtin_popcountll(slow));

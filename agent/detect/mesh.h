@@ -170,7 +170,9 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
  * second lost, or half a tick's on every flow); at once: the window was
  * the persistence);
  * path_latency (a flow's network time, the responder's delay taken out,
- * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over).
+ * over twice its peer's and MESH_SLOW_MARGIN_S over it, a tick over, where
+ * a hop the slow flows cross separates them from another: through the same
+ * hops, or hops unknown, a slow flow is its hosts').
  * Subjects "peer=A.B.C.D" with ",hops=H1+H2": the hops every failing flow
  * crosses and some other flow avoids. While every peer an interface carries
  * fails (MESH_OWN_LINK_PEERS), their verdicts give way to one naming

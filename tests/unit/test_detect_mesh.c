@@ -355,6 +355,26 @@ START_TEST(test_slow_flow_is_path_latency)
 }
 END_TEST
 
+/* A flow slower than siblings that cross the same hops, or whose hops no
+ * trace learnt, is its hosts' (receive queues are picked by port): no
+ * path_latency. */
+START_TEST(test_slow_flow_on_shared_hops_is_not_a_path)
+{
+	struct mesh_obs *o = &g.obs[0];
+	struct event_verdict v[4];
+
+	memset(&g, 0, sizeof(g));
+	g.n = 1;
+	behind_leaf_2(o, 11, 0xff); /* every flow across spine 1 */
+	o->rtt_sum = 7 * 100e-6 + 1e-3;
+	o->flow_rtt[5] = 1e-3;
+	ck_assert_uint_eq(run(1000, 3, v, 4), 0);
+	o->known_flows = 0; /* no trace answered */
+	memset(o->hop, 0, sizeof(o->hop));
+	ck_assert_uint_eq(run(4000, 3, v, 4), 0);
+}
+END_TEST
+
 /* n peers on eth0 (198.18.0.2...), each probed on 8 flows a second and
  * losing lost probes of them a second; no hops known (one bridge). */
 static void eth0_peers(size_t n, double lost)
@@ -745,6 +765,8 @@ Suite *detect_mesh_suite(void)
 		{ "two_losses_against_probes_sent", test_two_losses_against_probes_sent, 0 },
 		{ "silent_peer_is_unreachable", test_silent_peer_is_unreachable, 0 },
 		{ "slow_flow_is_path_latency", test_slow_flow_is_path_latency, 0 },
+		{ "slow_flow_on_shared_hops_is_not_a_path",
+		  test_slow_flow_on_shared_hops_is_not_a_path, 0 },
 		{ "loss_in_a_spike_is_congestion", test_loss_in_a_spike_is_congestion, 0 },
 		{ "loss_outside_a_spike_is_a_link", test_loss_outside_a_spike_is_a_link, 0 },
 		{ "outage_is_not_a_lossy_link", test_outage_is_not_a_lossy_link, 0 },
