@@ -8,12 +8,40 @@ static const char *peer_of(const struct event_verdict *v)
 	return strncmp(v->subject, "peer=", 5) == 0 ? v->subject + 5 : NULL;
 }
 
-/* True if a stall among out[0..n) names peer. */
-static int stall_names(const struct event_verdict *out, size_t n, const char *peer)
+/* True if v names peer (its address: a lossy_link's hops may follow). */
+static int names_peer(const struct event_verdict *v, const char *peer)
 {
-	for (size_t i = 0; i < n; i++)
-		if (out[i].kind == EVENT_STALL && peer_of(&out[i]) &&
-		    strcmp(peer_of(&out[i]), peer) == 0)
+	const char *p = peer_of(v);
+	size_t len = strcspn(peer, ",");
+
+	return p && strncmp(p, peer, len) == 0 && (p[len] == 0 || p[len] == ',');
+}
+
+/* The kind whose verdict on the same peer explains one of kind
+ * (reconcile.h); EVENT_KINDS: none does. */
+static enum event_kind explainer(enum event_kind kind)
+{
+	switch (kind) {
+	case EVENT_UNREACHABLE:
+		return EVENT_STALL;
+	case EVENT_SLOW_HANDOFF:
+	case EVENT_STRAGGLER:
+	case EVENT_INCAST:
+		return EVENT_LOSSY_LINK;
+	default:
+		return EVENT_KINDS;
+	}
+}
+
+/* True if v names a peer that a verdict among out[0..n) of the kind that
+ * explains v's names too. */
+static int explained(const struct event_verdict *out, size_t n, const struct event_verdict *v)
+{
+	enum event_kind by = explainer(v->kind);
+	const char *peer = peer_of(v);
+
+	for (size_t i = 0; i < n && peer && by != EVENT_KINDS; i++)
+		if (out[i].kind == by && names_peer(&out[i], peer))
 			return 1;
 	return 0;
 }
@@ -36,14 +64,11 @@ size_t reconcile(const struct link_history *kh, struct mesh_history *mh,
 	int cut_off = link_cut_off(kh, now_ms);
 	size_t k = 0;
 
-	/* the stalls stay in this pass: out[0..k) kept, out(i..n) to come */
-	for (size_t i = 0; i < n; i++) {
-		const char *peer = peer_of(&out[i]);
-
-		if (out[i].kind != EVENT_UNREACHABLE || !peer ||
-		    (!stall_names(out, k, peer) && !stall_names(out + i + 1, n - i - 1, peer)))
+	/* the stalls and lossy links stay in this pass: out[0..k) kept,
+	 * out(i..n) to come */
+	for (size_t i = 0; i < n; i++)
+		if (!explained(out, k, &out[i]) && !explained(out + i + 1, n - i - 1, &out[i]))
 			out[k++] = out[i];
-	}
 	n = k;
 	k = 0;
 	for (size_t i = 0; i < n; i++)

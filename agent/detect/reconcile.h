@@ -24,7 +24,10 @@
  *    of detect_mesh() at now_ms);
  *  - an unreachable peer that a stall names: a stopped host's kernel
  *    still acknowledges, so acknowledgements that stopped too say its path
- *    is cut, which the stall says.
+ *    is cut, which the stall says;
+ *  - a slow_handoff, straggler or incast naming a peer that a lossy_link
+ *    names: loss on a path slows its TCP (retransmissions, a smaller
+ *    window), and the lossy link is what to mend.
  * Returns how many of out[0..n) are left, in their order.
  */
 size_t reconcile(const struct link_history *kh, struct mesh_history *mh,

@@ -92,12 +92,35 @@ START_TEST(test_dropped_stall_still_explains)
 }
 END_TEST
 
+/* A lossy link takes the slow transfers, ring link and receiver on its
+ * peer (its subject may name hops); another peer's, and its stall, stay. */
+START_TEST(test_lossy_link_takes_its_slow_path)
+{
+	struct event_verdict out[] = {
+		verdict(EVENT_SLOW_HANDOFF, "peer=198.18.0.4"),
+		verdict(EVENT_LOSSY_LINK, "peer=198.18.0.4,hops=198.19.11.2"),
+		verdict(EVENT_STRAGGLER, "peer=198.18.0.4"),
+		verdict(EVENT_INCAST, "peer=198.18.0.40"),
+		verdict(EVENT_STALL, "peer=198.18.0.4"),
+		verdict(EVENT_INCAST, "peer=198.18.0.4"),
+	};
+
+	link_at(10000, 0);
+	ck_assert_uint_eq(reconcile(&kh, &mh, &mg, out, 6, 10000), 3);
+	ck_assert_int_eq(out[0].kind, EVENT_LOSSY_LINK);
+	ck_assert_int_eq(out[1].kind, EVENT_INCAST);
+	ck_assert_str_eq(out[1].subject, "peer=198.18.0.40");
+	ck_assert_int_eq(out[2].kind, EVENT_STALL);
+}
+END_TEST
+
 Suite *reconcile_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "cut_off_takes_peers_and_own_host", test_cut_off_takes_peers_and_own_host, 0 },
 		{ "stall_takes_its_unreachable", test_stall_takes_its_unreachable, 0 },
 		{ "dropped_stall_still_explains", test_dropped_stall_still_explains, 0 },
+		{ "lossy_link_takes_its_slow_path", test_lossy_link_takes_its_slow_path, 0 },
 	};
 
 	return TESTUTIL_SUITE("reconcile", cases);
