@@ -142,7 +142,9 @@ loss)
 	EOF
 	;;
 pause)
-	fault='stopped=$(ip netns pids $LAB-r$C | grep -vxF "$(echo $AGENTS | cut -d" " -f$C)"); kill -STOP $stopped'
+	# not the poller either: it enters each rank's namespace in turn to
+	# scrape, and stopped there it saw nothing until the undo
+	fault='stopped=$(ip netns pids $LAB-r$C | grep -vxF -e "$(echo $AGENTS | cut -d" " -f$C)" -e $poller); kill -STOP $stopped'
 	undo='kill -CONT $stopped'
 	;;
 down)
