@@ -36,10 +36,14 @@ static int stall_cut_off(const struct stall_input *p, const struct stall_bounds 
 }
 
 /* Whether p's wait for acks is for data in flight through an open window,
- * on a path that does not deliver: the path's, not the reader's to take. */
+ * on a path that does not deliver: the path's, not the reader's to take.
+ * One that acknowledged data to p on another connection in the wait's
+ * second half delivers, as one the mesh's probes reach does: the waiting
+ * connection is on its own retransmission timer, after a queue's drop. */
 static int stall_in_flight(const struct stall_input *p)
 {
-	return p->in_flight_bytes > 0 && !p->zero_window && !p->reached;
+	return p->in_flight_bytes > 0 && !p->zero_window && !p->reached &&
+	       (p->progress_age_s == 0 || p->progress_age_s >= p->ack_stall_s / 2);
 }
 
 /* The network's evidence: data in flight and no ack for the bound, or cut

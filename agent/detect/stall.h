@@ -34,7 +34,7 @@ struct stall_input {
 	/* an incast paces this host's collective this tick (detect_path()) */
 	int paced;
 	/* how long ago any connection to it, or from it as sender_stall_s,
-	 * last had data acknowledged */
+	 * last had data acknowledged; 0: none known */
 	double progress_age_s;
 	/* this host's own longest send to the peer under way: how long */
 	double open_s;
@@ -69,9 +69,11 @@ struct stall_bounds {
  * directions wait on no one timer: the wait was the persistence), else
  * VERDICT_OVER. Not while an incast paces the collective (paced) for data
  * that waits both ways: the hot receiver's port queues both directions.
- * Never on a peer the mesh still reaches (reached): a cut silences the
- * probes with the connection, and a path that loses some is the mesh's
- * lossy_link to name.
+ * Never on a peer the mesh still reaches (reached), nor, for data one way,
+ * on one whose other connections had data acknowledged in the wait's
+ * second half (progress_age_s under half the wait): a cut silences the
+ * probes and every connection together, and a path that loses some is the
+ * mesh's lossy_link to name.
  *
  * host_stall (host): a peer whose kernel went on acknowledging data its
  * application has not read for b->host_after_s or more (read_stall_s: the
@@ -90,7 +92,7 @@ struct stall_bounds {
  * The culprit's evidence counts the victims left out.
  *
  * After those, a VERDICT_HOLD stall for each peer under the bounds, and not
- * reached, that has waited for acks of data in flight STALL_HOLD_SHARE of
+ * reached either way, that has waited for acks of data in flight STALL_HOLD_SHARE of
  * after_s or more: it keeps the peer's open stall open and does nothing else. Writes at most max verdicts into
  * out; returns how many. Pure: no I/O, no state.
  */

@@ -307,15 +307,15 @@ END_TEST
 /*
  * Two ranks whose one pair of connections waits both ways on retransmission
  * timeouts, while each one's others move (a 400 Mbit/s all-to-all right
- * after one port's 0.3 s outage, the last ack either way 0 and 0.3 ms
- * before): under stall_after nothing; over it, stalls that wait
- * event_open_ticks like any one-way wait, not a cut-off. The same waits
- * with nothing of theirs acknowledged for as long are a cut-off: at once.
+ * after one port's 0.3 s outage, the last ack either way 0.1 and 0.3 ms
+ * before): no stall, under stall_after or over it: each connection waits
+ * on its own timer on a path that delivers. The same waits with nothing of
+ * theirs acknowledged for as long are a cut-off: at once.
  */
 START_TEST(test_detect_stall_pair_waits)
 {
 	struct stall_input in[] = {
-		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0, 0, 0 },
+		{ "198.18.0.1", 0.422, 60000, 0, 0.432, 0, 0, 0, 0, 0.0001, 0, 0 },
 		{ "198.18.0.4", 0.432, 60000, 0, 0.422, 0, 0, 0, 0, 0.0003, 0, 0 },
 	};
 	const struct stall_bounds b = { 0.5, 1.5 };
@@ -324,12 +324,34 @@ START_TEST(test_detect_stall_pair_waits)
 	ck_assert_uint_eq(stalls(in, 2, &b, out, 4), 0);
 	in[0].ack_stall_s = in[1].sender_stall_s = 0.522;
 	in[0].sender_stall_s = in[1].ack_stall_s = 0.532;
-	ck_assert_uint_eq(stalls(in, 2, &b, out, 4), 2);
-	ck_assert(out[0].weight == VERDICT_OVER && out[1].weight == VERDICT_OVER);
+	ck_assert_uint_eq(stalls(in, 2, &b, out, 4), 0);
 	in[0].progress_age_s = 0.522;
 	ck_assert_uint_eq(stalls(in, 2, &b, out, 4), 1);
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.1");
 	ck_assert_int_eq(out[0].weight, VERDICT_AT_ONCE);
+}
+END_TEST
+
+/*
+ * Eight iperf3 streams to one peer through a 50 Mbit/s queue on a busy
+ * host (matrix seed 1001, no fault): one waits 0.524 s on its
+ * retransmission timer with 854 KB in flight while the others' data was
+ * acknowledged 15 ms before: no stall. Nothing acknowledged in the wait's
+ * second half (a cut, or the one connection): a stall.
+ */
+START_TEST(test_detect_stall_siblings_move)
+{
+	struct stall_input in = { .peer = "198.18.0.3",
+				  .ack_stall_s = 0.524,
+				  .in_flight_bytes = 854320,
+				  .progress_age_s = 0.015 };
+	const struct stall_bounds b = { 0.5, 1.5 };
+	struct event_verdict out[2];
+
+	ck_assert_uint_eq(detect_stall(&in, 1, &b, out, 2), 0);
+	in.progress_age_s = 0.3;
+	ck_assert_uint_eq(detect_stall(&in, 1, &b, out, 2), 1);
+	ck_assert_int_eq(out[0].kind, EVENT_STALL);
 }
 END_TEST
 
@@ -641,6 +663,7 @@ Suite *events_suite(void)
 		{ "detect_stall", test_detect_stall, 0 },
 		{ "detect_stall_culprit", test_detect_stall_culprit, 0 },
 		{ "detect_stall_pair_waits", test_detect_stall_pair_waits, 0 },
+		{ "detect_stall_siblings_move", test_detect_stall_siblings_move, 0 },
 		{ "detect_stall_reader_sending", test_detect_stall_reader_sending, 0 },
 		{ "detect_stall_paced", test_detect_stall_paced, 0 },
 		{ "detect_unread", test_detect_unread, 0 },
