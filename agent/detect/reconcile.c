@@ -17,12 +17,13 @@ static int names_peer(const struct event_verdict *v, const char *peer)
 	return p && strncmp(p, peer, len) == 0 && (p[len] == 0 || p[len] == ',');
 }
 
-/* The kind whose verdict on the same peer explains one of kind
- * (reconcile.h); EVENT_KINDS: none does. */
+/* The kind whose verdict on the same peer (any subject, for a host_stall)
+ * explains one of kind (reconcile.h); EVENT_KINDS: none does. */
 static enum event_kind explainer(enum event_kind kind)
 {
 	switch (kind) {
 	case EVENT_UNREACHABLE:
+	case EVENT_HOST_STALL:
 		return EVENT_STALL;
 	case EVENT_SLOW_HANDOFF:
 	case EVENT_STRAGGLER:
@@ -33,15 +34,18 @@ static enum event_kind explainer(enum event_kind kind)
 	}
 }
 
-/* True if v names a peer that a verdict among out[0..n) of the kind that
- * explains v's names too. */
+/* True if a verdict among out[0..n) of the kind that explains v's names
+ * v's peer too, or, v a host_stall, is a stall over its bound (not one
+ * only held: a connection's short wait on a timer cuts nothing). */
 static int explained(const struct event_verdict *out, size_t n, const struct event_verdict *v)
 {
 	enum event_kind by = explainer(v->kind);
 	const char *peer = peer_of(v);
 
-	for (size_t i = 0; i < n && peer && by != EVENT_KINDS; i++)
-		if (out[i].kind == by && names_peer(&out[i], peer))
+	for (size_t i = 0; i < n && by != EVENT_KINDS; i++)
+		if (out[i].kind == by &&
+		    (v->kind == EVENT_HOST_STALL ? out[i].weight != VERDICT_HOLD
+						 : peer && names_peer(&out[i], peer)))
 			return 1;
 	return 0;
 }

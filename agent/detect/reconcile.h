@@ -27,7 +27,11 @@
  *    is cut, which the stall says;
  *  - a slow_handoff, straggler or incast naming a peer that a lossy_link
  *    names: loss on a path slows its TCP (retransmissions, a smaller
- *    window), and the lossy link is what to mend.
+ *    window), and the lossy link is what to mend;
+ *  - a host_stall (a peer's or this host's) while a stall over its bound
+ *    (not one VERDICT_HOLD keeps open) is in the set:
+ *    a cut path blocks the collective, whose other ranks then stop
+ *    reading as they wait on it; a stopped application cuts no path.
  * Returns how many of out[0..n) are left, in their order.
  */
 size_t reconcile(const struct link_history *kh, struct mesh_history *mh,
