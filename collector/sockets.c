@@ -39,6 +39,9 @@
  * and cannot stand beside the uapi one.
  */
 #define SOCKETS_BYTES_RECEIVED_AT (8 + 24 * 4 + 3 * 8)
+/* tcpi_last_data_recv: the 12th u32 after the 8 bytes of u8 fields, the
+ * milliseconds since the connection last received data (icsk_ack.lrcvtime) */
+#define SOCKETS_LAST_DATA_RECV_AT (8 + 11 * 4)
 /* TCP_ESTABLISHED of include/net/tcp_states.h, which no uapi header has */
 #define SOCKETS_TCP_ESTABLISHED 1
 /* The agent's own sockets left out: a scrape or two, the mesh's; a few dozen
@@ -55,6 +58,13 @@ struct sockets_local {
 	unsigned standing; /* connections whose data stands */
 	unsigned reading; /* connections whose application read since the last tick */
 	uint64_t bytes; /* what they hold unread */
+	double awaited_s; /* unread_awaited()'s choice; 0: none */
+};
+
+/* A connection with nothing unread, this tick: how long it received nothing. */
+struct sockets_quiet {
+	unsigned local; /* index into sockets_state.local */
+	double quiet_s;
 };
 
 struct sockets_state {
@@ -67,6 +77,8 @@ struct sockets_state {
 	unsigned skipped; /* replies too short to read */
 	unsigned own[SOCKETS_OWN_MAX]; /* the agent's own sockets' inodes, this tick */
 	unsigned nown;
+	struct sockets_quiet *quiet; /* SOCKETS_UNREAD_MAX at most */
+	size_t nquiet, quiet_cap;
 };
 
 static const struct metric_desc unread_seconds_desc = {
@@ -90,6 +102,13 @@ static const struct metric_desc reading_desc = {
 static const struct metric_desc unread_bytes_desc = { M_TCP_UNREAD_BYTES,
 						      "Bytes those connections hold unread.",
 						      METRIC_GAUGE, 0, 0 };
+static const struct metric_desc awaited_desc = {
+	M_TCP_AWAITED_SECONDS,
+	"While data stands unread on a connection from this address: how long the connection its "
+	"application most likely waits on has received nothing (of those with nothing unread, the "
+	"one that went quiet last before the data began to stand); 0: none.",
+	METRIC_GAUGE, 0, 0
+};
 
 static int64_t sockets_now_ms(void)
 {
@@ -147,6 +166,22 @@ static struct sockets_local *sockets_local_of(struct sockets_state *st, int fami
 	return &st->local[st->nlocal++];
 }
 
+/* Notes a connection of local l with nothing unread, quiet for quiet_s. */
+static void sockets_note_quiet(struct sockets_state *st, const struct sockets_local *l,
+			       double quiet_s)
+{
+	if (st->nquiet == st->quiet_cap) {
+		size_t cap = st->quiet_cap ? st->quiet_cap * 2 : 64;
+		struct sockets_quiet *q;
+
+		if (cap > SOCKETS_UNREAD_MAX || !(q = realloc(st->quiet, cap * sizeof(*q))))
+			return; /* that one goes unjudged */
+		st->quiet = q;
+		st->quiet_cap = cap;
+	}
+	st->quiet[st->nquiet++] = (struct sockets_quiet){ (unsigned)(l - st->local), quiet_s };
+}
+
 /* One connection of the dump: tallied to its local address, whether its
  * application read since the last tick and whether its data stands unread. */
 static int sockets_one(struct nl_msg *msg, void *arg)
@@ -156,6 +191,7 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 	const struct inet_diag_msg *m;
 	struct nlattr *tb[INET_DIAG_MAX + 1];
 	uint64_t received;
+	uint32_t quiet_ms;
 	struct sockets_local *l;
 	struct unread_sock s;
 	double standing;
@@ -177,11 +213,15 @@ static int sockets_one(struct nl_msg *msg, void *arg)
 		return NL_OK;
 	memcpy(&received, (const char *)nla_data(tb[INET_DIAG_INFO]) + SOCKETS_BYTES_RECEIVED_AT,
 	       sizeof(received));
+	memcpy(&quiet_ms, (const char *)nla_data(tb[INET_DIAG_INFO]) + SOCKETS_LAST_DATA_RECV_AT,
+	       sizeof(quiet_ms));
 	memcpy(&s.cookie, m->id.idiag_cookie, sizeof(s.cookie));
 	s.read = received - m->idiag_rqueue;
 	s.unread = m->idiag_rqueue;
 	standing = unread_note(st->unread, &s, st->now_ms, st->tick, &read);
 	l->reading += (unsigned)read;
+	if (m->idiag_rqueue == 0)
+		sockets_note_quiet(st, l, quiet_ms / 1000.0);
 	if (standing > 0) {
 		l->standing++;
 		l->bytes += m->idiag_rqueue;
@@ -215,6 +255,7 @@ static void sockets_fini(void *state)
 		return;
 	nl_socket_free(st->sock);
 	unread_tracker_free(st->unread);
+	free(st->quiet);
 	free(st);
 }
 
@@ -265,6 +306,7 @@ static int sockets_sample(void *state, const struct collector_env *env, struct s
 	st->now_ms = now_ms;
 	st->nlocal = 0;
 	st->skipped = 0;
+	st->nquiet = 0;
 	sockets_own(st);
 	r = sockets_dump(st, AF_INET);
 	if (r >= 0)
@@ -272,6 +314,11 @@ static int sockets_sample(void *state, const struct collector_env *env, struct s
 	if (r < 0)
 		return r;
 	unread_end_tick(st->unread, st->tick);
+	for (size_t i = 0; i < st->nquiet; i++) {
+		struct sockets_local *l = &st->local[st->quiet[i].local];
+
+		l->awaited_s = unread_awaited(l->awaited_s, st->quiet[i].quiet_s, l->unread_s);
+	}
 	for (unsigned i = 0; i < st->skipped; i++)
 		sample_skip(out);
 emit:
@@ -286,6 +333,7 @@ emit:
 		(void)sample_gauge(out, &unread_connections_desc, &lab, 1, l->standing);
 		(void)sample_gauge(out, &unread_bytes_desc, &lab, 1, (double)l->bytes);
 		(void)sample_gauge(out, &reading_desc, &lab, 1, l->reading);
+		(void)sample_gauge(out, &awaited_desc, &lab, 1, l->awaited_s);
 	}
 	return 0;
 }

@@ -57,6 +57,13 @@ double unread_note(struct unread_tracker *t, const struct unread_sock *s, int64_
 	return e->since_ms && now_ms > e->since_ms ? (double)(now_ms - e->since_ms) / 1000.0 : 0;
 }
 
+double unread_awaited(double best, double quiet_s, double unread_s)
+{
+	if (unread_s <= 0 || quiet_s < unread_s)
+		return best;
+	return best == 0 || quiet_s < best ? quiet_s : best;
+}
+
 static int unread_seen(const void *key, void *val, void *arg)
 {
 	const struct unread_entry *e = val;

@@ -47,6 +47,18 @@ void unread_tracker_free(struct unread_tracker *t);
 double unread_note(struct unread_tracker *t, const struct unread_sock *s, int64_t now_ms,
 		   uint64_t tick, int *ret_read);
 
+/*
+ * What an application that left data standing unread for unread_s (0:
+ * none) most likely waits on: a receive of its own from a peer gone quiet
+ * (a rank in a collective blocked on a stopped one leaves its other peers'
+ * data unread). Of the connections with nothing unread, the one that went
+ * quiet last no later than the data began to stand: its quiet time, from
+ * best, the choice so far (0: none), and one more such connection, quiet
+ * (tcpi_last_data_recv) for quiet_s. Returns the new choice; 0 while nothing
+ * stands.
+ */
+double unread_awaited(double best, double quiet_s, double unread_s);
+
 /* Forgets the connections tick did not note: closed. */
 void unread_end_tick(struct unread_tracker *t, uint64_t tick);
 

@@ -60,7 +60,14 @@ struct unread_gather {
 };
 
 /* An unread series of local address labels' (UNREAD_*), into its row. */
-enum { UNREAD_SECONDS, UNREAD_CONNECTIONS, UNREAD_BYTES, UNREAD_READING, UNREAD_NONE };
+enum {
+	UNREAD_SECONDS,
+	UNREAD_CONNECTIONS,
+	UNREAD_BYTES,
+	UNREAD_READING,
+	UNREAD_AWAITED,
+	UNREAD_NONE
+};
 
 static void gather_unread(struct unread_gather *g, const struct series *s, int kind)
 {
@@ -84,8 +91,10 @@ static void gather_unread(struct unread_gather *g, const struct series *s, int k
 		g->in[i].connections = s->value;
 	else if (kind == UNREAD_BYTES)
 		g->in[i].bytes = s->value;
-	else
+	else if (kind == UNREAD_READING)
 		g->in[i].reading = s->value;
+	else
+		g->in[i].awaited_s = s->value;
 }
 
 /*
@@ -596,6 +605,7 @@ static void series_kind_of(struct series_kind *k, const char *name)
 		    : strcmp(name, M_TCP_UNREAD_CONNECTIONS) == 0  ? UNREAD_CONNECTIONS
 		    : strcmp(name, M_TCP_UNREAD_BYTES) == 0	   ? UNREAD_BYTES
 		    : strcmp(name, M_TCP_READING_CONNECTIONS) == 0 ? UNREAD_READING
+		    : strcmp(name, M_TCP_AWAITED_SECONDS) == 0	   ? UNREAD_AWAITED
 								   : UNREAD_NONE;
 }
 

@@ -164,13 +164,20 @@ size_t detect_stall(const struct stall_input *in, size_t n, const struct stall_b
 	return k;
 }
 
-/* Whether this host's application has waited wait_s or longer on another
- * (detect_unread()): in a send of its own under way (open_s), on a peer
- * that stopped reading (its read stall, as detect_stall() takes it), or on
- * a path that stopped acknowledging (data to the peer in flight, no ack:
- * a sender blocked on it leaves its other peers' data unread). */
-static int unread_waiting(const struct stall_input *peers, size_t npeers, double wait_s)
+/* Whether this host's application with in's unread data has waited as
+ * long on another (detect_unread()): in a send of its own under way
+ * (open_s), on a peer that stopped reading (its read stall, as
+ * detect_stall() takes it), on a path that stopped acknowledging (data to
+ * the peer in flight, no ack: a sender blocked on it leaves its other
+ * peers' data unread), or in a receive from a peer gone quiet shortly
+ * before. */
+static int unread_waiting(const struct unread_input *in, const struct stall_input *peers,
+			  size_t npeers, double host_after_s)
 {
+	double wait_s = in->unread_s;
+
+	if (in->awaited_s > 0 && in->awaited_s - wait_s < host_after_s)
+		return 1;
 	for (size_t i = 0; i < npeers; i++)
 		if (peers[i].open_s >= wait_s || stall_read_s(&peers[i]) >= wait_s ||
 		    peers[i].ack_stall_s >= wait_s)
@@ -199,8 +206,8 @@ size_t detect_unread(const struct unread_input *in, size_t n, const struct stall
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		struct event_verdict *v = &out[k];
-		int excused =
-			unread_excused(h, &in[i]) || unread_waiting(peers, npeers, in[i].unread_s);
+		int excused = unread_excused(h, &in[i]) ||
+			      unread_waiting(&in[i], peers, npeers, b->host_after_s);
 
 		if (excused && in[i].unread_s > 0 && next.n < UNREAD_EXCUSED_MAX &&
 		    strlen(in[i].local) < sizeof(next.excused[0].local)) {

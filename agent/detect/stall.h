@@ -106,6 +106,10 @@ struct unread_input {
 	double unread_s; /* the longest any connection's data stood unread */
 	double connections, bytes; /* connections whose data stood, and how much */
 	double reading; /* connections whose application read since the previous reading */
+	/* how long the connection its application most likely waits on has
+	 * received nothing (unread_awaited(): quiet since before the data
+	 * stood); 0: none */
+	double awaited_s;
 };
 
 /* This host's unread episodes excused as a wait on another (below), up to
@@ -134,7 +138,10 @@ struct unread_history {
  * stopped reading (stall_input.read_stall_s, as detect_stall() takes it)
  * as long: a rank whose chunk went into a stopped one's buffer then waits
  * for the stopped one's chunk (a stopped rank in an all-to-all stops every
- * rank). An episode so excused stays so, in h (zeroed by the caller before
+ * rank); or in a receive of its own from a peer gone quiet (awaited_s) at
+ * most b->host_after_s before the data stood: an application blocks on its
+ * next receive within moments of its last, and a connection quiet longer is
+ * idle, not awaited. An episode so excused stays so, in h (zeroed by the caller before
  * first use), while its unread time grows: the wait can end a tick before
  * the application reads again. Subject "host=LOCAL", score and weight as a
  * peer's host_stall. Writes at most max verdicts into out; returns how many.

@@ -401,9 +401,9 @@ static size_t unread_fresh(const struct unread_input *in, const struct stall_inp
 START_TEST(test_detect_unread)
 {
 	const struct unread_input in[] = {
-		{ "198.18.0.3", 1.6, 2, 131072, 0 },
-		{ "198.18.1.3", 1.4, 1, 10, 0 }, /* under the bound */
-		{ "198.18.2.3", 9.0, 1, 10, 1 }, /* reads another */
+		{ "198.18.0.3", 1.6, 2, 131072, 0, 0 },
+		{ "198.18.1.3", 1.4, 1, 10, 0, 0 }, /* under the bound */
+		{ "198.18.2.3", 9.0, 1, 10, 1, 0 }, /* reads another */
 	};
 	struct stall_input sending = { .peer = "198.18.0.4", .open_s = 2.0, .ack_stall_s = 0.1 };
 	const struct stall_bounds b = { 0.5, 1.5 };
@@ -444,12 +444,32 @@ START_TEST(test_detect_unread)
 }
 END_TEST
 
+/* A receive of its own from a peer that went quiet just before the data
+ * stood: the application waits on that peer (a rank blocked on a stopped
+ * one), a victim. A connection quiet far longer is idle, not awaited. */
+START_TEST(test_detect_unread_awaits_a_quiet_peer)
+{
+	struct unread_input in[] = { { "198.18.0.3", 2.0, 2, 1048576, 0, 2.3 } };
+	const struct stall_bounds b = { 0.5, 1.5 };
+	struct unread_history h = { .n = 0 };
+	struct event_verdict out[2];
+
+	ck_assert_uint_eq(detect_unread(in, 1, NULL, 0, &b, &h, out, 2), 0);
+	h.n = 0;
+	in[0].awaited_s = 3600;
+	ck_assert_uint_eq(detect_unread(in, 1, NULL, 0, &b, &h, out, 2), 1);
+	ck_assert_str_eq(out[0].subject, "host=198.18.0.3");
+	in[0].awaited_s = 0;
+	ck_assert_uint_eq(detect_unread(in, 1, NULL, 0, &b, &h, out, 2), 1);
+}
+END_TEST
+
 /* An episode excused as a victim's stays so while its data stands: the
  * stopped peer resumes (its read stall gone) a tick before this host's
  * application reads again. Once it read, a new one is judged afresh. */
 START_TEST(test_detect_unread_excused_episode)
 {
-	struct unread_input in[] = { { "198.18.0.3", 19.9, 4, 2097152, 0 } };
+	struct unread_input in[] = { { "198.18.0.3", 19.9, 4, 2097152, 0, 0 } };
 	struct stall_input stopped = { .peer = "198.18.0.4", .read_stall_s = 20.0 };
 	const struct stall_bounds b = { 0.5, 1.5 };
 	struct unread_history h = { .n = 0 };
@@ -668,6 +688,7 @@ Suite *events_suite(void)
 		{ "detect_stall_paced", test_detect_stall_paced, 0 },
 		{ "detect_unread", test_detect_unread, 0 },
 		{ "detect_unread_excused_episode", test_detect_unread_excused_episode, 0 },
+		{ "detect_unread_awaits_a_quiet_peer", test_detect_unread_awaits_a_quiet_peer, 0 },
 		{ "stall_aftermath", test_stall_aftermath, 0 },
 		{ "detect_stall_hold", test_detect_stall_hold, 0 },
 		{ "detect_stall_reached", test_detect_stall_reached, 0 },

@@ -81,12 +81,30 @@ START_TEST(test_connections_apart_and_bounded)
 }
 END_TEST
 
+/* The awaited connection: of those quiet since before the data stood, the
+ * one that went quiet last; none went quiet later than it, and none while
+ * nothing stands. */
+START_TEST(test_awaited_went_quiet_last_before)
+{
+	const double quiet[] = { 0.2, 3600, 2.4, 2.1, 1.9 };
+	double best = 0;
+
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		best = unread_awaited(best, quiet[i], 2.0);
+	ck_assert_double_eq(best, 2.1);
+	ck_assert_double_eq(unread_awaited(0, 5.0, 0), 0);
+	ck_assert_double_eq(unread_awaited(0, 1.0, 2.0), 0);
+	ck_assert_double_eq(unread_awaited(0, 2.0, 2.0), 2.0);
+}
+END_TEST
+
 Suite *unread_suite(void)
 {
 	const struct testutil_case cases[] = {
 		{ "stands_from_the_tick_before", test_stands_from_the_tick_before, 0 },
 		{ "a_read_ends_it", test_a_read_ends_it, 0 },
 		{ "connections_apart_and_bounded", test_connections_apart_and_bounded, 0 },
+		{ "awaited_went_quiet_last_before", test_awaited_went_quiet_last_before, 0 },
 	};
 
 	return TESTUTIL_SUITE("unread", cases);
