@@ -22,6 +22,7 @@
 #include "agent/lib/clock.h"
 #include "agent/lib/file_read.h"
 #include "agent/lib/timefmt.h"
+#include "collector/mesh/mesh_knock.h"
 
 /* Points a range query asks for per series, at most (and steps of 1 s at
  * least): first-seen times to a 120th of the window. */
@@ -34,9 +35,6 @@
  * host_stall_after (1.5 s by default); its own agent seeing nothing stand
  * this long says that data never reached its buffers. */
 #define LOCATE_UNREAD_S 0.5
-/* A peer's kernel silent this long to a node's knocks (the agent's own
- * bound, agent/detect/mesh.h's MESH_KERNEL_SILENT_S): its path is cut. */
-#define LOCATE_KERNEL_SILENT_S 0.5
 /* Hops of one path kept (a path is a few switches). */
 #define LOCATE_HOPS_MAX 32
 
@@ -287,7 +285,7 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 "or max by (instance, subject) (label_replace(max_over_time("
 		 "fabmon_mesh_kernel_silent_seconds[%llds]) >= %g, \"subject\", \"peer=$1\", "
 		 "\"peer\", \"(.+)\"))",
-		 reach, LOCATE_UNREAD_S, reach, LOCATE_KERNEL_SILENT_S);
+		 reach, LOCATE_UNREAD_S, reach, MESH_KNOCK_TIMEOUT_S);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
 	snprintf(q[Q_LLDP], sizeof(q[0]),

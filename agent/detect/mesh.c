@@ -9,6 +9,7 @@
 #include "agent/detect/mesh.h"
 #include "agent/lib/name_find.h"
 #include "agent/registry/label_text.h"
+#include "collector/mesh/mesh_knock.h"
 #include "collector/metric_names.h"
 
 enum mesh_family {
@@ -934,12 +935,12 @@ int mesh_own_link_holds(struct mesh_history *h, const struct mesh_gather *g, con
 }
 
 /* True if p's kernel, which answered knocks before, left one unanswered
- * for its whole timeout (MESH_KERNEL_SILENT_S) since: not a host that
+ * for its whole timeout (MESH_KNOCK_TIMEOUT_S) since: not a host that
  * stopped (its kernel would answer) but one gone, or its path cut, as a
  * TCP stall says where this host has traffic to it. */
 static int kernel_silent(const struct mesh_history_peer *p)
 {
-	return p->kernel_silent_s >= MESH_KERNEL_SILENT_S;
+	return p->kernel_silent_s >= MESH_KNOCK_TIMEOUT_S;
 }
 
 size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms,

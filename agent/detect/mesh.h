@@ -40,9 +40,6 @@
 #define MESH_POOL_HOPS 16
 /* Every flow unanswered for 3 s: a peer gone, not a path losing. */
 #define MESH_UNREACHABLE_MS 3000
-/* A peer's kernel that left a knock unanswered this long (the collector's
- * knock timeout: a SYN is answered in a round trip) is silent. */
-#define MESH_KERNEL_SILENT_S 0.5
 /* Every peer a local interface carries failing (losing probes in the loss
  * window, or gone), three at least: the interface's own link, which every
  * path crosses. Two failing peers can be two faults; a fabric link fails

@@ -56,12 +56,9 @@
 /* local interfaces whose losses are kept (suspect_iface_note()): a host's
  * fabric ports */
 #define SUSPECT_IFACES 16
-/* A knock the peer's kernel has not answered in this long is not answered
- * (agent/detect/mesh.h's MESH_KERNEL_SILENT_S): a kernel answers a SYN in
- * its round trip, busy or not, and the SYN is sent once in it (the first
- * retry comes after 1 s). Short, so that a cut path shows before its peer
- * has been silent 3 s (knocked at the round after the first it lost whole). */
-#define KNOCK_TIMEOUT_NS (NS_PER_S / 2)
+/* MESH_KNOCK_TIMEOUT_S, short so that a cut path shows before its peer has
+ * been silent 3 s (knocked at the round after the first it lost whole) */
+#define KNOCK_TIMEOUT_NS ((int64_t)(MESH_KNOCK_TIMEOUT_S * NS_PER_S))
 /* the hops of the last peer that lost kept per interface: 8 flows over 2-4
  * spines cross 10 or so */
 #define SUSPECT_IFACE_HOPS 32

@@ -14,6 +14,11 @@
  * needed, and nothing is sent once the kernel answers.
  */
 #define MESH_KNOCKS_MAX 32 /* in flight at once */
+/* A knock unanswered this long is not answered: a kernel answers a SYN in
+ * its round trip, busy or not, and sends it once in it (the first retry
+ * comes after 1 s). The agent's detector and `fabmon locate` take a peer's
+ * kernel silent (fabmon_mesh_kernel_silent_seconds) this long as silent. */
+#define MESH_KNOCK_TIMEOUT_S 0.5
 
 struct mesh_knocks {
 	struct {
