@@ -7,7 +7,7 @@
 # docs/operations.md (a "#### AlertName" section); the
 # scrape config examples in packaging/prometheus/ pass `promtool check
 # config` with the rules loaded, and the file_sd target file is what
-# Prometheus reads.
+# Prometheus reads; the rules' bound for a silent kernel is the agent's.
 . tests/lib.sh
 command -v promtool >/dev/null || fail "promtool missing (make deps installs prometheus)"
 command -v jq >/dev/null || fail "jq missing (make deps)"
@@ -24,6 +24,13 @@ for f in "$dir"/*.test.yml; do
 	out=$(cd "$dir" && promtool test rules "$(basename "$f")" 2>&1) || fail "$f: $out"
 done
 echo "promtool test rules: $(ls "$dir"/*.test.yml | wc -l) files pass"
+
+# the rules' silent kernel is the agent's and locate's (a header cannot be
+# included in YAML: the value is compared)
+knock=$(awk '$2 == "MESH_KNOCK_TIMEOUT_S" { print $3 }' collector/mesh/mesh_knock.h)
+[ -n "$knock" ] || fail "MESH_KNOCK_TIMEOUT_S not found in collector/mesh/mesh_knock.h"
+grep -q "fabmon_mesh_kernel_silent_seconds{job=\"fabmon\"} >= $knock\$" "$dir"/fabmon-cluster.rules.yml ||
+	fail "fabmon-cluster.rules.yml: a kernel silent for $knock s (MESH_KNOCK_TIMEOUT_S) is not the rules' bound"
 
 # each alert: annotations, severity, a test where it fires, a runbook
 alerts=$(grep -h '^ *- alert:' "$dir"/*.rules.yml | sed 's/.*alert: *//')
