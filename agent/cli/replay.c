@@ -35,7 +35,8 @@ static const char replay_usage[] =
 	"Reads a capture file (pcap or pcapng; Ethernet, Linux cooked SLL or SLL2) as\n"
 	"fast as it can and counts its traffic the way the agent's tc probe does:\n"
 	"per RoCEv2 queue pair (operation classes, CNPs, AETH ACKs and NAKs, ECN CE,\n"
-	"PSN gaps, duplicates and late PSNs with 24-bit wrap) and per peer address.\n"
+	"PSN gaps, duplicates and late PSNs with 24-bit wrap) and per peer address;\n"
+	"and its PFC and PAUSE frames per priority, with the pause time they asked.\n"
 	"\n"
 	"Then it runs the agent's detectors in the capture's own time, a tick every\n"
 	"--interval of packet time, and lists the events they raised.\n"
@@ -389,6 +390,23 @@ static void json_events(struct replay *r, struct strbuf *sb)
 	strbuf_addch(sb, ']');
 }
 
+/* The PAUSE and PFC frames, per priority (an array of 8) and the link's:
+ * ,"pfc_frames":[...],"pfc_quanta":[...],"link_pause_frames":N,
+ * "link_pause_quanta":N, then ,"errors":[ to go on. */
+static void json_pause(struct strbuf *sb, const struct capture_pause *p)
+{
+	const uint64_t *col[2] = { p->frames, p->quanta };
+
+	for (unsigned k = 0; k < 2; k++) {
+		strbuf_addstr(sb, k ? "],\"pfc_quanta\":[" : "\"pfc_frames\":[");
+		for (unsigned i = 0; i < PACKET_PAUSE_LINK; i++)
+			strbuf_addf(sb, "%s%llu", i ? "," : "", (unsigned long long)col[k][i]);
+	}
+	strbuf_addf(sb, "],\"link_pause_frames\":%llu,\"link_pause_quanta\":%llu,\"errors\":[",
+		    (unsigned long long)p->frames[PACKET_PAUSE_LINK],
+		    (unsigned long long)p->quanta[PACKET_PAUSE_LINK]);
+}
+
 static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
@@ -405,7 +423,7 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 		    "\"roce_cut_after_bth\":%llu,\"unparsed\":%llu,\"lldp_frames\":%llu,"
 		    "\"flows_not_counted\":%llu,\"qps_not_counted\":%llu,\"duration_seconds\":%.9f,"
 		    "\"time_steps_back\":%llu,\"time_step_back_max_seconds\":%.9f,"
-		    "\"complete\":%s,\"errors\":[",
+		    "\"complete\":%s,",
 		    link_name(r->linktype), (unsigned long long)s->packets,
 		    (unsigned long long)s->bytes, (unsigned long long)s->roce,
 		    (unsigned long long)(s->roce_cut_bth + s->roce_cut_after_bth),
@@ -414,6 +432,7 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 		    (unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
 		    (double)(r->max_ns - r->min_ns) / 1e9, (unsigned long long)back,
 		    (double)back_max / 1e9, r->broken ? "false" : "true");
+	json_pause(&sb, &s->pause);
 	for (unsigned i = 0; i < r->nproblems; i++) {
 		strbuf_addf(&sb, "%s{\"packet\":%llu,\"error\":", i ? "," : "",
 			    (unsigned long long)r->problems[i].packet);
@@ -486,6 +505,26 @@ static void text_events(struct replay *r, FILE *out)
 			store_errors ? " (some could not be written: see stderr)" : "");
 }
 
+/* A line for the PAUSE and PFC frames, if any: what froze which priority. */
+static void print_pause(FILE *out, const struct capture_pause *p)
+{
+	const char *sep = "";
+
+	for (unsigned i = 0; i < PACKET_PAUSE_SLOTS; i++) {
+		if (!p->frames[i])
+			continue;
+		fprintf(out, "%s", *sep ? sep : "pause frames: ");
+		if (i == PACKET_PAUSE_LINK)
+			fprintf(out, "link (802.3x PAUSE) %llu", (unsigned long long)p->frames[i]);
+		else
+			fprintf(out, "priority %u (PFC) %llu", i, (unsigned long long)p->frames[i]);
+		fprintf(out, " asking %llu quanta", (unsigned long long)p->quanta[i]);
+		sep = "; ";
+	}
+	if (*sep)
+		fprintf(out, "\n");
+}
+
 static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
 {
 	const struct capture_stats *s = capture_stats(r->cap);
@@ -507,6 +546,7 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 		(unsigned long long)s->roce, (unsigned long long)s->roce_cut_after_bth,
 		(unsigned long long)s->roce_cut_bth, (unsigned long long)s->unparsed,
 		(unsigned long long)s->lldp);
+	print_pause(out, &s->pause);
 	if (s->flows_full || s->qps_full)
 		fprintf(out, "not counted: %llu frames per flow, %llu per QP (--max-entries %u)\n",
 			(unsigned long long)s->flows_full, (unsigned long long)s->qps_full,

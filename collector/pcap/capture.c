@@ -99,6 +99,15 @@ static void count_qp(struct capture *c, const struct packet *pkt, uint32_t len, 
 		fm_qp_aeth(v, pkt->aeth_syndrome);
 }
 
+void capture_pause_add(struct capture_pause *p, const struct packet *pkt)
+{
+	for (unsigned i = 0; i < PACKET_PAUSE_SLOTS; i++)
+		if (pkt->pause_slots & 1u << i) {
+			p->frames[i]++;
+			p->quanta[i] += pkt->pause_quanta[i];
+		}
+}
+
 int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint8_t *data,
 		   size_t caplen, size_t len, uint64_t ts_ns, struct packet *ret_pkt,
 		   const char **ret_why)
@@ -117,6 +126,10 @@ int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint
 	}
 	if (ret_pkt->kind == PACKET_LLDP) {
 		c->stats.lldp++;
+		return 0;
+	}
+	if (ret_pkt->kind == PACKET_PAUSE) {
+		capture_pause_add(&c->stats.pause, ret_pkt);
 		return 0;
 	}
 	if (ret_pkt->roce_unparsed && ret_pkt->kind == PACKET_ROCE) {

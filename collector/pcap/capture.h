@@ -20,9 +20,21 @@
  * for a file).
  */
 
+/* PAUSE and PFC frames (packet.h's PACKET_PAUSE), per slot: a priority's,
+ * or PACKET_PAUSE_LINK for the whole link's; and the pause time they asked,
+ * in quanta of 512 bit times. */
+struct capture_pause {
+	uint64_t frames[PACKET_PAUSE_SLOTS], quanta[PACKET_PAUSE_SLOTS];
+};
+
+/* Counts pkt (PACKET_PAUSE) into p, once in each slot it names. */
+void capture_pause_add(struct capture_pause *p, const struct packet *pkt);
+
 struct capture_stats {
 	uint64_t packets, bytes; /* every frame, original length */
-	uint64_t unparsed; /* not IPv4/IPv6 TCP/UDP, or cut short (the probe's unparsed) */
+	/* not IPv4/IPv6 TCP/UDP, LLDP, PAUSE or PFC, or cut short (the probe's
+	 * unparsed) */
+	uint64_t unparsed;
 	uint64_t roce; /* RoCEv2 packets whose BTH parsed */
 	/* UDP 4791 frames cut short (the probe's roce_unparsed is their sum):
 	 * before the BTH, so not among the RoCEv2 packets (counted per flow
@@ -30,6 +42,7 @@ struct capture_stats {
 	 * among them (counted per QP without their ACK, NAK or READ length) */
 	uint64_t roce_cut_bth, roce_cut_after_bth;
 	uint64_t lldp; /* LLDP frames */
+	struct capture_pause pause;
 	uint64_t flows_full, qps_full; /* frames not counted per flow / QP: table full */
 };
 

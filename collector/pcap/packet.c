@@ -202,6 +202,36 @@ static void parse_roce(struct cursor *c, struct packet *pkt)
 	pkt->has_aeth = 1;
 }
 
+/* A MAC Control frame at c: PACKET_PAUSE for a PAUSE or PFC frame, else
+ * PACKET_OTHER. */
+static int parse_mac_control(struct cursor *c, struct packet *pkt)
+{
+	unsigned opcode, vector;
+
+	if (!need(c, 2))
+		return cut(c, "MAC Control opcode cut short");
+	opcode = get16(c->p);
+	if (opcode == PACKET_MACC_PAUSE) {
+		if (!need(c, 4))
+			return cut(c, "PAUSE time cut short");
+		pkt->pause_slots = 1u << PACKET_PAUSE_LINK;
+		pkt->pause_quanta[PACKET_PAUSE_LINK] = get16(c->p + 2);
+	} else if (opcode == PACKET_MACC_PFC) {
+		if (!need(c, 4 + 2 * PACKET_PAUSE_LINK))
+			return cut(c, "PFC pause times cut short");
+		/* 802.1Qbb 36.1.3.2: the vector's low 8 bits, one a priority */
+		vector = get16(c->p + 2) & 0xff;
+		pkt->pause_slots = (uint16_t)vector;
+		for (unsigned i = 0; i < PACKET_PAUSE_LINK; i++)
+			if (vector & 1u << i)
+				pkt->pause_quanta[i] = get16(c->p + 4 + 2 * i);
+	} else {
+		return 0;
+	}
+	pkt->kind = PACKET_PAUSE;
+	return 0;
+}
+
 int packet_parse(int linktype, const uint8_t *data, size_t caplen, struct packet *ret,
 		 const char **ret_why)
 {
@@ -219,6 +249,8 @@ int packet_parse(int linktype, const uint8_t *data, size_t caplen, struct packet
 		ret->lldp_len = (size_t)(c.end - c.p);
 		return 0;
 	}
+	if (type == PACKET_ETH_P_MAC_CONTROL)
+		return parse_mac_control(&c, ret);
 	if (type == ETH_P_IPV4)
 		proto = parse_ipv4(&c, ret);
 	else if (type == ETH_P_IPV6)

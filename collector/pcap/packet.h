@@ -22,11 +22,24 @@
 /* IEEE 802.1AB: the LLDP ethertype. */
 #define PACKET_ETH_P_LLDP 0x88cc
 
+/* IEEE 802.3 Annex 31B (MAC Control): its ethertype, and the opcodes of a
+ * PAUSE (31B.3: one pause time, for the whole link) and of a priority
+ * flow control frame (IEEE 802.1Qbb 36.1.3, opcode 0x0101: a class-enable
+ * vector, then a pause time for each of the 8 priorities). A pause time is
+ * in quanta of 512 bit times at the link's speed; 0 resumes at once (XON). */
+#define PACKET_ETH_P_MAC_CONTROL 0x8808
+#define PACKET_MACC_PAUSE 0x0001
+#define PACKET_MACC_PFC 0x0101
+/* The pause slot of the whole link (802.3x PAUSE), after the 8 priorities'. */
+#define PACKET_PAUSE_LINK 8
+#define PACKET_PAUSE_SLOTS 9
+
 enum packet_kind {
 	PACKET_OTHER, /* parsed as far as needed: not IP TCP/UDP, not LLDP (ARP, ...) */
 	PACKET_FLOW, /* IPv4/IPv6 TCP or UDP: flow is filled */
 	PACKET_ROCE, /* a flow to UDP 4791 whose BTH parsed: flow and bth too */
 	PACKET_LLDP, /* an LLDP frame: lldp/lldp_len hold the LLDPDU */
+	PACKET_PAUSE, /* a PAUSE or PFC frame: pause_slots, pause_quanta */
 };
 
 struct packet {
@@ -49,6 +62,11 @@ struct packet {
 	int roce_unparsed;
 	const uint8_t *lldp; /* PACKET_LLDP: the LLDPDU (after the ethertype) */
 	size_t lldp_len;
+	/* PACKET_PAUSE: bit i for each slot the frame names (a PFC frame's
+	 * enabled priorities, or PACKET_PAUSE_LINK), and the pause time it
+	 * asks of each, in quanta */
+	uint16_t pause_slots;
+	uint16_t pause_quanta[PACKET_PAUSE_SLOTS];
 };
 
 /*
@@ -59,8 +77,9 @@ struct packet {
  *                    snaplen-cut or truncated record): "IPv4 header cut short";
  *  -EBADMSG          a header is malformed: "IPv4 version 7", "IPv4 header
  *                    length 12".
- * A frame that is neither (ARP, an unknown ethertype) is PACKET_OTHER, not
- * an error. Never reads outside data[0..caplen). Pure.
+ * A frame that is none of those (ARP, another MAC Control opcode, an unknown
+ * ethertype) is PACKET_OTHER, not an error. Never reads outside
+ * data[0..caplen). Pure.
  */
 int packet_parse(int linktype, const uint8_t *data, size_t caplen, struct packet *ret,
 		 const char **ret_why);

@@ -55,10 +55,11 @@
 /* IEEE 802.1AB-2016 7.1: the nearest-bridge group address LLDP is sent to;
  * NICs filter multicast, so the capture joins it. */
 static const unsigned char lldp_group[6] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e };
-/* RoCEv2 (IBTA A17: UDP 4791), tagged or not, and LLDP (ethertype 0x88cc). */
+/* RoCEv2 (IBTA A17: UDP 4791), tagged or not, LLDP (ethertype 0x88cc), and
+ * PAUSE and PFC frames (MAC Control, 0x8808) where the mirror passes them. */
 #define PCAP_MIRROR_FILTER                                                                         \
-	"udp dst port 4791 or ether proto 0x88cc or (vlan and (udp dst port 4791 or "              \
-	"(vlan and udp dst port 4791)))"
+	"udp dst port 4791 or ether proto 0x88cc or ether proto 0x8808 or (vlan and "              \
+	"(udp dst port 4791 or (vlan and udp dst port 4791)))"
 #define PCAP_LLDP_FILTER "ether proto 0x88cc"
 
 struct handle {
@@ -68,6 +69,7 @@ struct handle {
 	int linktype;
 	int mirror;
 	uint64_t received, dropped, ifdropped; /* pcap_stats: monotonic */
+	struct capture_pause pause; /* the PAUSE and PFC frames it captured */
 	unsigned last_recv, last_drop, last_ifdrop; /* as pcap_stats last gave them */
 };
 
@@ -298,9 +300,12 @@ static void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *da
 	const char *why;
 
 	if (capture_packet(st->cap, st->cur->ifindex, st->cur->linktype, data, h->caplen, h->len,
-			   ts, &pkt, &why) == 0 &&
-	    pkt.kind == PACKET_LLDP)
+			   ts, &pkt, &why) != 0)
+		return;
+	if (pkt.kind == PACKET_LLDP)
 		lldp_heard(st, &pkt);
+	else if (pkt.kind == PACKET_PAUSE)
+		capture_pause_add(&st->cur->pause, &pkt);
 }
 
 /*
@@ -364,6 +369,47 @@ static int feed_entry(const void *key, void *val, void *arg)
 	       f->idle_ns;
 }
 
+/* A handle's PAUSE and PFC frames, per priority (or the link's), once seen:
+ * a mirror port's frozen priority, the frames that froze it. */
+static void emit_pause(const struct handle *h, struct sample_sink *out)
+{
+	static const struct metric_desc pfc_frames = {
+		.name = "fabmon_pcap_pfc_frames_total",
+		.help = "PFC frames (IEEE 802.1Qbb) captured that name this priority.",
+		.type = METRIC_COUNTER
+	};
+	static const struct metric_desc pfc_quanta = {
+		.name = "fabmon_pcap_pfc_quanta_total",
+		.help = "Pause time those PFC frames asked for this priority, in quanta of 512 bit "
+			"times at the link's speed (0: XON).",
+		.type = METRIC_COUNTER
+	};
+	static const struct metric_desc link_frames = {
+		.name = "fabmon_pcap_link_pause_frames_total",
+		.help = "Link-level PAUSE frames (IEEE 802.3 Annex 31B) captured.",
+		.type = METRIC_COUNTER
+	};
+	static const struct metric_desc link_quanta = {
+		.name = "fabmon_pcap_link_pause_quanta_total",
+		.help = "Pause time those PAUSE frames asked, in quanta of 512 bit times.",
+		.type = METRIC_COUNTER
+	};
+	char prio[2] = "0";
+	struct label l[2] = { { "interface", h->ifname }, { "priority", prio } };
+
+	for (unsigned i = 0; i < PACKET_PAUSE_LINK; i++) {
+		if (!h->pause.frames[i])
+			continue;
+		prio[0] = (char)('0' + i);
+		(void)sample_counter(out, &pfc_frames, l, 2, h->pause.frames[i]);
+		(void)sample_counter(out, &pfc_quanta, l, 2, h->pause.quanta[i]);
+	}
+	if (h->pause.frames[PACKET_PAUSE_LINK]) {
+		(void)sample_counter(out, &link_frames, l, 1, h->pause.frames[PACKET_PAUSE_LINK]);
+		(void)sample_counter(out, &link_quanta, l, 1, h->pause.quanta[PACKET_PAUSE_LINK]);
+	}
+}
+
 static void emit_handles(struct pcap_state *st, struct sample_sink *out)
 {
 	static const struct metric_desc recv = {
@@ -397,6 +443,7 @@ static void emit_handles(struct pcap_state *st, struct sample_sink *out)
 		(void)sample_counter(out, &drop, l, 2, h->ifdropped);
 		l[1] = (struct label){ "mode", h->mirror ? "mirror" : "lldp" };
 		(void)sample_gauge(out, &info, l, 2, 1);
+		emit_pause(h, out);
 	}
 }
 
@@ -440,7 +487,8 @@ static void emit_totals(struct pcap_state *st, struct sample_sink *out)
 {
 	static const struct metric_desc unparsed = {
 		.name = "fabmon_pcap_unparsed_packets_total",
-		.help = "Captured packets that were not IPv4/IPv6 TCP/UDP or LLDP, or were cut short.",
+		.help = "Captured packets that were not IPv4/IPv6 TCP/UDP, LLDP, PAUSE or PFC, or were "
+			"cut short.",
 		.type = METRIC_COUNTER
 	};
 	static const struct metric_desc roce_unparsed = {

@@ -40,7 +40,8 @@ same() {
 }
 
 # tshark_counts FILE: what tshark reads in FILE, with pcapgen's field names,
-# plus "ack_requests", the requests with the A bit set. Its own arithmetic:
+# plus "ack_requests", the requests with the A bit set, and PFC frames and
+# pause times per priority from its MAC Control fields. Its own arithmetic:
 # opcodes by IBTA table 38, AETH syndromes as tshark splits them, and the PSN
 # order per queue pair and direction in 24-bit serial arithmetic, where a
 # READ request takes a PSN per response packet (IBTA 9.7.2): its DMA length
@@ -52,6 +53,7 @@ tshark_counts() {
 		-e ipv6.tclass.ecn -e infiniband.bth.opcode -e infiniband.bth.destqp \
 		-e infiniband.bth.psn -e infiniband.bth.a -e infiniband.aeth.syndrome.opcode \
 		-e infiniband.aeth.syndrome.error_code -e infiniband.reth.dmalen -e udp.length \
+		$(for c in 0 1 2 3 4 5 6 7; do echo "-e macc.cbfc.enbv.c$c -e macc.cbfc.pause_time.c$c"; done) \
 		>"$WORK/tshark.out" 2>"$WORK/tshark.err" ||
 		fail "tshark -r $1: $(grep -v '^Running as user' "$WORK/tshark.err")"
 	awk -F'\t' '
@@ -72,6 +74,8 @@ tshark_counts() {
 		last[k] = psn
 	}
 	{ packets++; bytes += $1 }
+	# PFC: priority c is enabled in field 16 + 2c, its pause time in 17 + 2c
+	$16 != "" { for (c = 0; c < 8; c++) if ($(16 + 2 * c) == 1) { pfc[c]++; quanta[c] += $(17 + 2 * c) } }
 	$8 == "" { next }
 	{ roce++; ce += ($6 == 3 || $7 == 3) }
 	$8 == 4 || $8 == 10 || $8 == 12 {
@@ -109,7 +113,11 @@ tshark_counts() {
 			nak, rnr, nak_other, ce
 		printf "\"psn_gaps\":%d,\"psn_missing\":%d,\"psn_duplicates\":%d,", gap, missing,
 			dup
-		printf "\"psn_behind\":%d,\"ack_requests\":%d}\n", behind, areq
+		printf "\"psn_behind\":%d,\"ack_requests\":%d,", behind, areq
+		printf "\"pfc_frames\":[%d,%d,%d,%d,%d,%d,%d,%d],", pfc[0], pfc[1], pfc[2], pfc[3],
+			pfc[4], pfc[5], pfc[6], pfc[7]
+		printf "\"pfc_quanta\":[%d,%d,%d,%d,%d,%d,%d,%d]}\n", quanta[0], quanta[1], quanta[2],
+			quanta[3], quanta[4], quanta[5], quanta[6], quanta[7]
 	}' "$WORK/tshark.out"
 }
 
@@ -125,7 +133,7 @@ replay() {
 # fields summed; "qps" the queue pairs that carried requests), plus the sums of
 # the per-QP packets and bytes.
 replay_totals() {
-	jq -c --arg fields "$QP_FIELDS" '.qps as $q | {packets, bytes, roce_packets,
+	jq -c --arg fields "$QP_FIELDS" '.qps as $q | {packets, bytes, roce_packets, pfc_frames, pfc_quanta,
 		qps: ([$q[] | select(.send + .write + .read_request > 0)] | length),
 		qp_packets: ([$q[].packets] | add // 0), qp_bytes: ([$q[].bytes] | add // 0)} +
 		(reduce ($fields | splits("\\s+")) as $k ({}; .[$k] = ([$q[][$k]] | add // 0)))' \
@@ -146,7 +154,8 @@ check() {
 	got=$(replay_totals)
 	same "$f: fabmon replay" "$want" "$got"
 	same "$f: fabmon replay, per-QP sums" \
-		"$(jq -c '{qp_packets: .roce_packets, qp_bytes: .bytes}' <<<"$want")" "$got"
+		"$(jq -c '{qp_packets: .roce_packets, qp_bytes: (.bytes - (.pfc_frames | add) * 60)}' \
+			<<<"$want")" "$got"
 	# pcapgen's default step is a microsecond a packet: the last comes
 	# packets - 1 microseconds after the first
 	same "$f: fabmon replay" \
@@ -155,7 +164,7 @@ check() {
 		"$(jq -c '{file, roce_unparsed, unparsed, errors,
 			duration_us: (.duration_seconds * 1e6 + 0.5 | floor)}' "$WORK/out")"
 	jq -e '.link_type != null' "$WORK/out" >/dev/null || fail "$f: fabmon replay: no link_type"
-	echo "$f: $(jq -c '{packets, roce_packets, qps, acks, naks_psn_sequence, naks_rnr, cnp,
+	echo "$f: $(jq -c '{packets, roce_packets, pfc: (.pfc_frames | add), qps, acks, naks_psn_sequence, naks_rnr, cnp,
 		ecn_ce, psn_gaps, psn_duplicates}' <<<"$want") as generated, read by tshark and replay"
 }
 
@@ -194,12 +203,16 @@ gen read --packets 600 --qps 3 --read-every 3 --payload 4096 --ack-every 8 --gap
 gen read1500 --ipv6 --packets 300 --qps 2 --read-every 2 --payload 1500 --pmtu 512 \
 	--nak-every 25 --psn-start 0xfffffe
 gen read0 --packets 200 --qps 1 --read-every 1 --payload 0 --pmtu 256
+# PFC frames from the switch among the RoCE traffic (60 bytes each on
+# Ethernet, which the per-QP byte sums leave out): XOFFs and XONs on
+# priority 3, counted per priority, none unparsed
+gen pfc --packets 700 --qps 3 --pfc-every 9 --ack-every 11
 # every kind of event; at 150, 300, ... a duplicate and a gap fall due at
 # once (the duplicate wins); 256 PSNs before the wrap, some 700 packets per QP
 gen events --packets 5000 --qps 7 --ack-every 7 --nak-every 97 --rnr-every 89 \
 	--cnp-every 31 --ce-every 13 --gap-every 50 --dup-every 75 --payload 1023 \
 	--psn-start 0xffff00
-for n in v4 v6 vlan sll sll2 v6ext4 v6ext5 read read1500 read0 events; do
+for n in v4 v6 vlan sll sll2 v6ext4 v6ext5 read read1500 read0 pfc events; do
 	check $n
 done
 jq -e '.acks > 0 and .naks_psn_sequence > 0 and .naks_rnr > 0 and .cnp > 0 and .ecn_ce > 0 and
@@ -208,6 +221,8 @@ jq -e '.acks > 0 and .naks_psn_sequence > 0 and .naks_rnr > 0 and .cnp > 0 and .
 editcap -F pcapng "$WORK/events.pcap" "$WORK/events.pcapng" 2>"$WORK/editcap.err" ||
 	fail "editcap -F pcapng: $(cat "$WORK/editcap.err")"
 check events "$WORK/events.pcapng"
+jq -e '.pfc_frames[3] > 0 and .pfc_quanta[3] > 0 and (.pfc_frames | add) == .pfc_frames[3]' \
+	"$WORK/pfc.json" >/dev/null || fail "pfc.pcap lacks PFC frames on priority 3: $(cat "$WORK/pfc.json")"
 
 # ---- cut by the snap length: not damage ----
 # At 40 bytes the UDP header is cut (IPv4 over Ethernet ends at 34, UDP at

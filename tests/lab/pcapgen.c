@@ -66,9 +66,9 @@
 #define PG_TIME_START_DEFAULT 1700000000ull
 #define PG_TIME_STEP_MAX 1000000ull
 #define PG_USEC 1000000ull
-/* At most one data packet, its READ response, an ACK, a NAK, an RNR NAK and a
- * CNP per data packet. */
-#define PG_RECORDS_PER_DATA (5 + PG_PAYLOAD_MAX / PG_PMTU_MIN)
+/* At most one data packet, its READ response, an ACK, a NAK, an RNR NAK, a
+ * CNP and a PFC frame per data packet. */
+#define PG_RECORDS_PER_DATA (6 + PG_PAYLOAD_MAX / PG_PMTU_MIN)
 
 #define PG_SLL_LEN 16
 #define PG_SLL2_LEN 20
@@ -94,6 +94,13 @@
 #define PG_RETH_VA 0x7f0000000000ull
 #define PG_RETH_RKEY 0x1234
 #define PG_CNP_LEN 16 /* IBTA A17.9.3: a CNP carries 16 reserved bytes */
+/* IEEE 802.1Qbb 36.1.3: MAC Control (IEEE 802.3 Annex 31B), opcode 0x0101,
+ * a class-enable vector and 8 pause times, padded to the least Ethernet
+ * payload (46 bytes), sent to the slow-protocols group address */
+#define PG_ETH_P_MAC_CONTROL 0x8808
+#define PG_MACC_PFC 0x0101
+#define PG_PFC_LEN 46
+#define PG_PRIORITIES 8
 /* AETH syndromes (IBTA 9.3.5, table 44): an ACK with the credit count 0x1f
  * (end-to-end credits not used), a NAK for a PSN sequence error, and an RNR
  * NAK whose low bits are the RNR timer code (table 45; any code will do). */
@@ -127,6 +134,7 @@ enum pg_event {
 	PG_EV_GAP, /* one PSN is skipped before it */
 	PG_EV_DUP, /* it repeats the previous data packet's PSN */
 	PG_EV_READ, /* it is an RDMA READ request, answered by its READ response */
+	PG_EV_PFC, /* the switch port it crossed sends a PFC frame for its priority */
 	PG_EV_COUNT,
 };
 
@@ -160,6 +168,7 @@ struct pg_qp {
 struct pg_counts {
 	unsigned long long packets, bytes, send, write, read_request, read_response, ack, cnp;
 	unsigned long long acks, naks_psn, naks_rnr, ecn_ce, gaps, missing, dups;
+	unsigned long long pfc, pfc_frames[PG_PRIORITIES], pfc_quanta[PG_PRIORITIES];
 };
 
 struct pg_rec {
@@ -519,6 +528,32 @@ static int pg_ack(struct pg *pg, const struct pg_qp *q, uint8_t syndrome, uint32
 	return pg_record(pg);
 }
 
+/*
+ * Writes a PFC frame pausing PG_VLAN_PCP, the priority the RoCE traffic
+ * uses, from the switch port toward the requester: XOFF with a pause time
+ * that varies from frame to frame, and every fourth an XON (0).
+ */
+static int pg_pfc(struct pg *pg, const struct pg_qp *q)
+{
+	static const unsigned char group[ETH_ALEN] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x01 };
+	unsigned char *frame = pg->rec + sizeof(struct pg_rec), *p = frame;
+	uint16_t quanta = pg->c.pfc % 4 == 3 ? 0 : (uint16_t)(0xffff - pg->c.pfc * 257);
+
+	pg->link->put(p, &q->resp, PG_ETH_P_MAC_CONTROL);
+	if (pg->link == &pg_links[PG_LINK_ETHERNET])
+		memcpy(p, group, ETH_ALEN);
+	p += pg->link->len;
+	memset(p, 0, PG_PFC_LEN);
+	pg_put16(p, PG_MACC_PFC);
+	pg_put16(p + 2, 1u << PG_VLAN_PCP);
+	pg_put16(p + 4 + 2 * PG_VLAN_PCP, quanta);
+	pg->len = (size_t)(p - frame) + PG_PFC_LEN;
+	pg->c.pfc++;
+	pg->c.pfc_frames[PG_VLAN_PCP]++;
+	pg->c.pfc_quanta[PG_VLAN_PCP] += quanta;
+	return pg_record(pg);
+}
+
 /* Writes what the responder sends back after queue pair q's latest data packet. */
 static int pg_replies(struct pg *pg, struct pg_qp *q)
 {
@@ -540,6 +575,8 @@ static int pg_replies(struct pg *pg, struct pg_qp *q)
 		pg->c.cnp++;
 		err = pg_record(pg);
 	}
+	if (!err && pg_every(every[PG_EV_PFC], q->sent))
+		err = pg_pfc(pg, q);
 	return err;
 }
 
@@ -615,22 +652,34 @@ static int pg_close(struct pg *pg, int err)
 	return err;
 }
 
+/* ,"NAME":[the 8 values] */
+static void pg_print_array(const char *name, const unsigned long long *v)
+{
+	printf(",\"%s\":[", name);
+	for (unsigned i = 0; i < PG_PRIORITIES; i++)
+		printf("%s%llu", i ? "," : "", v[i]);
+	printf("]");
+}
+
 static void pg_print_json(const struct pg *pg)
 {
 	const struct pg_counts *c = &pg->c;
 	unsigned long long qps = pg->o.packets < pg->o.qps ? pg->o.packets : pg->o.qps;
 
-	/* Every packet is RoCE. Nothing here sends a NAK of another kind or a
-	 * PSN behind the last: a reader must count none (the wrap of the PSN
-	 * must not look like one). */
+	/* Every packet but the PFC frames is RoCE. Nothing here sends a NAK of
+	 * another kind or a PSN behind the last: a reader must count none (the
+	 * wrap of the PSN must not look like one). */
 	printf("{\"packets\":%llu,\"bytes\":%llu,\"roce_packets\":%llu,\"qps\":%llu,\"send\":%llu,"
 	       "\"write\":%llu,\"read_request\":%llu,\"read_response\":%llu,\"ack\":%llu,"
 	       "\"cnp\":%llu,\"acks\":%llu,\"naks_psn_sequence\":%llu,\"naks_rnr\":%llu,"
 	       "\"naks_other\":0,\"ecn_ce\":%llu,\"psn_gaps\":%llu,\"psn_missing\":%llu,"
-	       "\"psn_duplicates\":%llu,\"psn_behind\":0}\n",
-	       c->packets, c->bytes, c->packets, qps, c->send, c->write, c->read_request,
+	       "\"psn_duplicates\":%llu,\"psn_behind\":0",
+	       c->packets, c->bytes, c->packets - c->pfc, qps, c->send, c->write, c->read_request,
 	       c->read_response, c->ack, c->cnp, c->acks, c->naks_psn, c->naks_rnr, c->ecn_ce,
 	       c->gaps, c->missing, c->dups);
+	pg_print_array("pfc_frames", c->pfc_frames);
+	pg_print_array("pfc_quanta", c->pfc_quanta);
+	printf("}\n");
 }
 
 /* ---- command line ---- */
@@ -643,7 +692,7 @@ static void pg_usage(FILE *f)
 		"               [--link ethernet|sll|sll2] [--payload N] [--psn-start X]\n"
 		"               [--ack-every K] [--nak-every K] [--rnr-every K] [--cnp-every K]\n"
 		"               [--ce-every K [--ce-qp N]] [--gap-every K] [--dup-every K]\n"
-		"               [--read-every K [--pmtu N]]\n"
+		"               [--read-every K [--pmtu N]] [--pfc-every K]\n"
 		"               [--snaplen N]\n"
 		"               [--time-start SECONDS] [--time-step USEC]\n"
 		"\n"
@@ -651,7 +700,8 @@ static void pg_usage(FILE *f)
 		"it holds as one JSON object: packets, bytes (original lengths), roce_packets,\n"
 		"qps, send, write, read_request, read_response, ack, cnp, acks (AETH ACKs, READ\n"
 		"responses' too), naks_psn_sequence, naks_rnr, naks_other, ecn_ce, psn_gaps,\n"
-		"psn_missing, psn_duplicates, psn_behind.\n"
+		"psn_missing, psn_duplicates, psn_behind, and pfc_frames and pfc_quanta (per\n"
+		"priority, 0..7).\n"
 		"\n"
 		"  --output FILE        the capture to write (replaced if it exists)\n"
 		"  --packets N          data packets in all, round-robin over the queue pairs,\n"
@@ -679,6 +729,9 @@ static void pg_usage(FILE *f)
 		"  --read-every K       is an RDMA READ request for --payload bytes, answered by\n"
 		"                       READ response packets of --pmtu bytes (256, 512, 1024,\n"
 		"                       2048 or 4096; default %d), one PSN each\n"
+		"  --pfc-every K        is followed by a PFC frame from the switch for its\n"
+		"                       priority (%d): XOFF, a pause time that varies, every\n"
+		"                       fourth an XON\n"
 		"Gaps and duplicates are never put on a queue pair's first packet; duplicates\n"
 		"do not go with READs.\n"
 		"  --snaplen N          keep at most N bytes of each packet, and its original\n"
@@ -689,7 +742,7 @@ static void pg_usage(FILE *f)
 		"Exit status: 0 written, 1 the file could not be written, 2 usage error.\n",
 		PG_PACKETS_DEFAULT, PG_QPS_MAX, PG_QPS_DEFAULT, PG_IPV6_EXT_MAX, PG_VLAN_PCP,
 		PG_VLAN_MAX, PG_PAYLOAD_MAX, PG_PAYLOAD_DEFAULT, PG_PSN_START_DEFAULT,
-		PG_PMTU_DEFAULT, PG_SNAPLEN_MAX, PG_SNAPLEN_MAX, PG_TIME_START_DEFAULT,
+		PG_PMTU_DEFAULT, PG_VLAN_PCP, PG_SNAPLEN_MAX, PG_SNAPLEN_MAX, PG_TIME_START_DEFAULT,
 		PG_TIME_STEP_MAX);
 }
 
@@ -718,6 +771,7 @@ static const struct pg_num_flag {
 	{ "dup-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_DUP]) },
 	{ "read-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_READ]) },
 	{ "pmtu", PG_PMTU_MIN, PG_PAYLOAD_MAX, offsetof(struct pg_opts, pmtu) },
+	{ "pfc-every", 0, PG_EVERY_MAX, offsetof(struct pg_opts, every[PG_EV_PFC]) },
 };
 
 /* Sets the field of *o that flag f sets from s, decimal or 0x hexadecimal. */

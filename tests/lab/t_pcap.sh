@@ -3,7 +3,8 @@
 # The pcap collector on real links. Rank 1's eth0 is captured as a mirror
 # port: a RoCEv2 stream from rank 2 with PSN gaps shows in fabmon_roce_*
 # with source="pcap", the same numbers roce_gen sent, and nothing dropped;
-# so does loadgen's RoCEv2 all-to-all.
+# so does loadgen's RoCEv2 all-to-all; PFC and PAUSE frames the switch port
+# sends rank 1 are counted per priority.
 # A second veth joins rank 1 (lldp0) to rank 2 (lldp1), where Debian's
 # lldpd runs: fabmon_lldp_neighbor_info names its system and port, lldp0's
 # link series carry neighbor="leaf-07/PORT", and the neighbour is gone once
@@ -66,6 +67,31 @@ dropped=$(m 'fabmon_pcap_dropped_packets_total{interface="eth0",reason="buffer"}
 [ "$dropped" = 0 ] || fail "the capture dropped $dropped packets of loadgen's stream"
 echo "loadgen RoCEv2 all-to-all: rank 0 sent $sent packets, the mirror counted $got sends" \
 	"and $acks ACKs back, 0 dropped"
+
+# 1c. the switch pauses rank 1: PFC frames for priority 3 (five XOFFs of
+# 0x1000 quanta, then an XON) and one 802.3x PAUSE, sent out of its port
+# toward rank 1 (a raw socket in the switch's namespace): the mirror counts
+# them per priority, as tshark names the fields, and none as unparsed
+unparsed0=$(m 'fabmon_pcap_unparsed_packets_total')
+ip netns exec "$LAB-sw" python3 -c '
+import socket, struct, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+head = bytes.fromhex("0180c2000001" "020000000099") + struct.pack("!H", 0x8808)
+def pfc(q): return head + struct.pack("!HH8H", 0x0101, 1 << 3, *[q if i == 3 else 0 for i in range(8)])
+for q in [0x1000] * 5 + [0]:
+	s.send(pfc(q).ljust(60, b"\0"))
+s.send((head + struct.pack("!HH", 0x0001, 0xffff)).ljust(60, b"\0"))
+' "$LAB-p1" || fail "unable to send PFC frames from the switch port"
+got=$(wait_metric 'fabmon_pcap_pfc_frames_total{interface="eth0",priority="3"}' 6)
+[ "$got" = 6 ] || fail "PFC frames on priority 3: $got, want 6"
+[ "$(m 'fabmon_pcap_pfc_quanta_total{interface="eth0",priority="3"}')" = 20480 ] ||
+	fail "PFC pause time on priority 3: want 5 x 4096 quanta"
+[ "$(m 'fabmon_pcap_link_pause_frames_total{interface="eth0"}')" = 1 ] &&
+	[ "$(m 'fabmon_pcap_link_pause_quanta_total{interface="eth0"}')" = 65535 ] ||
+	fail "802.3x PAUSE: want 1 frame of 65535 quanta"
+[ "$(m 'fabmon_pcap_unparsed_packets_total')" = "$unparsed0" ] || fail "PAUSE frames counted unparsed"
+echo "PFC from the switch port: 6 frames, 20480 quanta on priority 3, 1 link PAUSE, none unparsed"
 
 # 2. LLDP from lldpd on the far end of lldp0: every second, TTL 4 s
 mkdir -p /run/lldpd # lldpd's privilege-separation chroot (made by its systemd unit)

@@ -35,7 +35,7 @@ int main(void)
 		mesh_engine_suite,   detect_mesh_suite,
 		detect_link_suite,   unread_suite,
 		loopback_suite,	     reconcile_suite,
-		mesh_knock_suite,
+		mesh_knock_suite,    packet_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -30,6 +30,7 @@ Suite *detect_link_suite(void);
 Suite *detect_path_suite(void);
 Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
+Suite *packet_suite(void);
 Suite *kmap_suite(void);
 Suite *openmetrics_suite(void);
 Suite *locate_score_suite(void);
