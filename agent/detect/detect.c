@@ -792,6 +792,11 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 		 * a moment: from the bound (with any, t_incast's first tick over
 		 * went from 0.2 to 0.39 s, one run's to 3 s). */
 		sg->handoff[i].stalled = stalled || sg->in[i].read_stall_s > 0;
+		/* nor while probes to it were lost at random in the mesh's loss
+		 * window: a lossy path slows its transfers too, and lossy_link,
+		 * once the losses pass its bound, names the link to mend */
+		sg->handoff[i].stalled |= mesh_lost_since(&d->mh, sg->in[i].peer,
+							  registry_now(reg) - MESH_LOSS_WINDOW_MS);
 		/* busy while its peer does not ack is the stall's to judge,
 		 * from its own bound: a rate from such a tick would name a cut
 		 * link a straggler or an incast first. Under a quarter of that

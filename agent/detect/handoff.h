@@ -21,7 +21,9 @@ struct handoff_input {
 	const char *peer; /* the remote address */
 	double transfers; /* bulk transfers completed, per second (0: none this tick) */
 	double seconds; /* their durations summed, per second */
-	int stalled; /* over the stall detector's bound this tick, or not reading */
+	/* over the stall detector's bound this tick, or not reading, or its
+	 * mesh probes lost at random lately (a lossy path's, lossy_link's) */
+	int stalled;
 	double goodput; /* their bytes over their durations (0: none this tick) */
 };
 

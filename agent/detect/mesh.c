@@ -330,6 +330,17 @@ int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_
 	return p && p->last_answer_ms > since_ms;
 }
 
+int mesh_lost_since(struct mesh_history *h, const char *peer, int64_t since_ms)
+{
+	const struct mesh_history_peer *p = peer_find(h, peer);
+	struct span s;
+
+	if (!p)
+		return 0;
+	window_of(h, (size_t)(p - h->peers), since_ms, flows_all(h), &s);
+	return s.lost >= 0.5;
+}
+
 void mesh_history_update(struct mesh_history *h, const struct mesh_gather *g, int64_t now_ms)
 {
 	size_t k = 0;

@@ -156,6 +156,11 @@ void mesh_history_free(struct mesh_history *h);
  * probe. */
 int mesh_answered_since(struct mesh_history *h, const char *peer, int64_t since_ms);
 
+/* True if a probe to peer was lost outside a queue's spike (at random, as a
+ * lossy link drops) in a tick after since_ms. False for a peer h does not
+ * probe. */
+int mesh_lost_since(struct mesh_history *h, const char *peer, int64_t since_ms);
+
 /*
  * The verdicts: unreachable (every probe lost for MESH_UNREACHABLE_MS, at
  * once, of a peer that answered before); else, unless every probe of the

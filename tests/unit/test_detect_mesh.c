@@ -725,6 +725,23 @@ START_TEST(test_answered_since)
 }
 END_TEST
 
+/* Probes lost at random (outside a queue's spike) in a tick after a time,
+ * what holds a slow hand-off back for lossy_link: a full queue's drops do
+ * not count, a peer not probed has none. */
+START_TEST(test_lost_since)
+{
+	struct event_verdict v[4];
+
+	(void)spiked_peer(8, 0.5, 0.5, v); /* ticks to 9000, losses in spikes */
+	ck_assert(!mesh_lost_since(&h, "198.18.2.11", 0));
+	g.obs[0].sent_queued = g.obs[0].lost_queued = 0;
+	(void)run(20000, 2, v, 4);
+	ck_assert(mesh_lost_since(&h, "198.18.2.11", 19000));
+	ck_assert(!mesh_lost_since(&h, "198.18.2.11", 21000));
+	ck_assert(!mesh_lost_since(&h, "198.18.2.12", 0));
+}
+END_TEST
+
 START_TEST(test_gather_series)
 {
 	struct series hop = {
@@ -780,6 +797,7 @@ Suite *detect_mesh_suite(void)
 		{ "run_own_link_takes_its_peers_stalls", test_run_own_link_takes_its_peers_stalls,
 		  0 },
 		{ "answered_since", test_answered_since, 0 },
+		{ "lost_since", test_lost_since, 0 },
 		{ "silent_kernel_is_a_stall", test_silent_kernel_is_a_stall, 0 },
 		{ "short_outage_is_not_a_lossy_link", test_short_outage_is_not_a_lossy_link, 0 },
 		{ "losses_across_one_hop_pool", test_losses_across_one_hop_pool, 0 },
