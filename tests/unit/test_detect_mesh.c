@@ -699,6 +699,64 @@ START_TEST(test_run_own_link_takes_its_peers_stalls)
 }
 END_TEST
 
+/* A transfer to peer a second, done after total_s seconds in all, of 1 MB
+ * each (tcp_waits' transfer series, as the registry holds them). */
+static void feed_transfers(struct registry *reg, const char *peer, uint64_t count, double total_s)
+{
+	static const struct metric_desc d_count = { M_TCP_TRANSFER_DURATION_SECONDS_COUNT, "t",
+						    METRIC_COUNTER, 0, 0 },
+					d_sum = { M_TCP_TRANSFER_DURATION_SECONDS_SUM, "t",
+						  METRIC_COUNTER, 0, 1e-6 },
+					d_bytes = { M_TCP_TRANSFER_BYTES_TOTAL, "t", METRIC_COUNTER,
+						    0, 0 };
+	struct label l[] = { { "peer", peer } };
+	struct sample_sink *sink = registry_sink(reg, "t");
+
+	(void)sample_counter(sink, &d_count, l, 1, count);
+	(void)sample_counter(sink, &d_sum, l, 1, (uint64_t)(total_s * 1e6 + 0.5));
+	(void)sample_counter(sink, &d_bytes, l, 1, count * 1000000);
+}
+
+/* Transfers to a peer five times slower than their baseline from tick 10
+ * (slow_handoff), lost of its probes lost at tick 9 (one is under
+ * lossy_link's bound: chance). Returns the slow_handoff verdicts of the
+ * last tick. */
+static size_t slow_transfers(uint64_t lost)
+{
+	struct registry *reg = registry_new(64, 60000);
+	struct event_verdict out[8];
+	struct detect *det = NULL;
+	struct config cfg;
+	size_t n = 0, k = 0;
+	double total = 0;
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(detect_new(&cfg, &det), 0);
+	for (int t = 0; t <= 14; t++) {
+		registry_begin_tick(reg, 1800000000000LL + t * 1000LL);
+		total += t < 10 ? 0.1 : 0.5;
+		feed_transfers(reg, "198.18.0.2", (uint64_t)t, total);
+		feed_probes(reg, "198.18.0.2", NULL, 8ULL * (uint64_t)t, 8ULL * (uint64_t)t,
+			    t >= 9 ? lost : 0);
+		n = detect_run(det, reg, out, sizeof(out) / sizeof(out[0]));
+		registry_end_tick(reg);
+	}
+	for (size_t i = 0; i < n; i++)
+		k += out[i].kind == EVENT_SLOW_HANDOFF;
+	detect_free(det);
+	registry_free(reg);
+	return k;
+}
+
+/* A slow hand-off to a peer whose probes are being lost at random is a
+ * lossy path's (lossy_link, once over its bound), not a slow hand-off. */
+START_TEST(test_run_loss_holds_slow_handoff)
+{
+	ck_assert_uint_eq(slow_transfers(0), 1);
+	ck_assert_uint_eq(slow_transfers(1), 0);
+}
+END_TEST
+
 /* The gatherer reads the collector's series as the registry holds them. */
 /*
  * Whether a peer's paths delivered since a moment: when it last answered,
@@ -794,6 +852,7 @@ Suite *detect_mesh_suite(void)
 		{ "run_stalled_peer_is_not_unreachable", test_run_stalled_peer_is_not_unreachable,
 		  0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
+		{ "run_loss_holds_slow_handoff", test_run_loss_holds_slow_handoff, 0 },
 		{ "run_own_link_takes_its_peers_stalls", test_run_own_link_takes_its_peers_stalls,
 		  0 },
 		{ "answered_since", test_answered_since, 0 },
