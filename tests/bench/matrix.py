@@ -268,7 +268,8 @@ def subject_ok(rule, ev, culprit):
 
 
 def judge(run, expect):
-    """Each event: clean (before the onset, or in a run without a fault),
+    """Each event: clean (opened before the fault's command began, or in a
+    run without a fault),
     right (the expected kind and culprit, from the onset on: a culprit's
     event that re-opens after the fault is undone is still about it) or
     wrong; right_cause also has the expected cause; located is the culprit
@@ -278,11 +279,16 @@ def judge(run, expect):
     right event on /metrics)."""
     t = run["times"]
     onset = t.get("onset")
+    # an event that began while the fault's command ran is the fault's
+    began = t.get("fault_cmd", onset)
     exp = expect.get(run["fault"])
     found = found_cause = found_located = False
     lat = None
     for ev in run["events"]:
-        ev["phase"] = "clean" if onset is None or ev["start_ms"] < onset else "fault"
+        # by when it opened: a stall's start goes back to the wait's, which
+        # can begin before the fault with data already in flight
+        opened = ev["open_ms"] or ev["start_ms"]
+        ev["phase"] = "clean" if onset is None or opened < began else "fault"
         ev["right"] = ev["right_cause"] = False
         ev["located"] = ev["phase"] == "fault" and exp is not None and \
             ev["cause"] == exp["cause"] and \

@@ -23,7 +23,7 @@
 # and "+cause" (the expected cause too, from the `cause` label or column; an
 # agent without one says "unknown", a miss), and onset -> the event on
 # /metrics, p50/p90 in seconds, at each tick. Then every kind raised:
-# precision (right / raised; an event before the onset or in a run without a
+# precision (right / raised; an event opened before the fault's command or in a run without a
 # fault is wrong) with and without the cause. Then false events per hour of
 # clean traffic (clean runs and the time before a fault's onset), network
 # kinds and host_stall apart, without and with host load. One line per run

@@ -163,7 +163,11 @@ esac
 echo "traffic $t_traffic" >"$WORK/times"
 if [ -n "$fault" ]; then
 	until_ms "$onset_at"
+	cmd_at=$(ms)
 	lab_onset "$fault || fail 'unable to put the $M_FAULT fault in place'" >/dev/null
+	# the fault may bite before its command returns (under stress-ng, a
+	# link set down took long enough for its stall to open first)
+	echo "fault_cmd $cmd_at" >>"$WORK/times"
 	echo "onset $LAB_T0" >>"$WORK/times"
 	until_ms $((LAB_T0 + M_HOLD_S * 1000))
 	eval "$undo" || fail "unable to undo the $M_FAULT fault"
