@@ -794,9 +794,13 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 		sg->handoff[i].stalled = stalled || sg->in[i].read_stall_s > 0;
 		/* nor while probes to it were lost at random in the mesh's loss
 		 * window: a lossy path slows its transfers too, and lossy_link,
-		 * once the losses pass its bound, names the link to mend */
-		sg->handoff[i].stalled |= mesh_lost_since(&d->mh, sg->in[i].peer,
-							  registry_now(reg) - MESH_LOSS_WINDOW_MS);
+		 * once the losses pass its bound, names the link to mend. Asked
+		 * only of a tick with transfers, the one that would give a
+		 * sample: the window is longer than a stall's aftermath, and a
+		 * peer without transfers needs no hand-off entry */
+		if (sg->handoff[i].transfers > 0 && !sg->handoff[i].stalled)
+			sg->handoff[i].stalled = mesh_lost_since(
+				&d->mh, sg->in[i].peer, registry_now(reg) - MESH_LOSS_WINDOW_MS);
 		/* busy while its peer does not ack is the stall's to judge,
 		 * from its own bound: a rate from such a tick would name a cut
 		 * link a straggler or an incast first. Under a quarter of that
