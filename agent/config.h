@@ -51,6 +51,7 @@ struct config {
 	char bpf_netns[1024]; /* network namespace files for the TCP probes; "" = all */
 	char ethtool_include[512];
 	char pcap_interfaces[512]; /* mirror ports to capture RoCEv2 on; "" = none */
+	unsigned pcap_link_mbps; /* the speed pause frames are timed at; 0: the interface's */
 	char lldp_interfaces[512]; /* where to listen for LLDP; "" = physical NICs */
 	unsigned max_series;
 	int64_t retention_ms;

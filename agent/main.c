@@ -45,6 +45,8 @@ static const char agent_usage[] =
 	"  --interfaces REGEX     only interfaces whose whole name matches (default all)\n"
 	"  --ethtool-include REGEX  also export these raw ethtool stats\n"
 	"  --pcap-interfaces REGEX  mirror (SPAN) ports to capture RoCEv2 on (default none)\n"
+	"  --pcap-link-speed MBPS  the mirrored link's speed, which captured PFC and\n"
+	"                         PAUSE frames are timed at (default 0: the port's own)\n"
 	"  --lldp-interfaces REGEX  where to listen for LLDP (default: the physical NICs\n"
 	"                         --interfaces selects)\n"
 	"  --topology-file FILE   static topology (hosts, racks, rails, leaves, links) this\n"
@@ -164,6 +166,7 @@ static const struct option config_options[] = {
 	{ "interfaces", required_argument, NULL, 0 },
 	{ "ethtool-include", required_argument, NULL, 0 },
 	{ "pcap-interfaces", required_argument, NULL, 0 },
+	{ "pcap-link-speed", required_argument, NULL, 0 },
 	{ "lldp-interfaces", required_argument, NULL, 0 },
 	{ "topology-file", required_argument, NULL, 0 },
 	{ "topology-host", required_argument, NULL, 0 },

@@ -98,6 +98,9 @@ struct collector_env {
 	const regex_t *ethtool_include; /* NULL: only the known ethtool counters */
 	const regex_t *pcap_interfaces; /* mirror ports to capture on; NULL: none */
 	const regex_t *lldp_interfaces; /* NULL: the physical NICs interfaces selects */
+	/* the speed (Mb/s) captured PAUSE and PFC frames are timed at; 0: each
+	 * capture interface's own */
+	unsigned pcap_link_mbps;
 	unsigned bpf_max_flows; /* size of the probes' flow maps */
 	unsigned bpf_top_peers; /* per-peer series kept, the rest are "other" */
 	int64_t bpf_flow_idle_ms; /* idle flows are deleted from the maps */

@@ -27,6 +27,9 @@
 #define M_NETDEV_TRANSMIT_DROPS_TOTAL "fabmon_netdev_transmit_drops_total"
 #define M_NETDEV_TRANSMIT_PACKETS_TOTAL "fabmon_netdev_transmit_packets_total"
 
+#define M_PCAP_LINK_PAUSE_DURATION_SECONDS_TOTAL "fabmon_pcap_link_pause_duration_seconds_total"
+#define M_PCAP_PAUSE_DURATION_SECONDS_TOTAL "fabmon_pcap_pause_duration_seconds_total"
+
 #define M_QDISC_BACKLOG_BYTES "fabmon_qdisc_backlog_bytes"
 #define M_QDISC_DROPS_TOTAL "fabmon_qdisc_drops_total"
 #define M_QDISC_OVERLIMITS_TOTAL "fabmon_qdisc_overlimits_total"

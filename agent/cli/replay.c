@@ -36,7 +36,8 @@ static const char replay_usage[] =
 	"fast as it can and counts its traffic the way the agent's tc probe does:\n"
 	"per RoCEv2 queue pair (operation classes, CNPs, AETH ACKs and NAKs, ECN CE,\n"
 	"PSN gaps, duplicates and late PSNs with 24-bit wrap) and per peer address;\n"
-	"and its PFC and PAUSE frames per priority, with the pause time they asked.\n"
+	"and its PFC and PAUSE frames per priority, with the pause time they asked\n"
+	"and, given the link's speed, the time they paused it.\n"
 	"\n"
 	"Then it runs the agent's detectors in the capture's own time, a tick every\n"
 	"--interval of packet time, and lists the events they raised.\n"
@@ -48,6 +49,10 @@ static const char replay_usage[] =
 	"  --config FILE          detector thresholds and hysteresis, and roce_pmtu, from\n"
 	"                         the agent's config file (default: built-in defaults)\n"
 	"  --max-entries N        flows and queue pairs kept (default 1000000)\n"
+	"  --link-speed MBPS      the captured link's speed in Mb/s (as its\n"
+	"                         /sys/class/net/IF/speed gives it, e.g. 100000): PFC and\n"
+	"                         PAUSE frames ask a pause in bit times, so the time\n"
+	"                         paused, and pfc_storm, need it (default: unknown)\n"
 	"  -q, --quiet            no progress line on stderr\n"
 	"  -h, --help             this help\n"
 	"\n"
@@ -89,6 +94,7 @@ struct replay {
 	int linktype;
 	struct capture *cap;
 	uint64_t min_ns, max_ns; /* the capture's span, as capinfos gives it */
+	uint64_t end_at; /* the last packet's time on the detectors' clock */
 	struct problem problems[REPLAY_PROBLEMS_MAX];
 	unsigned nproblems;
 	int broken; /* the file broke part-way */
@@ -172,6 +178,7 @@ static int replay_read(struct replay *r)
 		if (ts > r->max_ns)
 			r->max_ns = ts;
 		at = replay_ticks_advance(r->ticks, r->cap, ts);
+		r->end_at = at;
 		/* a frame cut before its BTH, AETH or RETH is counted, and named too */
 		if ((capture_packet(r->cap, 0, r->linktype, data, h->caplen, h->len, at, &pkt,
 				    &why) < 0 ||
@@ -390,11 +397,25 @@ static void json_events(struct replay *r, struct strbuf *sb)
 	strbuf_addch(sb, ']');
 }
 
-/* The PAUSE and PFC frames, per priority (an array of 8) and the link's:
- * ,"pfc_frames":[...],"pfc_quanta":[...],"link_pause_frames":N,
- * "link_pause_quanta":N, then ,"errors":[ to go on. */
-static void json_pause(struct strbuf *sb, const struct capture_pause *p)
+/* Slot i's time paused up to the capture's end, in seconds, as JSON: null
+ * while the link's speed is unknown. */
+static void json_paused(struct strbuf *sb, const struct replay *r, unsigned i)
 {
+	const struct capture_pause *p = &capture_stats(r->cap)->pause;
+
+	if (r->cfg.pcap_link_mbps)
+		strbuf_addf(sb, "%.9f", (double)capture_pause_paused_ns(p, i, r->end_at) / 1e9);
+	else
+		strbuf_addstr(sb, "null");
+}
+
+/* The PAUSE and PFC frames, per priority (an array of 8) and the link's:
+ * ,"pfc_frames":[...],"pfc_quanta":[...],"pfc_paused_seconds":[...],
+ * "link_pause_frames":N,"link_pause_quanta":N,"link_paused_seconds":S,
+ * "link_speed_mbps":N, then ,"errors":[ to go on. */
+static void json_pause(struct strbuf *sb, const struct replay *r)
+{
+	const struct capture_pause *p = &capture_stats(r->cap)->pause;
 	const uint64_t *col[2] = { p->frames, p->quanta };
 
 	for (unsigned k = 0; k < 2; k++) {
@@ -402,9 +423,21 @@ static void json_pause(struct strbuf *sb, const struct capture_pause *p)
 		for (unsigned i = 0; i < PACKET_PAUSE_LINK; i++)
 			strbuf_addf(sb, "%s%llu", i ? "," : "", (unsigned long long)col[k][i]);
 	}
-	strbuf_addf(sb, "],\"link_pause_frames\":%llu,\"link_pause_quanta\":%llu,\"errors\":[",
+	strbuf_addstr(sb, "],\"pfc_paused_seconds\":[");
+	for (unsigned i = 0; i < PACKET_PAUSE_LINK; i++) {
+		strbuf_addstr(sb, i ? "," : "");
+		json_paused(sb, r, i);
+	}
+	strbuf_addf(sb,
+		    "],\"link_pause_frames\":%llu,\"link_pause_quanta\":%llu,"
+		    "\"link_paused_seconds\":",
 		    (unsigned long long)p->frames[PACKET_PAUSE_LINK],
 		    (unsigned long long)p->quanta[PACKET_PAUSE_LINK]);
+	json_paused(sb, r, PACKET_PAUSE_LINK);
+	if (r->cfg.pcap_link_mbps)
+		strbuf_addf(sb, ",\"link_speed_mbps\":%u,\"errors\":[", r->cfg.pcap_link_mbps);
+	else
+		strbuf_addstr(sb, ",\"link_speed_mbps\":null,\"errors\":[");
 }
 
 static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
@@ -432,7 +465,7 @@ static void json_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 		    (unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
 		    (double)(r->max_ns - r->min_ns) / 1e9, (unsigned long long)back,
 		    (double)back_max / 1e9, r->broken ? "false" : "true");
-	json_pause(&sb, &s->pause);
+	json_pause(&sb, r);
 	for (unsigned i = 0; i < r->nproblems; i++) {
 		strbuf_addf(&sb, "%s{\"packet\":%llu,\"error\":", i ? "," : "",
 			    (unsigned long long)r->problems[i].packet);
@@ -505,9 +538,11 @@ static void text_events(struct replay *r, FILE *out)
 			store_errors ? " (some could not be written: see stderr)" : "");
 }
 
-/* A line for the PAUSE and PFC frames, if any: what froze which priority. */
-static void print_pause(FILE *out, const struct capture_pause *p)
+/* A line for the PAUSE and PFC frames, if any: what froze which priority,
+ * and for how long where the link's speed is given. */
+static void print_pause(FILE *out, const struct replay *r)
 {
+	const struct capture_pause *p = &capture_stats(r->cap)->pause;
 	const char *sep = "";
 
 	for (unsigned i = 0; i < PACKET_PAUSE_SLOTS; i++) {
@@ -519,10 +554,17 @@ static void print_pause(FILE *out, const struct capture_pause *p)
 		else
 			fprintf(out, "priority %u (PFC) %llu", i, (unsigned long long)p->frames[i]);
 		fprintf(out, " asking %llu quanta", (unsigned long long)p->quanta[i]);
+		if (r->cfg.pcap_link_mbps)
+			fprintf(out, ", paused %.6f s",
+				(double)capture_pause_paused_ns(p, i, r->end_at) / 1e9);
 		sep = "; ";
 	}
-	if (*sep)
-		fprintf(out, "\n");
+	if (!*sep)
+		return;
+	if (r->cfg.pcap_link_mbps)
+		fprintf(out, " (at %u Mb/s)\n", r->cfg.pcap_link_mbps);
+	else
+		fprintf(out, "\n(the time paused, and so pfc_storm, needs --link-speed)\n");
 }
 
 static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FILE *out)
@@ -546,7 +588,7 @@ static void text_out(struct replay *r, struct rows *qps, struct rows *peers, FIL
 		(unsigned long long)s->roce, (unsigned long long)s->roce_cut_after_bth,
 		(unsigned long long)s->roce_cut_bth, (unsigned long long)s->unparsed,
 		(unsigned long long)s->lldp);
-	print_pause(out, &s->pause);
+	print_pause(out, r);
 	if (s->flows_full || s->qps_full)
 		fprintf(out, "not counted: %llu frames per flow, %llu per QP (--max-entries %u)\n",
 			(unsigned long long)s->flows_full, (unsigned long long)s->qps_full,
@@ -646,11 +688,12 @@ static int parse_args(struct replay *r, int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "max-entries", required_argument, NULL, 'm' },
+		{ "link-speed", required_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *interval = NULL, *config = NULL;
+	const char *interval = NULL, *config = NULL, *speed = NULL;
 	char *end, err[512];
 	unsigned long v;
 	int c;
@@ -682,6 +725,9 @@ static int parse_args(struct replay *r, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			r->max_entries = (unsigned)v;
+			break;
+		case 's':
+			speed = optarg;
 			break;
 		case 'q':
 			r->quiet = 1;
@@ -715,6 +761,10 @@ static int parse_args(struct replay *r, int argc, char **argv)
 	}
 	if (interval && config_set(&r->cfg, "interval", interval, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fabmon replay: --interval: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (speed && config_set(&r->cfg, "pcap_link_speed", speed, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fabmon replay: --link-speed: %s\n", err);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -776,7 +826,7 @@ int replay_main(int argc, char **argv)
 		goto out;
 	/* the series track every entry the capture can hold */
 	r.cfg.bpf_max_flows = r.max_entries;
-	r.cap = capture_new(r.max_entries, r.cfg.roce_pmtu);
+	r.cap = capture_new(r.max_entries, r.cfg.roce_pmtu, r.cfg.pcap_link_mbps);
 	if (!r.cap) {
 		fprintf(stderr, "fabmon replay: out of memory for %u entries\n", r.max_entries);
 		goto out;

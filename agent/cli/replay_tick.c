@@ -7,6 +7,7 @@
 #include "agent/cli/replay_tick.h"
 #include "agent/daemon/pipeline.h"
 #include "collector/flow_series.h"
+#include "collector/pcap/pause_series.h"
 
 /* Empty ticks run across a gap in the capture before jumping over the rest:
  * more than any close hysteresis needs. */
@@ -120,6 +121,7 @@ static void tick(struct replay_ticks *t, struct capture *cap, int64_t end_ns)
 	kmap_sweep(capture_qps(cap), feed_qp, &f);
 	flow_series_end_tick(t->series, f.now_ms, t->idle_ms);
 	flow_series_emit(t->series, out, "capture", "pcap", 0);
+	pause_series_emit(&capture_stats(cap)->pause, "capture", (uint64_t)end_ns, out);
 	pipeline_detect(&t->pipe, "replay");
 	pipeline_end(&t->pipe);
 	/* a failed tick is counted; the first reason is kept for the report */

@@ -54,6 +54,7 @@ int collector_set_init(struct collector_set *set, const struct config *cfg, int 
 	set->env.retry_ms = cfg->collector_retry_ms;
 	set->env.sockets_interval_ms = cfg->sockets_interval_ms;
 	set->env.roce_pmtu = cfg->roce_pmtu;
+	set->env.pcap_link_mbps = cfg->pcap_link_mbps;
 	set->env.topology_file = cfg->topology_file;
 	set->env.topology_host = cfg->topology_host;
 	if (!cfg->topology_host[0] && gethostname(set->host, sizeof(set->host)) == 0)

@@ -314,14 +314,16 @@ static struct pfc_input *pfc_port(struct pfc_gather *g, const char *subject)
 	return p;
 }
 
-/* rx pause duration: pause frames received, so this port was told to stop */
+/* rx pause duration: pause frames received, so this port was told to stop;
+ * or, with no direction, the time captured pause frames asked (pcap) */
 static void gather_pause(struct pfc_gather *g, const struct series *s)
 {
 	char ifname[32], prio[8], dir[8], subject[EVENT_SUBJECT_MAX];
 	struct pfc_input *p;
 
-	if (!s->has_rate || label_value(s->labels, "direction", dir, sizeof(dir)) < 0 ||
-	    strcmp(dir, "rx") != 0 ||
+	if (!s->has_rate ||
+	    (label_value(s->labels, "direction", dir, sizeof(dir)) == 0 &&
+	     strcmp(dir, "rx") != 0) ||
 	    label_value(s->labels, "interface", ifname, sizeof(ifname)) < 0)
 		return;
 	if (label_value(s->labels, "priority", prio, sizeof(prio)) == 0)
@@ -582,7 +584,9 @@ static void series_kind_of(struct series_kind *k, const char *name)
 			if (strcmp(name, stall_series[k->stall].name) == 0)
 				break;
 	if (strcmp(name, M_ETHTOOL_PAUSE_DURATION_SECONDS_TOTAL) == 0 ||
-	    strcmp(name, M_ETHTOOL_LINK_PAUSE_DURATION_SECONDS_TOTAL) == 0)
+	    strcmp(name, M_ETHTOOL_LINK_PAUSE_DURATION_SECONDS_TOTAL) == 0 ||
+	    strcmp(name, M_PCAP_PAUSE_DURATION_SECONDS_TOTAL) == 0 ||
+	    strcmp(name, M_PCAP_LINK_PAUSE_DURATION_SECONDS_TOTAL) == 0)
 		k->pfc = PFC_PAUSE;
 	else if (strcmp(name, M_RDMA_PORT_TRANSMIT_WAIT_TOTAL) == 0)
 		k->pfc = PFC_WAIT;

@@ -10,15 +10,17 @@ struct capture {
 	struct kmap *flows, *qps;
 	struct kmap *paths; /* struct fm_path_key -> __u32, as the probe's fm_paths */
 	__u32 pmtu_shift; /* of the configured path MTU */
+	unsigned link_mbps; /* the link's speed, Mb/s; 0 unknown */
 	struct capture_stats stats;
 };
 
-struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu)
+struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu, unsigned link_mbps)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	c->link_mbps = link_mbps;
 	c->pmtu_shift = roce_pmtu_shift(roce_pmtu);
 	c->flows = kmap_new(sizeof(struct fm_flow_key), sizeof(struct fm_flow_val), max_entries);
 	c->qps = kmap_new(sizeof(struct fm_qp_key), sizeof(struct fm_qp_val), max_entries);
@@ -99,13 +101,41 @@ static void count_qp(struct capture *c, const struct packet *pkt, uint32_t len, 
 		fm_qp_aeth(v, pkt->aeth_syndrome);
 }
 
-void capture_pause_add(struct capture_pause *p, const struct packet *pkt)
+/* A quantum is 512 bit times: at link_mbps Mb/s, 512000 / link_mbps ns. */
+#define PAUSE_QUANTUM_BITS 512
+
+void capture_pause_add(struct capture_pause *p, const struct packet *pkt, uint64_t ts_ns,
+		       unsigned link_mbps)
 {
-	for (unsigned i = 0; i < PACKET_PAUSE_SLOTS; i++)
-		if (pkt->pause_slots & 1u << i) {
-			p->frames[i]++;
-			p->quanta[i] += pkt->pause_quanta[i];
+	for (unsigned i = 0; i < PACKET_PAUSE_SLOTS; i++) {
+		uint64_t at = ts_ns;
+
+		if (!(pkt->pause_slots & 1u << i))
+			continue;
+		p->frames[i]++;
+		p->quanta[i] += pkt->pause_quanta[i];
+		if (!link_mbps)
+			continue;
+		if (p->timed >> i & 1) {
+			if (at < p->last_ns[i])
+				at = p->last_ns[i];
+			p->paused_ns[i] = capture_pause_paused_ns(p, i, at);
 		}
+		p->timed |= 1ULL << i;
+		p->last_ns[i] = at;
+		p->until_ns[i] =
+			at + (uint64_t)pkt->pause_quanta[i] * PAUSE_QUANTUM_BITS * 1000 / link_mbps;
+	}
+}
+
+uint64_t capture_pause_paused_ns(const struct capture_pause *p, unsigned i, uint64_t now_ns)
+{
+	uint64_t end;
+
+	if (i >= PACKET_PAUSE_SLOTS || !(p->timed >> i & 1))
+		return 0;
+	end = now_ns < p->until_ns[i] ? now_ns : p->until_ns[i];
+	return p->paused_ns[i] + (end > p->last_ns[i] ? end - p->last_ns[i] : 0);
 }
 
 int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint8_t *data,
@@ -129,7 +159,7 @@ int capture_packet(struct capture *c, uint32_t ifindex, int linktype, const uint
 		return 0;
 	}
 	if (ret_pkt->kind == PACKET_PAUSE) {
-		capture_pause_add(&c->stats.pause, ret_pkt);
+		capture_pause_add(&c->stats.pause, ret_pkt, ts_ns, c->link_mbps);
 		return 0;
 	}
 	if (ret_pkt->roce_unparsed && ret_pkt->kind == PACKET_ROCE) {

@@ -21,14 +21,32 @@
  */
 
 /* PAUSE and PFC frames (packet.h's PACKET_PAUSE), per slot: a priority's,
- * or PACKET_PAUSE_LINK for the whole link's; and the pause time they asked,
- * in quanta of 512 bit times. */
+ * or PACKET_PAUSE_LINK for the whole link's; the pause time they asked, in
+ * quanta of 512 bit times; and, where the link's speed is known, the time
+ * they paused it. */
 struct capture_pause {
 	uint64_t frames[PACKET_PAUSE_SLOTS], quanta[PACKET_PAUSE_SLOTS];
+	/* the last timed frame's time and the end of the pause it asked, and
+	 * the time paused before it (timed frames only) */
+	uint64_t last_ns[PACKET_PAUSE_SLOTS], until_ns[PACKET_PAUSE_SLOTS];
+	uint64_t paused_ns[PACKET_PAUSE_SLOTS];
+	uint64_t timed; /* the slots with a timed frame: bit i for slot i */
 };
 
-/* Counts pkt (PACKET_PAUSE) into p, once in each slot it names. */
-void capture_pause_add(struct capture_pause *p, const struct packet *pkt);
+/*
+ * Counts pkt (PACKET_PAUSE), captured at ts_ns, into p, once in each slot it
+ * names. On a link of link_mbps Mb/s (0: unknown, and the frame is counted
+ * but not timed) each frame sets its slots' pause to end its own time on
+ * (802.1Qbb 36.1.3.3, 802.3 31B.3.1: a new frame replaces the pause under
+ * way, 0 ends it): the time paused is the union of the frames' pauses, each
+ * cut short by the next. A frame stamped before the last counts as at it.
+ */
+void capture_pause_add(struct capture_pause *p, const struct packet *pkt, uint64_t ts_ns,
+		       unsigned link_mbps);
+
+/* Slot i's time paused up to now_ns, in ns: a counter while now_ns does not
+ * go back. 0 for a slot with no timed frame. */
+uint64_t capture_pause_paused_ns(const struct capture_pause *p, unsigned i, uint64_t now_ns);
 
 struct capture_stats {
 	uint64_t packets, bytes; /* every frame, original length */
@@ -52,9 +70,10 @@ struct capture;
  * Tables of up to max_entries flows, as many QPs and as many READ paths.
  * roce_pmtu is the path MTU an RDMA READ's PSNs are counted by until READ
  * responses on its path show one (bpf/account.h, fm_read_span()): 256,
- * 512, 1024, 2048 or 4096. NULL on allocation failure or another roce_pmtu.
+ * 512, 1024, 2048 or 4096. link_mbps times the stats' PAUSE and PFC frames
+ * (capture_pause_add()). NULL on allocation failure or another roce_pmtu.
  */
-struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu);
+struct capture *capture_new(unsigned max_entries, unsigned roce_pmtu, unsigned link_mbps);
 void capture_free(struct capture *c);
 
 /*

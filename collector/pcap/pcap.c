@@ -21,6 +21,7 @@
  * silently.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/if_packet.h>
 #include <poll.h>
 #include <pthread.h>
@@ -38,6 +39,7 @@
 #include "collector/flow_series.h"
 #include "collector/pcap/capture.h"
 #include "collector/pcap/lldp.h"
+#include "collector/pcap/pause_series.h"
 
 #define PCAP_HANDLES_MAX 64
 /* Whole frames: an LLDPDU runs to 1500 bytes; RoCEv2 needs only its first
@@ -70,6 +72,7 @@ struct handle {
 	int mirror;
 	uint64_t received, dropped, ifdropped; /* pcap_stats: monotonic */
 	struct capture_pause pause; /* the PAUSE and PFC frames it captured */
+	unsigned link_mbps; /* what they are timed at (link_mbps()); 0 unknown as yet */
 	unsigned last_recv, last_drop, last_ifdrop; /* as pcap_stats last gave them */
 };
 
@@ -125,6 +128,31 @@ static void why_add(char *why, size_t len, const char *ifname, const char *reaso
 }
 
 /* Opens a non-blocking capture of ifname; 0 or -errno with why. */
+/*
+ * The speed PAUSE and PFC frames captured on ifname are timed at: the
+ * configured pcap_link_speed, else the interface's own (sysfs, Mb/s), which
+ * on a mirror port is the port's own and may not be the mirrored one's.
+ * 0 where neither is known (the frames are then counted, not timed).
+ */
+static unsigned link_mbps(const struct collector_env *env, const char *ifname)
+{
+	char path[PATH_MAX];
+	long mbps = 0;
+	FILE *f;
+
+	if (env->pcap_link_mbps)
+		return env->pcap_link_mbps;
+	snprintf(path, sizeof(path), "%s/class/net/%s/speed", env->sysfs_root, ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* an interface with no link, or no speed to give, reads -1 or fails */
+	if (fscanf(f, "%ld", &mbps) != 1 || mbps < 0 || mbps > UINT32_MAX)
+		mbps = 0;
+	fclose(f);
+	return (unsigned)mbps;
+}
+
 static int handle_open(struct handle *h, const char *ifname, unsigned ifindex, int mirror,
 		       char *why, size_t why_len)
 {
@@ -215,7 +243,7 @@ static int pcap_collector_init(const struct collector_env *env, void **ret_state
 		r = -ENOMEM;
 		goto out;
 	}
-	st->cap = capture_new(env->bpf_max_flows, env->roce_pmtu);
+	st->cap = capture_new(env->bpf_max_flows, env->roce_pmtu, 0);
 	st->series = flow_series_new(env->bpf_max_flows, env->bpf_top_peers);
 	if (!st->cap || !st->series) {
 		r = -ENOMEM;
@@ -305,7 +333,7 @@ static void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *da
 	if (pkt.kind == PACKET_LLDP)
 		lldp_heard(st, &pkt);
 	else if (pkt.kind == PACKET_PAUSE)
-		capture_pause_add(&st->cur->pause, &pkt);
+		capture_pause_add(&st->cur->pause, &pkt, ts, st->cur->link_mbps);
 }
 
 /*
@@ -369,48 +397,8 @@ static int feed_entry(const void *key, void *val, void *arg)
 	       f->idle_ns;
 }
 
-/* A handle's PAUSE and PFC frames, per priority (or the link's), once seen:
- * a mirror port's frozen priority, the frames that froze it. */
-static void emit_pause(const struct handle *h, struct sample_sink *out)
-{
-	static const struct metric_desc pfc_frames = {
-		.name = "fabmon_pcap_pfc_frames_total",
-		.help = "PFC frames (IEEE 802.1Qbb) captured that name this priority.",
-		.type = METRIC_COUNTER
-	};
-	static const struct metric_desc pfc_quanta = {
-		.name = "fabmon_pcap_pfc_quanta_total",
-		.help = "Pause time those PFC frames asked for this priority, in quanta of 512 bit "
-			"times at the link's speed (0: XON).",
-		.type = METRIC_COUNTER
-	};
-	static const struct metric_desc link_frames = {
-		.name = "fabmon_pcap_link_pause_frames_total",
-		.help = "Link-level PAUSE frames (IEEE 802.3 Annex 31B) captured.",
-		.type = METRIC_COUNTER
-	};
-	static const struct metric_desc link_quanta = {
-		.name = "fabmon_pcap_link_pause_quanta_total",
-		.help = "Pause time those PAUSE frames asked, in quanta of 512 bit times.",
-		.type = METRIC_COUNTER
-	};
-	char prio[2] = "0";
-	struct label l[2] = { { "interface", h->ifname }, { "priority", prio } };
-
-	for (unsigned i = 0; i < PACKET_PAUSE_LINK; i++) {
-		if (!h->pause.frames[i])
-			continue;
-		prio[0] = (char)('0' + i);
-		(void)sample_counter(out, &pfc_frames, l, 2, h->pause.frames[i]);
-		(void)sample_counter(out, &pfc_quanta, l, 2, h->pause.quanta[i]);
-	}
-	if (h->pause.frames[PACKET_PAUSE_LINK]) {
-		(void)sample_counter(out, &link_frames, l, 1, h->pause.frames[PACKET_PAUSE_LINK]);
-		(void)sample_counter(out, &link_quanta, l, 1, h->pause.quanta[PACKET_PAUSE_LINK]);
-	}
-}
-
-static void emit_handles(struct pcap_state *st, struct sample_sink *out)
+static void emit_handles(struct pcap_state *st, const struct collector_env *env,
+			 struct sample_sink *out, uint64_t now_ns)
 {
 	static const struct metric_desc recv = {
 		.name = "fabmon_pcap_received_packets_total",
@@ -436,6 +424,9 @@ static void emit_handles(struct pcap_state *st, struct sample_sink *out)
 		struct label l[2] = { { "interface", h->ifname } };
 
 		handle_stats(h);
+		/* until it is known: a link that was down at start has none */
+		if (!h->link_mbps)
+			h->link_mbps = link_mbps(env, h->ifname);
 		(void)sample_counter(out, &recv, l, 1, h->received);
 		l[1] = (struct label){ "reason", "buffer" };
 		(void)sample_counter(out, &drop, l, 2, h->dropped);
@@ -443,7 +434,7 @@ static void emit_handles(struct pcap_state *st, struct sample_sink *out)
 		(void)sample_counter(out, &drop, l, 2, h->ifdropped);
 		l[1] = (struct label){ "mode", h->mirror ? "mirror" : "lldp" };
 		(void)sample_gauge(out, &info, l, 2, 1);
-		emit_pause(h, out);
+		pause_series_emit(&h->pause, h->ifname, now_ns, out);
 	}
 }
 
@@ -527,7 +518,7 @@ static int pcap_collector_sample(void *state, const struct collector_env *env,
 	kmap_sweep(capture_qps(st->cap), feed_entry, &f);
 	flow_series_end_tick(st->series, now_ms, env->bpf_flow_idle_ms);
 	flow_series_emit(st->series, out, NULL, "pcap", 0);
-	emit_handles(st, out);
+	emit_handles(st, env, out, (uint64_t)f.now_ns);
 	emit_neighbors(st, out, now_ms);
 	emit_totals(st, out);
 	pthread_mutex_unlock(&st->lock);

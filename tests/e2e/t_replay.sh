@@ -224,6 +224,48 @@ check events "$WORK/events.pcapng"
 jq -e '.pfc_frames[3] > 0 and .pfc_quanta[3] > 0 and (.pfc_frames | add) == .pfc_frames[3]' \
 	"$WORK/pfc.json" >/dev/null || fail "pfc.pcap lacks PFC frames on priority 3: $(cat "$WORK/pfc.json")"
 
+# ---- the time PFC frames paused their link: a storm, given its speed ----
+# tshark gives each frame's time and pause time; 802.1Qbb 36.1.3.3 says how
+# they add up: a frame's pause (quanta x 512 bit times) runs until the next
+# frame replaces it, so priority 3 is paused over the union, cut at the last
+# packet. At 1 Gb/s (a quantum 512 ns) pcapgen's frames, 15-30 ms apart,
+# ask up to 33 ms: paused most of the time, a pfc_storm; at 100 Gb/s under
+# 2 %, none. Without the speed the time is unknown (null) and nothing is raised.
+gen storm --packets 2000 --qps 3 --pfc-every 9 --ack-every 11 --time-step 500
+paused_ref() { # MBPS: tshark's frames, summed by the rule above
+	tshark -n -r "$WORK/storm.pcap" -T fields -E occurrence=f -e frame.time_relative \
+		-e macc.cbfc.enbv.c3 -e macc.cbfc.pause_time.c3 2>/dev/null |
+		awk -F'\t' -v mbps="$1" '
+		{ t = $1 * 1e9; last = t }
+		$2 == 1 { if (have) paused += (until < t ? until : t) - at
+			  have = 1; at = t; until = t + $3 * 512 * 1000 / mbps }
+		END { if (have) paused += (until < last ? until : last) - at
+		      printf "%.6f\n", paused / 1e9 }'
+}
+for mbps in 1000 100000; do
+	replay --interval 100ms --link-speed $mbps "$WORK/storm.pcap"
+	[ $RC -eq 0 ] || fail "fabmon replay --link-speed $mbps: exit $RC: $(head -c 300 "$WORK/err")"
+	want=$(paused_ref $mbps)
+	got=$(jq -r '.pfc_paused_seconds[3]' "$WORK/out")
+	awk -v w="$want" -v g="$got" 'BEGIN { exit !(g - w < 1e-6 && w - g < 1e-6) }' ||
+		fail "replay --link-speed $mbps: priority 3 paused $got s, tshark's frames say $want s"
+	storms=$(jq '[.events[] | select(.kind == "pfc_storm" and
+		.subject == "interface=capture,priority=3")] | length' "$WORK/out")
+	echo "at $mbps Mb/s: paused $got s (tshark's frames: $want s), pfc_storm events $storms"
+	if [ $mbps = 1000 ]; then
+		[ "$storms" = 1 ] || fail "at 1 Gb/s, paused $got s of the capture: no pfc_storm: $(jq -c .events "$WORK/out")"
+	else
+		[ "$storms" = 0 ] || fail "at 100 Gb/s, paused $got s: a pfc_storm: $(jq -c .events "$WORK/out")"
+	fi
+done
+replay --interval 100ms "$WORK/storm.pcap"
+jq -e '.pfc_paused_seconds[3] == null and .link_speed_mbps == null and
+	([.events[] | select(.kind == "pfc_storm")] | length) == 0' "$WORK/out" >/dev/null ||
+	fail "replay without --link-speed: $(jq -c '{pfc_paused_seconds, link_speed_mbps, events}' "$WORK/out")"
+replay --link-speed 100G "$WORK/storm.pcap"
+[ $RC -eq 2 ] || fail "replay --link-speed 100G: exit $RC, want 2 (usage)"
+grep -q "pcap_link_speed\|Mb/s" "$WORK/err" || fail "replay --link-speed 100G: $(cat "$WORK/err")"
+
 # ---- cut by the snap length: not damage ----
 # At 40 bytes the UDP header is cut (IPv4 over Ethernet ends at 34, UDP at
 # 42), at 50 the BTH (which ends at 54): "unparsed" or "roce_unparsed" for

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(f);
 		return 0;
 	}
-	c = capture_new(1024, 4096);
+	c = capture_new(1024, 4096, 100000);
 	while (c && pcap_next_ex(p, &h, &rec) == 1)
 		(void)capture_packet(c, 0, pcap_datalink(p), rec, h->caplen, h->len,
 				     (uint64_t)h->ts.tv_sec * 1000000000ULL + h->ts.tv_usec, &pkt,

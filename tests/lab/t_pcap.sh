@@ -91,7 +91,16 @@ got=$(wait_metric 'fabmon_pcap_pfc_frames_total{interface="eth0",priority="3"}' 
 	[ "$(m 'fabmon_pcap_link_pause_quanta_total{interface="eth0"}')" = 65535 ] ||
 	fail "802.3x PAUSE: want 1 frame of 65535 quanta"
 [ "$(m 'fabmon_pcap_unparsed_packets_total')" = "$unparsed0" ] || fail "PAUSE frames counted unparsed"
-echo "PFC from the switch port: 6 frames, 20480 quanta on priority 3, 1 link PAUSE, none unparsed"
+# timed at the veth's own 10000 Mb/s (a quantum 51.2 ns): the PAUSE's 65535
+# quanta are 3.355392 ms, nothing after it; the XOFFs of 209.7 us each were
+# cut short by the next, then by the XON
+lp=$(wait_metric 'fabmon_pcap_link_pause_duration_seconds_total{interface="eth0"}' 0.003355392)
+[ "$lp" = 0.003355392 ] || fail "802.3x PAUSE of 65535 quanta at 10 Gb/s: paused $lp s, want 0.003355392"
+pp=$(m 'fabmon_pcap_pause_duration_seconds_total{interface="eth0",priority="3"}')
+awk -v p="${pp:-0}" 'BEGIN { exit !(p > 0 && p <= 5 * 4096 * 51.2e-9) }' ||
+	fail "5 XOFFs of 4096 quanta at 10 Gb/s, then an XON: paused ${pp:-none} s, want (0, 0.00105]"
+echo "PFC from the switch port: 6 frames, 20480 quanta on priority 3 (paused $pp s)," \
+	"1 link PAUSE (paused $lp s), none unparsed"
 
 # 2. LLDP from lldpd on the far end of lldp0: every second, TTL 4 s
 mkdir -p /run/lldpd # lldpd's privilege-separation chroot (made by its systemd unit)
