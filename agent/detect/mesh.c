@@ -871,7 +871,9 @@ static size_t tally(const struct mesh_history *h, const struct mesh_gather *g, i
 		x->answered_1s += j[i].answered_1s;
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
-		if (j[i].lost_flows & o->known_flows)
+		/* spread losses are a link's that drops at random: outside a
+		 * queue's spike, where a full queue drops */
+		if ((j[i].lost_flows & o->known_flows) && j[i].lost >= 0.5)
 			losses_meet(x, o);
 		/* the link's evidence is the probes no outage explains (and,
 		 * as the peers' own, outside a queue's spike) */
@@ -936,6 +938,48 @@ static int own_link_failing(const struct iface_tally *t, size_t nt, const struct
 	return 0;
 }
 
+/*
+ * True if peer i's losses (PEER_LOSSY), alone on an interface of
+ * MESH_OWN_LINK_PEERS peers or more, may yet be this host's own link's:
+ * since its first loss in the window, under MESH_OWN_LINK_WAIT_MS ago, the
+ * interface's other peers lost nothing, but have not answered enough
+ * probes that its loss rate would have shown on them but for a chance of
+ * MESH_SIBLINGS_ALPHA. Probes outside a queue's spike, as the verdict's
+ * own. The collector probes some of them as fast as the lossy peer from
+ * its first loss, so the wait is a tick or two. Once they lose as well,
+ * the own-link tests above decide.
+ */
+static int own_link_untested(const struct mesh_history *h, const struct mesh_gather *g,
+			     const struct peer_judged *j, const struct iface_tally *t, size_t nt,
+			     size_t i, int64_t now_ms)
+{
+	const struct mesh_obs *o = &g->obs[h->peers[i].obs];
+	int64_t first = j[i].lossy.old_ms;
+	double sent = 0, lost = 0, rate;
+	size_t x = 0;
+	struct span s;
+
+	while (x < nt && strcmp(t[x].ifname, o->ifname) != 0)
+		x++;
+	if (x == nt || t[x].peers < MESH_OWN_LINK_PEERS || !first ||
+	    now_ms - first >= MESH_OWN_LINK_WAIT_MS)
+		return 0;
+	window(h, i, first - 1, &s);
+	if (s.sent < 1)
+		return 0;
+	rate = s.lost / s.sent;
+	for (size_t k = 0; k < h->n; k++) {
+		if (k == i || h->peers[k].last_ms != now_ms ||
+		    strcmp(g->obs[h->peers[k].obs].ifname, o->ifname) != 0 ||
+		    (j[k].state != PEER_CLEAN && j[k].state != PEER_LOSSY))
+			continue;
+		window(h, k, first - 1, &s);
+		sent += s.sent;
+		lost += s.lost;
+	}
+	return lost < 0.5 && rate < 1 && pow(1 - rate, sent) > MESH_SIBLINGS_ALPHA;
+}
+
 int mesh_own_link_holds(struct mesh_history *h, const struct mesh_gather *g, const char *peer,
 			int64_t now_ms)
 {
@@ -992,7 +1036,8 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 		if (j[i].state == PEER_UNREACHABLE || j[i].state == PEER_GOING)
 			continue;
 		if (j[i].state == PEER_LOSSY && !own_link_failing(t, nt, o) &&
-		    !own_link_awaited(h, o, now_ms)) {
+		    !own_link_awaited(h, o, now_ms) &&
+		    !own_link_untested(h, g, j, t, nt, i, now_ms)) {
 			lossy_evidence(&j[i], ev, sizeof(ev));
 			n = verdict(out, max, n, EVENT_LOSSY_LINK, o, j[i].lost_flows,
 				    j[i].lost / 1.5, ev, VERDICT_AT_ONCE);

@@ -57,6 +57,12 @@
  * while most still fail: a peer whose window came out clean for a moment
  * does not make the rest its own. */
 #define MESH_OWN_LINK_WAIT_MS 3000
+/* One peer losing alone is its path's, not this host's link's, once the
+ * interface's other peers answered so many probes since its first loss
+ * that the same loss rate would have cost them one but for this chance:
+ * a link that fails one peer first fails the rest within a few of its
+ * losses. */
+#define MESH_SIBLINGS_ALPHA 0.05
 /* The hops of the first losing peer's paths that the others' are met with:
  * 8 flows over 2-4 spines cross 10 or so */
 #define MESH_SHARED_HOPS 32

@@ -62,6 +62,13 @@
 /* the hops of the last peer that lost kept per interface: 8 flows over 2-4
  * spines cross 10 or so */
 #define SUSPECT_IFACE_HOPS 32
+/* Peers of the same interface probed faster with one that lost, so that
+ * the detector learns at once whether the loss is on this host's own link
+ * (they lose as well) or on that peer's path (they stay clean): enough
+ * that their clean probes outweigh the lossy peer's (agent/detect/mesh.c,
+ * own_link_untested()), few enough that a chance loss in a large cluster
+ * costs little (3 peers' flows, 8 times as often, for MESH_SUSPECT_NS). */
+#define SUSPECT_SIBLINGS 3
 
 /* The buffers of one recvmmsg(), kept in the engine: nothing is allocated
  * per datagram. */
@@ -116,13 +123,16 @@ struct mesh_engine {
 	} suspect_hop[SUSPECT_HOPS];
 	/* per local interface, the last peer that lost, its paths' hops and
 	 * when, and when a second peer whose paths share none of them lost
-	 * within MESH_SUSPECT_NS of it (0: not yet) */
+	 * within MESH_SUSPECT_NS of it (0: not yet); and the interface's peers
+	 * that follow the last in the table, probed faster with it */
 	struct {
 		char ifname[IF_NAMESIZE];
 		uint32_t peer;
 		uint32_t hop[SUSPECT_IFACE_HOPS];
 		size_t nhop;
 		int64_t at_ns, spread_ns;
+		uint32_t sibling[SUSPECT_SIBLINGS];
+		unsigned nsibling;
 	} suspect_iface[SUSPECT_IFACES];
 	struct mesh_knocks knocks;
 	unsigned seed;
@@ -795,6 +805,22 @@ static int suspect_hop_crossed(const struct mesh_engine *e, const struct mesh_pe
 	return 0;
 }
 
+/* Takes as x's siblings the first SUSPECT_SIBLINGS peers of p's interface
+ * after p in the table, round it. */
+static void siblings_pick(const struct mesh_engine *e, const struct mesh_peer *p, uint32_t *x,
+			  unsigned *n)
+{
+	size_t at = (size_t)(p - e->peers);
+
+	*n = 0;
+	for (size_t k = 1; k < e->n_peers && *n < SUSPECT_SIBLINGS; k++) {
+		const struct mesh_peer *q = &e->peers[(at + k) % e->n_peers];
+
+		if (strcmp(q->ifname, p->ifname) == 0)
+			x[(*n)++] = q->addr;
+	}
+}
+
 /* Notes that p, routed by its interface, lost at now: after another of
  * that interface's peers within MESH_SUSPECT_NS, whose paths share no hop
  * with p's past the first (no fabric link or switch explains both: the
@@ -826,20 +852,27 @@ static void suspect_iface_note(struct mesh_engine *e, const struct mesh_peer *p,
 	    nhop && !met)
 		e->suspect_iface[k].spread_ns = now;
 	e->suspect_iface[k].peer = p->addr;
+	siblings_pick(e, p, e->suspect_iface[k].sibling, &e->suspect_iface[k].nsibling);
 	memcpy(e->suspect_iface[k].hop, hop, nhop * sizeof(hop[0]));
 	e->suspect_iface[k].nhop = nhop;
 	e->suspect_iface[k].at_ns = now;
 }
 
 /* True if two peers of p's interface whose paths share no hop lost since
- * since_ns. */
+ * since_ns, or p is a sibling of the last of its peers to lose, since. */
 static int suspect_iface_spread(const struct mesh_engine *e, const struct mesh_peer *p,
 				int64_t since_ns)
 {
-	for (unsigned k = 0; p->ifname[0] && k < SUSPECT_IFACES; k++)
-		if (strcmp(e->suspect_iface[k].ifname, p->ifname) == 0)
-			return e->suspect_iface[k].spread_ns >= since_ns &&
-			       e->suspect_iface[k].spread_ns > 0;
+	for (unsigned k = 0; p->ifname[0] && k < SUSPECT_IFACES; k++) {
+		if (strcmp(e->suspect_iface[k].ifname, p->ifname) != 0)
+			continue;
+		for (unsigned s = 0;
+		     e->suspect_iface[k].at_ns >= since_ns && s < e->suspect_iface[k].nsibling; s++)
+			if (e->suspect_iface[k].sibling[s] == p->addr)
+				return 1;
+		return e->suspect_iface[k].spread_ns >= since_ns &&
+		       e->suspect_iface[k].spread_ns > 0;
+	}
 	return 0;
 }
 
@@ -898,7 +931,8 @@ static void knocks_ended(struct mesh_engine *e, const struct pollfd *pfd, size_t
  * of its flows now and then, on all of them at once soon), and every peer
  * of a local interface two of whose peers lost on paths that share no hop
  * (its own link's losses come on every peer: the detector names it once
- * most have lost), but no more than keeps its probes within half the
+ * most have lost), and SUSPECT_SIBLINGS of the interface's peers with any
+ * that lost, but no more than keeps its probes within half the
  * flow's MESH_INFLIGHT slots, so that the losses, or their absence, show
  * within the detector's window; its extra rounds take only the budget's
  * upper half, as traces do, and never put off another peer's round. */

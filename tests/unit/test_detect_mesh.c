@@ -504,6 +504,73 @@ START_TEST(test_spread_losses_await_the_own_link)
 	ck_assert_uint_eq(run(4000, 3, v, 8), 0);
 	ck_assert_uint_eq(run(7000, 1, v, 8), 3);
 	verdict_is(&v[2], EVENT_LOSSY_LINK, "peer=198.18.0.4", EVENT_CAUSE_NETWORK);
+
+	/* another peer's losses in a queue's spike (a full queue's, not a
+	 * link's at random) are no sign of the own link: peer 0 at once */
+	eth0_segment(7);
+	(void)run(1000, 3, v, 8);
+	segment_lose(0, 2);
+	g.obs[1].sent_queued = 4;
+	g.obs[1].lost_queued = 1;
+	ck_assert_uint_eq(run(4000, 2, v, 8), 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
+}
+END_TEST
+
+/* At 200 ms ticks, peer 0 of eth0's four losing a probe a tick of the 16
+ * the collector sends it once it lost (6.25 %), and the others, probed
+ * sibling_sent a second, clean from the start (from tick `from`, sibling 1
+ * losing one a tick too). Returns the tick, counted from the first loss,
+ * whose verdicts first name something (0: none in 20), with them in v.
+ * (Observations are rates a second.) */
+static int lone_loss(double sibling_sent, int from, struct event_verdict *v, size_t *n)
+{
+	eth0_segment(4);
+	for (size_t i = 0; i < 4; i++)
+		g.obs[i].sent = g.obs[i].rtt_count = 8;
+	(void)run_every(1000, 5, 200, v, 8);
+	g.obs[0].sent = 80;
+	g.obs[0].lost = 5;
+	g.obs[0].lost_flows = 1;
+	for (size_t i = 1; i < 4; i++)
+		g.obs[i].sent = g.obs[i].rtt_count = sibling_sent;
+	for (int k = 1; k <= 20; k++) {
+		if (k == from) {
+			g.obs[1].lost = 5;
+			g.obs[1].lost_flows = 2;
+		}
+		*n = run_every(2000 + k * 200, 1, 200, v, 8);
+		if (*n)
+			return k;
+	}
+	return 0;
+}
+
+/* One peer losing alone is its path's once the interface's other peers
+ * answered enough probes since its first loss that the same rate would
+ * have shown on them: at once where the collector probes them as fast, a
+ * couple of seconds where it does not (no later than the 3 s wait). Before
+ * that it may be this host's own link, whose losses reach the others a
+ * probe or two later, and then the own-link wait holds it. */
+START_TEST(test_lone_loss_waits_for_its_siblings)
+{
+	struct event_verdict v[8];
+	size_t n;
+	int k;
+
+	ck_assert_int_eq(lone_loss(80, 0, v, &n), 2);
+	ck_assert_uint_eq(n, 1);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
+	/* siblings at 8 a second: (1 - 1/16)^(3 x 1.6 k) under 0.05 at k 10 */
+	k = lone_loss(8, 0, v, &n);
+	ck_assert_int_ge(k, 9);
+	ck_assert_int_le(k, 11);
+	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
+	/* a sibling that loses too, as an own link's do: the own-link wait
+	 * (3 s), then, two of four being no most, each its own */
+	k = lone_loss(80, 2, v, &n);
+	ck_assert_int_ge(k, 16);
+	ck_assert_uint_eq(n, 2);
 }
 END_TEST
 
@@ -849,6 +916,7 @@ Suite *detect_mesh_suite(void)
 		{ "every_peer_losing_is_the_own_link", test_every_peer_losing_is_the_own_link, 0 },
 		{ "own_link_fails_peers_in_turn", test_own_link_fails_peers_in_turn, 0 },
 		{ "spread_losses_await_the_own_link", test_spread_losses_await_the_own_link, 0 },
+		{ "lone_loss_waits_for_its_siblings", test_lone_loss_waits_for_its_siblings, 0 },
 		{ "run_stalled_peer_is_not_unreachable", test_run_stalled_peer_is_not_unreachable,
 		  0 },
 		{ "every_peer_gone_is_a_cut_link", test_every_peer_gone_is_a_cut_link, 0 },
