@@ -722,8 +722,7 @@ int detect_new(const struct config *cfg, struct detect **ret)
 
 	if (!d)
 		return -ENOMEM;
-	detect_config_init(&d->cfg, cfg);
-	d->mh.flows = cfg->mesh.flows;
+	detect_configure(d, cfg);
 	*ret = d;
 	return 0;
 }
@@ -732,6 +731,7 @@ void detect_configure(struct detect *d, const struct config *cfg)
 {
 	detect_config_init(&d->cfg, cfg);
 	d->mh.flows = cfg->mesh.flows;
+	d->mh.answer_wait_ms = mesh_answer_wait_ms(cfg->mesh.interval_ms);
 }
 
 void detect_free(struct detect *d)

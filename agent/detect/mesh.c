@@ -945,9 +945,10 @@ static int own_link_failing(const struct iface_tally *t, size_t nt, const struct
  * interface's other peers lost nothing, but have not answered enough
  * probes that its loss rate would have shown on them but for a chance of
  * MESH_SIBLINGS_ALPHA. Probes outside a queue's spike, as the verdict's
- * own. The collector probes some of them as fast as the lossy peer from
- * its first loss, so the wait is a tick or two. Once they lose as well,
- * the own-link tests above decide.
+ * own; theirs sent h->answer_wait_ms ago at least, which would have been
+ * counted lost by now (one in flight is neither). The collector probes
+ * some of them as fast as the lossy peer from its first loss, so the wait
+ * is a tick or two. Once they lose as well, the own-link tests above decide.
  */
 static int own_link_untested(const struct mesh_history *h, const struct mesh_gather *g,
 			     const struct peer_judged *j, const struct iface_tally *t, size_t nt,
@@ -955,7 +956,7 @@ static int own_link_untested(const struct mesh_history *h, const struct mesh_gat
 {
 	const struct mesh_obs *o = &g->obs[h->peers[i].obs];
 	int64_t first = j[i].lossy.old_ms;
-	double sent = 0, lost = 0, rate;
+	double sent = 0, lost = 0, rate, since_first;
 	size_t x = 0;
 	struct span s;
 
@@ -974,8 +975,10 @@ static int own_link_untested(const struct mesh_history *h, const struct mesh_gat
 		    (j[k].state != PEER_CLEAN && j[k].state != PEER_LOSSY))
 			continue;
 		window(h, k, first - 1, &s);
-		sent += s.sent;
 		lost += s.lost;
+		since_first = s.sent;
+		window(h, k, now_ms - h->answer_wait_ms, &s);
+		sent += fmax(since_first - s.sent, 0);
 	}
 	return lost < 0.5 && rate < 1 && pow(1 - rate, sent) > MESH_SIBLINGS_ALPHA;
 }

@@ -133,6 +133,7 @@ struct mesh_history {
 	struct mesh_history_peer peers[MESH_DETECT_PEERS];
 	size_t n;
 	unsigned flows; /* probed per peer (mesh_flows): a round's probes; the caller's to set */
+	int64_t answer_wait_ms; /* mesh_answer_wait_ms() of mesh_interval; the caller's to set */
 	/* each peer's ring of ticks, peer i's from tick + i * ring: as long as
 	 * the loss window holds ticks (it grows to that), so that a 1 s tick
 	 * keeps 16 and a 100 ms tick 128 */

@@ -14,6 +14,16 @@
 #define MESH_FLOWS_MAX 64
 #define MESH_ADDRS_MAX 4096 /* peers a target list or a static list may name */
 
+/* How long a probe's answer is waited for before it counts as lost, at a
+ * probe interval of interval_ms: half an interval, but not under 200 ms (a
+ * loaded host leaves a responder unscheduled for tens of ms) nor over a
+ * second (a fabric's round trip is microseconds). The detector counts a
+ * probe as answered or lost only this long after it was sent. */
+static inline int64_t mesh_answer_wait_ms(int64_t interval_ms)
+{
+	return interval_ms / 2 < 200 ? 200 : interval_ms / 2 < 1000 ? interval_ms / 2 : 1000;
+}
+
 struct mesh_conf {
 	char targets[PATH_MAX]; /* Prometheus file_sd JSON; "" = none */
 	char peers[1024]; /* comma-separated IPv4 addresses; "" = none */

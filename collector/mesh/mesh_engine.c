@@ -939,12 +939,7 @@ static void knocks_ended(struct mesh_engine *e, const struct pollfd *pfd, size_t
 static void peer_round(struct mesh_engine *e, struct mesh_peer *p, int64_t now)
 {
 	int64_t interval_ns = e->conf.interval_ms * NS_PER_MS;
-	/* a reply later than half an interval is lost, but not before 200 ms
-	 * (a loaded host leaves a responder unscheduled for tens of ms) nor
-	 * after a second: a fabric's round trip is microseconds */
-	int64_t timeout_ns = interval_ns / 2 < 200 * NS_PER_MS ? 200 * NS_PER_MS
-			     : interval_ns / 2 < NS_PER_S      ? interval_ns / 2
-							       : NS_PER_S;
+	int64_t timeout_ns = mesh_answer_wait_ms(e->conf.interval_ms) * NS_PER_MS;
 	int64_t next_ns = interval_ns;
 	/* answered in its last two rounds: still there */
 	int there = p->last_answer_ns >= now - 2 * interval_ns;

@@ -526,6 +526,7 @@ END_TEST
 static int lone_loss(double sibling_sent, int from, struct event_verdict *v, size_t *n)
 {
 	eth0_segment(4);
+	h.answer_wait_ms = 500; /* at the default 1 s interval */
 	for (size_t i = 0; i < 4; i++)
 		g.obs[i].sent = g.obs[i].rtt_count = 8;
 	(void)run_every(1000, 5, 200, v, 8);
@@ -548,8 +549,8 @@ static int lone_loss(double sibling_sent, int from, struct event_verdict *v, siz
 
 /* One peer losing alone is its path's once the interface's other peers
  * answered enough probes since its first loss that the same rate would
- * have shown on them: at once where the collector probes them as fast, a
- * couple of seconds where it does not (no later than the 3 s wait). Before
+ * have shown on them: within a second where the collector probes them as
+ * fast, a few where it does not (no later than the 3 s wait). Before
  * that it may be this host's own link, whose losses reach the others a
  * probe or two later, and then the own-link wait holds it. */
 START_TEST(test_lone_loss_waits_for_its_siblings)
@@ -558,13 +559,15 @@ START_TEST(test_lone_loss_waits_for_its_siblings)
 	size_t n;
 	int k;
 
-	ck_assert_int_eq(lone_loss(80, 0, v, &n), 2);
+	/* the siblings' probes count once their answers are due (500 ms):
+	 * (1 - 1/16)^(3 x 16 (k - 2.5)) under 0.05 at k 4 */
+	ck_assert_int_eq(lone_loss(80, 0, v, &n), 4);
 	ck_assert_uint_eq(n, 1);
 	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
-	/* siblings at 8 a second: (1 - 1/16)^(3 x 1.6 k) under 0.05 at k 10 */
+	/* siblings at 8 a second: (1 - 1/16)^(3 x 1.6 (k - 2.5)) at k 13 */
 	k = lone_loss(8, 0, v, &n);
-	ck_assert_int_ge(k, 9);
-	ck_assert_int_le(k, 11);
+	ck_assert_int_ge(k, 12);
+	ck_assert_int_le(k, 14);
 	verdict_is(&v[0], EVENT_LOSSY_LINK, "peer=198.18.0.2", EVENT_CAUSE_NETWORK);
 	/* a sibling that loses too, as an own link's do: the own-link wait
 	 * (3 s), then, two of four being no most, each its own */
