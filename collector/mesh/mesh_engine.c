@@ -805,8 +805,8 @@ static int suspect_hop_crossed(const struct mesh_engine *e, const struct mesh_pe
 	return 0;
 }
 
-/* Takes as x's siblings the first SUSPECT_SIBLINGS peers of p's interface
- * after p in the table, round it. */
+/* Fills x with the first SUSPECT_SIBLINGS peers of p's interface after p in
+ * the table (by address, round it): *n of them. */
 static void siblings_pick(const struct mesh_engine *e, const struct mesh_peer *p, uint32_t *x,
 			  unsigned *n)
 {
