@@ -73,7 +73,7 @@ static const struct key_def config_keys[] = {
 	    "a POSIX extended regex matched against whole interface names", check_regex),
 	/* IEEE 802.3 has 1.6 Tb/s in the works: room above the fastest now */
 	UINT("pcap_link_speed", pcap_link_mbps, 0, 3200000,
-	     "a speed in Mb/s from 0 (each capture interface's own) to 3200000, e.g. 100000"),
+	     "a speed in Mb/s from 0 (each capture interface's own) to 3200000"),
 	STR("lldp_interfaces", lldp_interfaces,
 	    "a POSIX extended regex matched against whole interface names", check_regex),
 	UINT("max_series", max_series, 16, 10000000, "an integer from 16 to 10000000"),

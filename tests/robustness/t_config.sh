@@ -58,7 +58,7 @@ while read -r flag kind; do
 	nkeys=$((nkeys + 1))
 	long=$(head -c 5000 /dev/zero | tr '\0' a)
 	case $kind in
-	N | SECONDS)
+	N | SECONDS | MBPS)
 		for v in abc -1 1.5 12abc 0x10 "" " "; do bad "$key" "$v"; done
 		form=$(echo "$OUT" | sed -n 's/.*from \([0-9]*\) .*to \([0-9]*\)$/\1 \2/p')
 		[ -n "$form" ] || fail "$key: no 'from A to B' in: $OUT"
