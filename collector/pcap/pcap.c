@@ -40,6 +40,7 @@
 #include "collector/pcap/capture.h"
 #include "collector/pcap/lldp.h"
 #include "collector/pcap/pause_series.h"
+#include "collector/sysfs.h"
 
 #define PCAP_HANDLES_MAX 64
 /* Whole frames: an LLDPDU runs to 1500 bytes; RoCEv2 needs only its first
@@ -127,7 +128,6 @@ static void why_add(char *why, size_t len, const char *ifname, const char *reaso
 			 reason);
 }
 
-/* Opens a non-blocking capture of ifname; 0 or -errno with why. */
 /*
  * The speed PAUSE and PFC frames captured on ifname are timed at: the
  * configured pcap_link_speed, else the interface's own (sysfs, Mb/s), which
@@ -137,22 +137,18 @@ static void why_add(char *why, size_t len, const char *ifname, const char *reaso
 static unsigned link_mbps(const struct collector_env *env, const char *ifname)
 {
 	char path[PATH_MAX];
-	long mbps = 0;
-	FILE *f;
+	uint64_t mbps;
 
 	if (env->pcap_link_mbps)
 		return env->pcap_link_mbps;
-	snprintf(path, sizeof(path), "%s/class/net/%s/speed", env->sysfs_root, ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
+	snprintf(path, sizeof(path), "class/net/%s/speed", ifname);
 	/* an interface with no link, or no speed to give, reads -1 or fails */
-	if (fscanf(f, "%ld", &mbps) != 1 || mbps < 0 || mbps > UINT32_MAX)
-		mbps = 0;
-	fclose(f);
-	return (unsigned)mbps;
+	return sysfs_read_u64(env->sysfs_root, path, &mbps) == 0 && mbps <= UINT32_MAX
+		       ? (unsigned)mbps
+		       : 0;
 }
 
+/* Opens a non-blocking capture of ifname; 0 or -errno with why. */
 static int handle_open(struct handle *h, const char *ifname, unsigned ifindex, int mirror,
 		       char *why, size_t why_len)
 {
@@ -424,8 +420,9 @@ static void emit_handles(struct pcap_state *st, const struct collector_env *env,
 		struct label l[2] = { { "interface", h->ifname } };
 
 		handle_stats(h);
-		/* until it is known: a link that was down at start has none */
-		if (!h->link_mbps)
+		/* a mirror's, until it is known: a link down at start has none
+		 * (an LLDP handle's filter passes no pause frame to time) */
+		if (h->mirror && !h->link_mbps)
 			h->link_mbps = link_mbps(env, h->ifname);
 		(void)sample_counter(out, &recv, l, 1, h->received);
 		l[1] = (struct label){ "reason", "buffer" };
