@@ -448,8 +448,14 @@ static int store_open_writer(struct store *st, int64_t *version, char *err, size
 	/* WAL lets the CLI read while the agent writes; NORMAL loses at most
 	 * the last transactions on power loss, never on a process crash
 	 * (https://www.sqlite.org/pragma.html#pragma_synchronous). */
-	rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL,
-			  NULL, NULL);
+	/* A page cache of 512 KiB, not SQLite's 2 MiB: the writer's pages are
+	 * appended once and read back at most a minute later, which the
+	 * kernel's page cache serves; at 9000 series (a thousand mesh peers)
+	 * the default filled to 2 MiB for some 50 more reads a tick saved. */
+	rc = sqlite3_exec(st->db,
+			  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+			  "PRAGMA cache_size = -512;",
+			  NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return fail(st->db, rc, err, err_len, "unable to set WAL mode on", st->path);
 	r = store_migrate(st->db, st->path, *version, err, err_len);
