@@ -58,6 +58,31 @@ void mesh_gather_begin(struct mesh_gather *g)
 {
 	g->n = 0;
 	g->hint = 0;
+	g->n_flows = 0;
+}
+
+struct mesh_obs_flows *mesh_obs_flows(struct mesh_gather *g, struct mesh_obs *o)
+{
+	/* one a peer, and g holds as many as it holds peers */
+	if (!o->flows) {
+		o->flows = &g->flows[g->n_flows++];
+		memset(o->flows, 0, sizeof(*o->flows));
+	}
+	return o->flows;
+}
+
+static const uint32_t no_hops[MESH_DETECT_HOPS];
+
+/* The hops of o's flow f: none known where no flow of o shows. */
+static const uint32_t *hops_of(const struct mesh_obs *o, int f)
+{
+	return o->flows ? o->flows->hop[f] : no_hops;
+}
+
+/* The recent RTT of o's flow f; 0: not shown. */
+static double flow_rtt(const struct mesh_obs *o, int f)
+{
+	return o->flows ? o->flows->rtt[f] : 0;
 }
 
 int mesh_gather_wants(const char *name)
@@ -147,7 +172,7 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 		break;
 	case F_FLOW_RTT:
 		if (flow >= 0)
-			o->flow_rtt[flow] = (float)s->value;
+			mesh_obs_flows(g, o)->rtt[flow] = (float)s->value;
 		break;
 	case F_HOP:
 		if (flow < 0 || flow >= MESH_DETECT_HOP_FLOWS ||
@@ -159,7 +184,7 @@ void mesh_gather_series(struct mesh_gather *g, const struct series *s)
 		o->known_flows |= 1ULL << flow;
 		if (label_value(s->labels, "address", v, sizeof(v)) == 0 &&
 		    inet_pton(AF_INET, v, &a) == 1)
-			o->hop[flow][hop - 1] = ntohl(a.s_addr);
+			mesh_obs_flows(g, o)->hop[flow][hop - 1] = ntohl(a.s_addr);
 		break;
 	case F_NONE:
 		break;
@@ -412,7 +437,7 @@ void mesh_history_free(struct mesh_history *h)
 static int flow_crosses(const struct mesh_obs *o, int f, uint32_t addr)
 {
 	for (int k = 0; k < MESH_DETECT_HOPS; k++)
-		if (o->hop[f][k] == addr)
+		if (hops_of(o, f)[k] == addr)
 			return 1;
 	return 0;
 }
@@ -424,10 +449,10 @@ static int flow_has_unknown(const struct mesh_obs *o, int f)
 	int last = -1;
 
 	for (int k = 0; k < MESH_DETECT_HOPS; k++)
-		if (o->hop[f][k])
+		if (hops_of(o, f)[k])
 			last = k;
 	for (int k = 0; k < last; k++)
-		if (!o->hop[f][k])
+		if (!hops_of(o, f)[k])
 			return 1;
 	return 0;
 }
@@ -451,7 +476,7 @@ static void hops_append(const struct mesh_obs *o, uint64_t bad, char *subject, s
 	if (first < 0)
 		return;
 	for (int h = 0; h < MESH_DETECT_HOPS; h++) {
-		uint32_t addr = o->hop[first][h];
+		uint32_t addr = hops_of(o, first)[h];
 		struct in_addr a = { htonl(addr) };
 		char text[INET_ADDRSTRLEN];
 		size_t used = strlen(subject);
@@ -624,7 +649,7 @@ static size_t pool_candidates(const struct mesh_gather *g, const struct mesh_his
 
 	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
 		for (int k = 0; (bad >> f & 1) && k < MESH_DETECT_HOPS; k++) {
-			uint32_t a = o->hop[f][k];
+			uint32_t a = hops_of(o, f)[k];
 			size_t x = 0;
 
 			while (x < n && hops[x] != a)
@@ -805,7 +830,7 @@ static int own_link_awaited(const struct mesh_history *h, const struct mesh_obs 
  * one hop of its flows. */
 static int past_first(const struct mesh_obs *o, int f)
 {
-	return o->hop[f][1] ? 1 : 0;
+	return hops_of(o, f)[1] ? 1 : 0;
 }
 
 /* True if some known flow of o crosses addr. */
@@ -837,7 +862,7 @@ static void losses_meet(struct iface_tally *x, const struct mesh_obs *o)
 	for (int f = 0; f < MESH_DETECT_HOP_FLOWS; f++)
 		for (int h = past_first(o, f); (o->known_flows >> f & 1) && h < MESH_DETECT_HOPS;
 		     h++) {
-			uint32_t a = o->hop[f][h];
+			uint32_t a = hops_of(o, f)[h];
 			unsigned i = 0;
 
 			while (i < k && x->shared[i] != a)
@@ -1048,11 +1073,11 @@ size_t detect_mesh(struct mesh_history *h, const struct mesh_gather *g, int64_t 
 		/* the network's share, as the flows' own figures are */
 		avg = o->rtt_count > 0 ? (o->rtt_sum - o->delay_sum) / o->rtt_count : 0;
 		for (int f = 0; f < MESH_DETECT_FLOWS && avg > 0; f++)
-			if (!(j[i].lost_flows >> f & 1) && o->flow_rtt[f] > 2 * avg &&
-			    o->flow_rtt[f] > avg + MESH_SLOW_MARGIN_S) {
+			if (!(j[i].lost_flows >> f & 1) && flow_rtt(o, f) > 2 * avg &&
+			    flow_rtt(o, f) > avg + MESH_SLOW_MARGIN_S) {
 				slow |= 1ULL << f;
-				if (o->flow_rtt[f] > worst)
-					worst = o->flow_rtt[f];
+				if (flow_rtt(o, f) > worst)
+					worst = flow_rtt(o, f);
 			}
 		if (slow && hops_separate(o, slow)) {
 			snprintf(ev, sizeof(ev),

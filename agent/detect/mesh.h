@@ -72,6 +72,15 @@
  * sender's own scheduling) */
 #define MESH_SLOW_MARGIN_S 100e-6
 
+/* A peer's flows this tick, from their own series: the collector shows
+ * them only for peers one of whose flows stands out, so most peers have
+ * none, and at a thousand peers these 768 bytes each are not held for
+ * them. */
+struct mesh_obs_flows {
+	float rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
+	uint32_t hop[MESH_DETECT_HOP_FLOWS][MESH_DETECT_HOPS]; /* 0: none or unknown */
+};
+
 /* One peer this tick, from its series. Rates are per second. */
 struct mesh_obs {
 	char peer[48];
@@ -86,9 +95,8 @@ struct mesh_obs {
 	double rtt_sum, rtt_count; /* fabmon_mesh_rtt_seconds_{sum,count} */
 	double delay_sum; /* fabmon_mesh_responder_delay_seconds_total */
 	uint64_t lost_flows; /* flows whose own lost series rose (bit = flow) */
-	float flow_rtt[MESH_DETECT_FLOWS]; /* shown flows' recent RTT, seconds; 0: not shown */
 	uint64_t known_flows; /* flows whose hops are known */
-	uint32_t hop[MESH_DETECT_HOP_FLOWS][MESH_DETECT_HOPS]; /* 0: none or unknown */
+	struct mesh_obs_flows *flows; /* NULL: no flow of it shows */
 };
 
 /* This tick's observations, filled from the registry's series. */
@@ -96,10 +104,18 @@ struct mesh_gather {
 	struct mesh_obs obs[MESH_DETECT_PEERS];
 	size_t n;
 	size_t hint; /* name_find()'s */
+	/* the obs' flows, n_flows of them taken this tick (pages never
+	 * taken are never touched) */
+	struct mesh_obs_flows flows[MESH_DETECT_PEERS];
+	size_t n_flows;
 };
 
 /* Clears g for a new tick. */
 void mesh_gather_begin(struct mesh_gather *g);
+
+/* The flows of o, one of g's observations: zeroed the first time in a
+ * tick. */
+struct mesh_obs_flows *mesh_obs_flows(struct mesh_gather *g, struct mesh_obs *o);
 
 /* True if name is a family mesh_gather_series() reads. */
 int mesh_gather_wants(const char *name);

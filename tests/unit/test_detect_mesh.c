@@ -24,11 +24,12 @@ static void behind_leaf_2(struct mesh_obs *o, unsigned n, unsigned spine1)
 	o->addr = 0xc6120200 + n;
 	for (int f = 0; f < 8; f++) {
 		int spine = spine1 >> f & 1 ? 1 : 2;
+		uint32_t *hop = mesh_obs_flows(&g, o)->hop[f];
 
-		o->hop[f][0] = 0xc6120101; /* 198.18.1.1, this host's leaf */
-		o->hop[f][1] = 0xc6130002 + (uint32_t)((10 + spine) << 8); /* 198.19.1S.2 */
-		o->hop[f][2] = 0xc6130001 + (uint32_t)((20 + spine) << 8); /* 198.19.2S.1 */
-		o->hop[f][3] = 0xc6120200 + n; /* the peer */
+		hop[0] = 0xc6120101; /* 198.18.1.1, this host's leaf */
+		hop[1] = 0xc6130002 + (uint32_t)((10 + spine) << 8); /* 198.19.1S.2 */
+		hop[2] = 0xc6130001 + (uint32_t)((20 + spine) << 8); /* 198.19.2S.1 */
+		hop[3] = 0xc6120200 + n; /* the peer */
 	}
 	o->known_flows = 0xff;
 	o->sent = 8;
@@ -108,7 +109,7 @@ START_TEST(test_loss_names_the_hops)
 	ck_assert_ptr_nonnull(strstr(v[0].evidence, "\"flows_losing\":2"));
 	/* a re-trace of a losing flow whose probe past the bad link was lost
 	 * leaves that hop unknown: it does not take the hop off the subject */
-	g.obs[0].hop[2][2] = 0;
+	mesh_obs_flows(&g, &g.obs[0])->hop[2][2] = 0;
 	ck_assert_uint_eq(run(7000, 1, v, 4), 1);
 	ck_assert_str_eq(v[0].subject, "peer=198.18.2.11,hops=198.19.11.2+198.19.21.1");
 }
@@ -345,7 +346,7 @@ START_TEST(test_slow_flow_is_path_latency)
 	struct event_verdict v[4];
 
 	o->rtt_sum = 7 * 100e-6 + 1e-3;
-	o->flow_rtt[5] = 1e-3;
+	mesh_obs_flows(&g, o)->rtt[5] = 1e-3;
 	ck_assert_uint_eq(run(1000, 2, v, 4), 1);
 	ck_assert_int_eq(v[0].kind, EVENT_PATH_LATENCY);
 	ck_assert_int_eq(v[0].weight, VERDICT_OVER);
@@ -367,10 +368,10 @@ START_TEST(test_slow_flow_on_shared_hops_is_not_a_path)
 	g.n = 1;
 	behind_leaf_2(o, 11, 0xff); /* every flow across spine 1 */
 	o->rtt_sum = 7 * 100e-6 + 1e-3;
-	o->flow_rtt[5] = 1e-3;
+	mesh_obs_flows(&g, o)->rtt[5] = 1e-3;
 	ck_assert_uint_eq(run(1000, 3, v, 4), 0);
 	o->known_flows = 0; /* no trace answered */
-	memset(o->hop, 0, sizeof(o->hop));
+	memset(o->flows->hop, 0, sizeof(o->flows->hop));
 	ck_assert_uint_eq(run(4000, 3, v, 4), 0);
 }
 END_TEST
@@ -460,7 +461,7 @@ static void eth0_segment(size_t n)
 	eth0_peers(n, 0);
 	for (size_t i = 0; i < n; i++) {
 		for (int f = 0; f < 8; f++)
-			g.obs[i].hop[f][0] = g.obs[i].addr;
+			mesh_obs_flows(&g, &g.obs[i])->hop[f][0] = g.obs[i].addr;
 		g.obs[i].known_flows = 0xff;
 	}
 }
@@ -892,7 +893,7 @@ START_TEST(test_gather_series)
 	mesh_gather_series(&g, &lost);
 	mesh_gather_series(&g, &sent);
 	ck_assert_uint_eq(g.n, 1);
-	ck_assert_uint_eq(g.obs[0].hop[3][1], 0xc6130b02);
+	ck_assert_uint_eq(g.obs[0].flows->hop[3][1], 0xc6130b02);
 	ck_assert_uint_eq(g.obs[0].known_flows, 1 << 3);
 	ck_assert_uint_eq(g.obs[0].lost_flows, 1 << 3);
 	ck_assert(g.obs[0].sent == 8);
