@@ -451,7 +451,7 @@ static int store_open_writer(struct store *st, int64_t *version, char *err, size
 	/* A page cache of 512 KiB, not SQLite's 2 MiB: the writer's pages are
 	 * appended once and read back at most a minute later, which the
 	 * kernel's page cache serves; at 9000 series (a thousand mesh peers)
-	 * the default filled to 2 MiB for some 50 more reads a tick saved. */
+	 * the default filled to 2 MiB to save some 50 reads a tick. */
 	rc = sqlite3_exec(st->db,
 			  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
 			  "PRAGMA cache_size = -512;",
