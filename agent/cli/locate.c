@@ -35,6 +35,10 @@
  * host_stall_after (1.5 s by default); its own agent seeing nothing stand
  * this long says that data never reached its buffers. */
 #define LOCATE_UNREAD_S 0.5
+/* host_stall_after's default: a host whose application waits on a receive
+ * from a peer that went quiet less than this before its data began to
+ * stand is a victim of that peer (detect_unread()). */
+#define LOCATE_AWAITED_S 1.5
 /* Hops of one path kept (a path is a few switches). */
 #define LOCATE_HOPS_MAX 32
 
@@ -271,8 +275,9 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	 * network event names the peer as the far end of a path that
 	 * suffers, which the mesh paths place. A host_stall naming a peer
 	 * not at a step where the peer's own agent saw nothing stand unread
-	 * LOCATE_UNREAD_S: the data waited in the network, not in its
-	 * buffers. A node whose probes find the peer's kernel silent (the
+	 * LOCATE_UNREAD_S (the data waited in the network, not in its
+	 * buffers), or found its application waiting on another peer
+	 * (LOCATE_AWAITED_S). A node whose probes find the peer's kernel silent (the
 	 * path cut, its stall's) names it too: where every node's path to
 	 * it is cut, the host or its own link is what they share (the
 	 * rules' peer:fabmon_event_reporting_nodes:count) */
@@ -280,12 +285,14 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 "max by (instance, subject) (max by (instance, subject, kind) (max_over_time("
 		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) "
 		 "unless on (subject, kind) label_replace(label_replace("
-		 "fabmon_tcp_unread_seconds < %g, \"subject\", \"peer=$1\", \"local\", \"(.+)\"), "
+		 "fabmon_tcp_unread_seconds < %g or (fabmon_tcp_awaited_seconds > 0 and "
+		 "fabmon_tcp_awaited_seconds - fabmon_tcp_unread_seconds < %g), "
+		 "\"subject\", \"peer=$1\", \"local\", \"(.+)\"), "
 		 "\"kind\", \"host_stall\", \"\", \"\")) > 0 "
 		 "or max by (instance, subject) (label_replace(max_over_time("
 		 "fabmon_mesh_kernel_silent_seconds[%llds]) >= %g, \"subject\", \"peer=$1\", "
 		 "\"peer\", \"(.+)\"))",
-		 reach, LOCATE_UNREAD_S, reach, MESH_KNOCK_TIMEOUT_S);
+		 reach, LOCATE_UNREAD_S, LOCATE_AWAITED_S, reach, MESH_KNOCK_TIMEOUT_S);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
 	snprintf(q[Q_LLDP], sizeof(q[0]),
