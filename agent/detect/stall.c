@@ -259,13 +259,17 @@ void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
 			h->cut[kept++] = h->cut[j];
 	h->n = kept;
 	for (size_t j = 0; j < h->n; j++) {
-		const struct stall_input *x = NULL;
+		struct stall_input *x = NULL;
 
 		if (h->cut[j].last_ms == now_ms)
 			continue; /* cut off now: detect_stall() names its victims */
 		for (size_t i = 0; i < n && !x; i++)
 			if (strcmp(in[i].peer, h->cut[j].peer) == 0)
 				x = &in[i];
+		/* its application waits on those timers too: what it leaves
+		 * unread here meanwhile is theirs */
+		if (x)
+			x->read_stall_s = 0;
 		for (size_t i = 0; x && i < n; i++)
 			if (&in[i] != x && !stall_stopped(&in[i]) &&
 			    x->sender_stall_s >= in[i].ack_stall_s)

@@ -172,7 +172,8 @@ struct stall_history {
  * is not cut off and does not stop reading where a peer cut off within its
  * aftermath waits on its own sending at least as long (sender_stall_s): a
  * victim of that cut-off, not a stall of its own. The culprit itself may
- * stall again in its aftermath, and is left as it is.
+ * stall again in its aftermath, and is left as it is; its read stall is
+ * cleared (its application, too, waits on those timers).
  */
 void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
 		     const struct stall_bounds *b, int64_t now_ms);
