@@ -104,6 +104,8 @@ static const struct key_def config_keys[] = {
 	UINT("straggler_percent", straggler_percent, 1, 100, "a percentage from 1 to 100"),
 	UINT("handoff_slow_percent", handoff_slow_percent, 110, 100000,
 	     "a percentage from 110 to 100000"),
+	DUR("handoff_slow_extra", handoff_slow_extra_ms, 0, 3600000,
+	    "a duration from 0s to 1h, e.g. 50ms"),
 	DUR("path_window", path_window_ms, 100, 3600000, "a duration from 100ms to 1h, e.g. 10s"),
 	UINT("http_connection_limit", http_connection_limit, 1, 10000,
 	     "an integer from 1 to 10000"),
@@ -209,6 +211,7 @@ void config_defaults(struct config *cfg)
 	/* a hand-off that takes three times as long as it did keeps a decode
 	 * host waiting long past its jitter (the lab's spread is ~10 %) */
 	cfg->handoff_slow_percent = 300;
+	cfg->handoff_slow_extra_ms = 50;
 	/* an idle connection costs ~5 KiB (t_http_abuse.sh): hundreds of
 	 * slow clients, at most http_per_ip_limit from each address, leave
 	 * room for the scrapers */

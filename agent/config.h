@@ -74,6 +74,7 @@ struct config {
 	unsigned straggler_percent; /* a ring peer delivered this share of the others' rate */
 	int64_t path_window_ms; /* peers compared if they delivered this recently */
 	unsigned handoff_slow_percent; /* hand-offs taking this share of their baseline */
+	int64_t handoff_slow_extra_ms; /* and this much longer */
 	unsigned http_connection_limit;
 	unsigned http_per_ip_limit;
 	unsigned http_timeout_s;

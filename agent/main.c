@@ -83,6 +83,7 @@ static const char agent_usage[] =
 	"                         straggler (default 60)\n"
 	"  --handoff-slow-percent N  a hand-off taking this share of its own baseline is slow\n"
 	"                         (default 300)\n"
+	"  --handoff-slow-extra DURATION  and this much longer than it (default 50ms)\n"
 	"  --path-window DURATION  peers compared if they took data this recently (default 10s)\n"
 	"  --bpf-max-flows N      entries of each eBPF flow map (default 16384)\n"
 	"  --bpf-top-peers N      per-peer series kept, the rest as peer=\"other\" (default 32)\n"
@@ -191,6 +192,7 @@ static const struct option config_options[] = {
 	{ "straggler-percent", required_argument, NULL, 0 },
 	{ "path-window", required_argument, NULL, 0 },
 	{ "handoff-slow-percent", required_argument, NULL, 0 },
+	{ "handoff-slow-extra", required_argument, NULL, 0 },
 	{ "bpf-max-flows", required_argument, NULL, 0 },
 	{ "bpf-top-peers", required_argument, NULL, 0 },
 	{ "bpf-flow-idle", required_argument, NULL, 0 },

@@ -32,7 +32,7 @@ struct detect_config {
 	double incast_fraction; /* detect_path's: share of the others' delivery rate */
 	int64_t incast_for_ms; /* for this long */
 	double straggler_fraction;
-	double handoff_ratio; /* detect_handoff's: transfer time over its baseline */
+	struct handoff_bounds handoff; /* detect_handoff's */
 };
 
 /* Peers with series of their own are bounded by bpf_top_peers (1000 at most). */
@@ -691,7 +691,8 @@ static void detect_config_init(struct detect_config *d, const struct config *cfg
 		.incast_fraction = cfg->incast_percent / 100.0,
 		.incast_for_ms = cfg->incast_for_ms,
 		.straggler_fraction = cfg->straggler_percent / 100.0,
-		.handoff_ratio = cfg->handoff_slow_percent / 100.0,
+		.handoff = { .ratio = cfg->handoff_slow_percent / 100.0,
+			     .extra_s = (double)cfg->handoff_slow_extra_ms / 1000.0 },
 	};
 }
 
@@ -833,9 +834,9 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 		if (out[j].kind == EVENT_HOST_STALL)
 			evidence_add_cpu(&out[j], tg.cpu_waiting);
 	n += k;
-	handoff_history_update(&d->hh, sg->handoff, sg->n, cfg->handoff_ratio, pcfg.window_ms,
+	handoff_history_update(&d->hh, sg->handoff, sg->n, &cfg->handoff, pcfg.window_ms,
 			       registry_now(reg));
-	n += detect_handoff(&d->hh, cfg->handoff_ratio,
+	n += detect_handoff(&d->hh, &cfg->handoff,
 			    path_history_active(&d->ph, pcfg.window_ms, registry_now(reg)),
 			    pcfg.window_ms, registry_now(reg), out + n, max - n);
 	n += detect_pfc(pg->in, pg->n, cfg->pfc_paused_fraction, out + n, max - n);

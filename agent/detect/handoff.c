@@ -26,15 +26,19 @@ static struct handoff_peer *handoff_find(struct handoff_history *h, const char *
 
 /* Whether a sample of these seconds and goodput is slow for p (header):
  * never before p has a baseline. */
-static int handoff_slow(const struct handoff_peer *p, double seconds, double goodput, double ratio)
+static int handoff_slow(const struct handoff_peer *p, double seconds, double goodput,
+			const struct handoff_bounds *b)
 {
-	return p->baseline.count >= HANDOFF_BASELINE_MIN &&
-	       seconds >= ratio * window_median(&p->baseline, 0, p->baseline.count) &&
-	       goodput * ratio <= window_median(&p->baseline_goodput, 0, p->baseline_goodput.count);
+	double baseline = window_median(&p->baseline, 0, p->baseline.count);
+
+	return p->baseline.count >= HANDOFF_BASELINE_MIN && seconds >= b->ratio * baseline &&
+	       seconds - baseline >= b->extra_s &&
+	       goodput * b->ratio <=
+		       window_median(&p->baseline_goodput, 0, p->baseline_goodput.count);
 }
 
 void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
-			    double ratio, int64_t window_ms, int64_t now_ms)
+			    const struct handoff_bounds *b, int64_t window_ms, int64_t now_ms)
 {
 	size_t kept = 0;
 
@@ -57,7 +61,7 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 			double left = window_median(&p->seconds, HANDOFF_RECENT, 1),
 			       left_goodput = window_median(&p->goodput, HANDOFF_RECENT, 1);
 
-			if (!handoff_slow(p, left, left_goodput, ratio)) {
+			if (!handoff_slow(p, left, left_goodput, b)) {
 				window_add(&p->baseline, left);
 				window_add(&p->baseline_goodput, left_goodput);
 			}
@@ -70,8 +74,9 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
 	h->n = kept;
 }
 
-size_t detect_handoff(const struct handoff_history *h, double ratio, size_t active_paths,
-		      int64_t window_ms, int64_t now_ms, struct event_verdict *out, size_t max)
+size_t detect_handoff(const struct handoff_history *h, const struct handoff_bounds *b,
+		      size_t active_paths, int64_t window_ms, int64_t now_ms,
+		      struct event_verdict *out, size_t max)
 {
 	size_t k = 0;
 
@@ -88,10 +93,10 @@ size_t detect_handoff(const struct handoff_history *h, double ratio, size_t acti
 		recent = window_median(&p->seconds, 0, HANDOFF_RECENT);
 		recent_goodput = window_median(&p->goodput, 0, HANDOFF_RECENT);
 		baseline = window_median(&p->baseline, 0, p->baseline.count);
-		if (!handoff_slow(p, recent, recent_goodput, ratio))
+		if (!handoff_slow(p, recent, recent_goodput, b))
 			continue;
 		v = &out[k++];
-		v->score = recent / baseline / ratio;
+		v->score = recent / baseline / b->ratio;
 		v->weight = VERDICT_OVER;
 		snprintf(v->evidence, sizeof(v->evidence),
 			 "{\"transfer_seconds\":%.4f,\"baseline_seconds\":%.4f,"

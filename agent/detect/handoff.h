@@ -27,6 +27,12 @@ struct handoff_input {
 	double goodput; /* their bytes over their durations (0: none this tick) */
 };
 
+/* What makes a sample slow (below). */
+struct handoff_bounds {
+	double ratio; /* its duration over the baseline's, at least */
+	double extra_s; /* and longer than the baseline's by this at least */
+};
+
 #define HANDOFF_PEERS 1024
 /* Newest samples judged, and the fewest older ones that make a baseline. */
 #define HANDOFF_RECENT 3
@@ -58,13 +64,16 @@ struct handoff_history {
  * window_ms are forgotten.
  */
 void handoff_history_update(struct handoff_history *h, const struct handoff_input *in, size_t n,
-			    double ratio, int64_t window_ms, int64_t now_ms);
+			    const struct handoff_bounds *b, int64_t window_ms, int64_t now_ms);
 
 /*
  * A slow hand-off: the median of a peer's newest HANDOFF_RECENT samples is at
- * least ratio times the median of its baseline, which holds at least
- * HANDOFF_BASELINE_MIN samples, and the median of their goodput at most
- * 1 / ratio times the baseline's. Duration alone reads a change of
+ * least b->ratio times the median of its baseline, which holds at least
+ * HANDOFF_BASELINE_MIN samples, and b->extra_s longer, and the median of
+ * their goodput at most 1 / b->ratio times the baseline's. A few
+ * milliseconds' transfer made several times longer by a busy host's
+ * scheduling (each end waits for a core at each wake-up) is no path's
+ * fault: extra_s is the least slowdown that counts. Duration alone reads a change of
  * workload as a slowdown: a lab clean run whose all-gather transfers to a
  * peer (about 1 MiB, 24 ms at the baseline's median) gave way to 4 MiB
  * hand-offs (88 ms; 46-48 MB/s in both) raised a 20 s slow_handoff.
@@ -75,9 +84,10 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
  * ticks apart, and the verdict holds between), and only while fewer than three peers
  * are being compared by detect_path (active_paths): with siblings to compare,
  * a slow path is an incast or a straggler. Score: the observed ratio over
- * ratio. Writes at most max verdicts; returns how many. Pure: no I/O.
+ * b->ratio. Writes at most max verdicts; returns how many. Pure: no I/O.
  */
-size_t detect_handoff(const struct handoff_history *h, double ratio, size_t active_paths,
-		      int64_t window_ms, int64_t now_ms, struct event_verdict *out, size_t max);
+size_t detect_handoff(const struct handoff_history *h, const struct handoff_bounds *b,
+		      size_t active_paths, int64_t window_ms, int64_t now_ms,
+		      struct event_verdict *out, size_t max);
 
 #endif

@@ -7,6 +7,7 @@
 
 #define WINDOW_MS 10000
 #define RATIO 3.0
+static const struct handoff_bounds bounds = { .ratio = RATIO, .extra_s = 0.05 };
 #define HANDOFF_BYTES 4194304.0 /* each transfer's */
 
 static struct handoff_history *history(void)
@@ -29,14 +30,14 @@ static int64_t tick(struct handoff_history *h, int64_t now, double seconds, int 
 					  .goodput = seconds > 0 ? HANDOFF_BYTES / seconds : 0 };
 
 	now += 100;
-	handoff_history_update(h, &in, 1, RATIO, WINDOW_MS, now);
+	handoff_history_update(h, &in, 1, &bounds, WINDOW_MS, now);
 	return now;
 }
 
 static size_t judge(const struct handoff_history *h, int64_t now, size_t paths,
 		    struct event_verdict *out)
 {
-	return detect_handoff(h, RATIO, paths, WINDOW_MS, now, out, 2);
+	return detect_handoff(h, &bounds, paths, WINDOW_MS, now, out, 2);
 }
 
 /* Hand-offs of 90 ms, then 340 ms: the second slow one makes the median of
@@ -116,7 +117,7 @@ START_TEST(test_bigger_transfers)
 		in.seconds = seconds * in.transfers;
 		in.goodput = (i < 10 ? 1048576.0 : HANDOFF_BYTES) / seconds;
 		now += 100;
-		handoff_history_update(h, &in, 1, RATIO, WINDOW_MS, now);
+		handoff_history_update(h, &in, 1, &bounds, WINDOW_MS, now);
 		ck_assert_uint_eq(judge(h, now, 1, out), i >= 26);
 	}
 	ck_assert_str_eq(out[0].subject, "peer=198.18.0.2");
@@ -139,6 +140,25 @@ START_TEST(test_stall_not_sample)
 	now = tick(h, now, 2.0, 0);
 	ck_assert_uint_eq(h->peers[0].seconds.count, 10);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
+}
+END_TEST
+
+/* Transfers of 5 ms made 5 and then 15 times longer: 20 ms longer is a busy
+ * host's scheduling as well as the path's, under the bound; 70 ms is not. */
+START_TEST(test_small_slowdown)
+{
+	struct handoff_history *h = history();
+	struct event_verdict out[2];
+	int64_t now = 0;
+
+	for (int i = 0; i < 10; i++)
+		now = tick(h, now, 0.005, 0);
+	for (int i = 0; i < 3; i++)
+		now = tick(h, now, 0.025, 0);
+	ck_assert_uint_eq(judge(h, now, 1, out), 0);
+	for (int i = 0; i < 3; i++)
+		now = tick(h, now, 0.075, 0);
+	ck_assert_uint_eq(judge(h, now, 1, out), 1);
 }
 END_TEST
 
@@ -165,6 +185,7 @@ Suite *detect_handoff_suite(void)
 	tcase_add_test(tc, test_not_slow);
 	tcase_add_test(tc, test_bigger_transfers);
 	tcase_add_test(tc, test_stall_not_sample);
+	tcase_add_test(tc, test_small_slowdown);
 	tcase_add_test(tc, test_forgotten);
 	suite_add_tcase(s, tc);
 	return s;
