@@ -34,6 +34,14 @@ static int64_t tick(struct handoff_history *h, int64_t now, double seconds, int 
 	return now;
 }
 
+/* n such ticks */
+static int64_t ticks(struct handoff_history *h, int64_t now, int n, double seconds, int stalled)
+{
+	for (int i = 0; i < n; i++)
+		now = tick(h, now, seconds, stalled);
+	return now;
+}
+
 static size_t judge(const struct handoff_history *h, int64_t now, size_t paths,
 		    struct event_verdict *out)
 {
@@ -49,8 +57,7 @@ START_TEST(test_slow)
 	struct event_verdict out[2];
 	int64_t now = 0;
 
-	for (int i = 0; i < 10; i++)
-		now = tick(h, now, 0.09, 0);
+	now = ticks(h, now, 10, 0.09, 0);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
 	now = tick(h, now, 0.34, 0);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
@@ -81,15 +88,13 @@ START_TEST(test_not_slow)
 	struct event_verdict out[2];
 	int64_t now = 0;
 
-	for (int i = 0; i < 5; i++)
-		now = tick(h, now, 0.1, 0);
+	now = ticks(h, now, 5, 0.1, 0);
 	now = tick(h, now, 1.0, 0);
 	now = tick(h, now, 1.0, 0);
 	ck_assert_uint_eq(h->peers[0].baseline.count, HANDOFF_BASELINE_MIN - 1);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
 	h = history();
-	for (int i = 0; i < 10; i++)
-		now = tick(h, now, 0.1, 0);
+	now = ticks(h, now, 10, 0.1, 0);
 	now = tick(h, now, 0.2, 0);
 	now = tick(h, now, 0.2, 0);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
@@ -132,10 +137,8 @@ START_TEST(test_stall_not_sample)
 	struct event_verdict out[2];
 	int64_t now = 0;
 
-	for (int i = 0; i < 10; i++)
-		now = tick(h, now, 0.1, 0);
-	for (int i = 0; i < 20; i++)
-		now = tick(h, now, 0, 1);
+	now = ticks(h, now, 10, 0.1, 0);
+	now = ticks(h, now, 20, 0, 1);
 	now = tick(h, now, 2.1, 0);
 	now = tick(h, now, 2.0, 0);
 	ck_assert_uint_eq(h->peers[0].seconds.count, 10);
@@ -151,13 +154,10 @@ START_TEST(test_small_slowdown)
 	struct event_verdict out[2];
 	int64_t now = 0;
 
-	for (int i = 0; i < 10; i++)
-		now = tick(h, now, 0.005, 0);
-	for (int i = 0; i < 3; i++)
-		now = tick(h, now, 0.025, 0);
+	now = ticks(h, now, 10, 0.005, 0);
+	now = ticks(h, now, 3, 0.025, 0);
 	ck_assert_uint_eq(judge(h, now, 1, out), 0);
-	for (int i = 0; i < 3; i++)
-		now = tick(h, now, 0.075, 0);
+	now = ticks(h, now, 3, 0.075, 0);
 	ck_assert_uint_eq(judge(h, now, 1, out), 1);
 }
 END_TEST
@@ -168,8 +168,7 @@ START_TEST(test_forgotten)
 	struct handoff_history *h = history();
 	int64_t now = 0;
 
-	for (int i = 0; i < 10; i++)
-		now = tick(h, now, 0.1, 0);
+	now = ticks(h, now, 10, 0.1, 0);
 	ck_assert_uint_eq(h->n, 1);
 	now = tick(h, now + WINDOW_MS, 0, 0);
 	ck_assert_uint_eq(h->n, 0);
