@@ -36,11 +36,8 @@ int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, 
 	 * buffers do). The ACK of that retransmission, too, comes before the
 	 * application can read past it, and leaves the edge where it stood: a
 	 * clean all-to-all raised a 0.30 s read stall on such an ACK, at the
-	 * end of a 0.2 s wait. Nor can a peer read what was not yet sent:
-	 * after a transfer that began since its last read (the connection
-	 * idle between), its data has waited unread since that start. */
-	int64_t read = (int64_t)(v->xfer_start_ns > v->read_ns ? v->xfer_start_ns : v->read_ns);
-	int64_t since = loss_ns > read ? loss_ns : read;
+	 * end of a 0.2 s wait. */
+	int64_t since = loss_ns > (int64_t)v->read_ns ? loss_ns : (int64_t)v->read_ns;
 	int unread_seen = (int64_t)v->progress_ns >= since + TCP_READ_PROOF_NS ||
 			  (v->unsent && v->snd_wnd == 0);
 
@@ -50,6 +47,8 @@ int tcp_waits(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_seen, 
 	*waited = v->progress_ns && now_ns > (int64_t)v->progress_ns
 			  ? (double)(now_ns - (int64_t)v->progress_ns) / 1e9
 			  : 0;
-	*unread = unread_seen && v->read_ns && now_ns > read ? (double)(now_ns - read) / 1e9 : 0;
+	*unread = unread_seen && v->read_ns && now_ns > (int64_t)v->read_ns
+			  ? (double)(now_ns - (int64_t)v->read_ns) / 1e9
+			  : 0;
 	return 1;
 }

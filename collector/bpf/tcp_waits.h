@@ -43,8 +43,7 @@ int64_t tcp_loss_ns(const struct fm_tcp_val *v, int64_t now_ns, int retransmits_
 /*
  * The waits of v, which has data outstanding (in flight, or queued behind a
  * closed window): *waited, seconds without ack progress; *unread, seconds
- * since the peer's application last read (or, later, since the transfer
- * under way began: the data it waits on), once its kernel has proved alive
+ * since the peer's application last read, once its kernel has proved alive
  * and not reading (it went on acknowledging for TCP_READ_PROOF_NS after
  * both that read and loss_ns, or closed its window), else 0. loss_ns: the
  * latest tcp_loss_ns() over the connections to the same peer. Returns 1,

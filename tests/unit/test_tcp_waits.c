@@ -80,28 +80,6 @@ START_TEST(test_loss_on_sibling)
 }
 END_TEST
 
-/*
- * A peer that read all it was sent, then a new transfer after the
- * connection idled: its data waits unread from that transfer's start, not
- * from the last read (a rank blocked 8 s on a cut peer, then slow for a
- * moment to read the next chunk, read as an 8 s read stall).
- */
-START_TEST(test_new_transfer_after_idle)
-{
-	struct fm_tcp_val v = conn(1, 8000);
-
-	v.xfer_start_ns = (uint64_t)(NOW - 300 * MS);
-	ck_assert_double_eq_tol(unread_of(&v, 0), 0.3, 1e-9);
-	/* within its first 100 ms the kernel has not yet proved it */
-	v.xfer_start_ns = (uint64_t)(NOW - 60 * MS);
-	ck_assert_double_eq(unread_of(&v, 0), 0);
-	/* a transfer under way since before the last read: from that read */
-	v = conn(1, 400);
-	v.xfer_start_ns = (uint64_t)(NOW - 5000 * MS);
-	ck_assert_double_eq_tol(unread_of(&v, 0), 0.4, 1e-9);
-}
-END_TEST
-
 /* What is no loss: a wait under FM_ACK_WAIT_NS, data queued behind a closed
  * window with nothing in flight, a connection that went away unseen. */
 START_TEST(test_not_losses)
@@ -135,7 +113,6 @@ Suite *tcp_waits_suite(void)
 		{ "stopped_reader", test_stopped_reader, 0 },
 		{ "resumed_after_loss", test_resumed_after_loss, 0 },
 		{ "loss_on_sibling", test_loss_on_sibling, 0 },
-		{ "new_transfer_after_idle", test_new_transfer_after_idle, 0 },
 		{ "not_losses", test_not_losses, 0 },
 	};
 
