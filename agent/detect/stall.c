@@ -270,6 +270,11 @@ void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
 		 * unread here meanwhile is theirs */
 		if (x)
 			x->read_stall_s = 0;
+		/* a read stall that began before the cut-off ended is the
+		 * collective's wait on the cut peer, as it was while cut off */
+		for (size_t i = 0; i < n; i++)
+			if (in[i].read_stall_s * 1000 >= (double)(now_ms - h->cut[j].last_ms))
+				in[i].read_stall_s = 0;
 		for (size_t i = 0; x && i < n; i++)
 			if (&in[i] != x && !stall_stopped(&in[i]) &&
 			    x->sender_stall_s >= in[i].ack_stall_s)

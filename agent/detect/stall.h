@@ -173,7 +173,10 @@ struct stall_history {
  * aftermath waits on its own sending at least as long (sender_stall_s): a
  * victim of that cut-off, not a stall of its own. The culprit itself may
  * stall again in its aftermath, and is left as it is; its read stall is
- * cleared (its application, too, waits on those timers).
+ * cleared (its application, too, waits on those timers), as is any peer's
+ * that began before the cut-off ended: while cut off, the collective
+ * waited on it (no host_stall then), and that wait ends with its
+ * aftermath, not with the cut-off.
  */
 void stall_aftermath(struct stall_history *h, struct stall_input *in, size_t n,
 		     const struct stall_bounds *b, int64_t now_ms);

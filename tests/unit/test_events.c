@@ -525,7 +525,10 @@ END_TEST
  * cut-off, from its onset), the same wait is rank 4's. Rank 3's own
  * application waits on those timers too: the data it leaves unread
  * meanwhile is no host_stall (matrix seed 1038: a rank's link down 8 s,
- * its reads 2.4 s late once back), and past the aftermath it is one.
+ * its reads 2.4 s late once back), and past the aftermath it is one. So is
+ * rank 5's, which stopped reading before the link came back (1038: a rank
+ * waiting on the cut one read the next chunk late, 8.4 s after its last
+ * read); rank 6's, which stopped after, is its own once over the bound.
  */
 START_TEST(test_stall_aftermath)
 {
@@ -550,11 +553,13 @@ START_TEST(test_stall_aftermath)
 		struct stall_input after[] = {
 			{ "198.18.0.3", 0, 0, 0, 0.55, 2.0, 0, 0, 0, 0, 0, 0 },
 			{ "198.18.0.4", 0.55, 60000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.5", 0, 0, 0, 0, 2.0 + t * 0.1, 0, 0, 0, 0, 0, 0 },
+			{ "198.18.0.6", 0, 0, 0, 0, t * 0.1, 0, 0, 0, 0, 0, 0 },
 		};
 
-		stall_aftermath(&h, after, 2, &b, now);
+		stall_aftermath(&h, after, 4, &b, now);
 		/* cut off from 0 to 1900 ms, seen 500 ms after it began */
-		ck_assert_uint_eq(stalls(after, 2, &b, out, 4), t < 24 ? 0 : 2);
+		ck_assert_uint_eq(stalls(after, 4, &b, out, 4), t < 15 ? 0 : t < 24 ? 1 : 4);
 	}
 }
 END_TEST
