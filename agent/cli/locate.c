@@ -19,6 +19,7 @@
 #include "agent/cli/json_arena.h"
 #include "agent/cli/locate_score.h"
 #include "agent/cli/prom_client.h"
+#include "agent/config.h"
 #include "agent/lib/clock.h"
 #include "agent/lib/file_read.h"
 #include "agent/lib/timefmt.h"
@@ -35,10 +36,6 @@
  * host_stall_after (1.5 s by default); its own agent seeing nothing stand
  * this long says that data never reached its buffers. */
 #define LOCATE_UNREAD_S 0.5
-/* host_stall_after's default: a host whose application waits on a receive
- * from a peer that went quiet less than this before its data began to
- * stand is a victim of that peer (detect_unread()). */
-#define LOCATE_AWAITED_S 1.5
 /* Hops of one path kept (a path is a few switches). */
 #define LOCATE_HOPS_MAX 32
 
@@ -259,6 +256,7 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	int64_t w = (a->until_ms - a->since_ms + 999) / 1000, step = range_step(a);
 	long long reach = range_reach_s(a);
 	static char q[QUERIES][1024];
+	static struct config defaults; /* ~20 KiB: not on the stack */
 	struct prom_request req[QUERIES] = { 0 };
 	json_t **out[QUERIES] = { &e->nodes, &e->blames, &e->port_errors, &e->port_onsets,
 				  &e->lldp,  &e->loss,	 &e->loss_onsets, &e->hops };
@@ -266,6 +264,7 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 
 	if (w < 1)
 		w = 1;
+	config_defaults(&defaults);
 	snprintf(q[Q_NODES], sizeof(q[0]),
 		 "count(count by (instance) (max_over_time(fabmon_agent_info[%llds])))",
 		 (long long)w);
@@ -276,11 +275,13 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 	 * suffers, which the mesh paths place. A host_stall naming a peer
 	 * not at a step where the peer's own agent saw nothing stand unread
 	 * LOCATE_UNREAD_S (the data waited in the network, not in its
-	 * buffers), or found its application waiting on another peer
-	 * (LOCATE_AWAITED_S). A node whose probes find the peer's kernel silent (the
-	 * path cut, its stall's) names it too: where every node's path to
-	 * it is cut, the host or its own link is what they share (the
-	 * rules' peer:fabmon_event_reporting_nodes:count) */
+	 * buffers), or found its application waiting on a receive from a
+	 * peer that went quiet under host_stall_after (its default) before
+	 * its data began to stand: that peer's victim (detect_unread()). A
+	 * node whose probes find the peer's kernel silent (the path cut,
+	 * its stall's) names it too: where every node's path to it is cut,
+	 * the host or its own link is what they share (the rules'
+	 * peer:fabmon_event_reporting_nodes:count) */
 	snprintf(q[Q_BLAMES], sizeof(q[0]),
 		 "max by (instance, subject) (max by (instance, subject, kind) (max_over_time("
 		 "fabmon_event_active{cause=\"host\",subject=~\"(peer|host)=.+\"}[%llds])) "
@@ -292,7 +293,8 @@ static int ask(struct prom_client *c, const struct locate_args *a, struct eviden
 		 "or max by (instance, subject) (label_replace(max_over_time("
 		 "fabmon_mesh_kernel_silent_seconds[%llds]) >= %g, \"subject\", \"peer=$1\", "
 		 "\"peer\", \"(.+)\"))",
-		 reach, LOCATE_UNREAD_S, LOCATE_AWAITED_S, reach, MESH_KNOCK_TIMEOUT_S);
+		 reach, LOCATE_UNREAD_S, (double)defaults.host_stall_after_ms / 1000.0, reach,
+		 MESH_KNOCK_TIMEOUT_S);
 	port_errors_query(q[Q_PORT_ERRORS], sizeof(q[0]), w);
 	port_errors_query(q[Q_PORT_ONSETS], sizeof(q[0]), reach);
 	snprintf(q[Q_LLDP], sizeof(q[0]),

@@ -73,8 +73,8 @@ void handoff_history_update(struct handoff_history *h, const struct handoff_inpu
  * their goodput at most 1 / b->ratio times the baseline's. A few
  * milliseconds' transfer made several times longer by a busy host's
  * scheduling (each end waits for a core at each wake-up) is no path's
- * fault: extra_s is the least slowdown that counts. Duration alone reads a change of
- * workload as a slowdown: a lab clean run whose all-gather transfers to a
+ * fault: extra_s is the least slowdown that counts. Duration alone reads
+ * a change of workload as a slowdown: a lab clean run whose all-gather transfers to a
  * peer (about 1 MiB, 24 ms at the baseline's median) gave way to 4 MiB
  * hand-offs (88 ms; 46-48 MB/s in both) raised a 20 s slow_handoff.
  * Transfers are judged once they complete: one under way that has run past
