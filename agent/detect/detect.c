@@ -814,7 +814,6 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 		if (sg->in[i].ack_stall_s >= cfg->stall.after_s / 4)
 			sg->path[i].busy = 0;
 		sg->path[i].unread = sg->in[i].read_stall_s > 0;
-		sg->path[i].open_s = sg->in[i].open_s;
 		/* transfer bytes and seconds, both per second of the tick */
 		sg->path[i].goodput = sg->handoff[i].goodput =
 			sg->handoff[i].seconds > 0 ? sg->path[i].goodput / sg->handoff[i].seconds

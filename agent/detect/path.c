@@ -28,7 +28,6 @@ static struct path_peer *path_find(struct path_history *h, const char *peer, int
 	snprintf(h->peers[h->n].peer, sizeof(h->peers[0].peer), "%s", peer);
 	h->peers[h->n].stalled_ms = INT64_MIN / 2;
 	h->peers[h->n].lost_ms = INT64_MIN / 2;
-	h->peers[h->n].base_ms = INT64_MIN / 2;
 	return &h->peers[h->n++];
 }
 
@@ -59,7 +58,6 @@ void path_history_update(struct path_history *h, const struct path_input *in, si
 		prev_busy = p->prev_busy;
 		p->prev_acked = acked;
 		p->prev_busy = busy;
-		p->open_s = in[i].open_s;
 		p->input_ms = now_ms;
 		if (in[i].stalled)
 			p->stalled_ms = now_ms;
@@ -229,28 +227,8 @@ static double path_ring_share(const struct path_history *h, size_t i, int64_t no
 	if (path_others_median(moving, i, ret_m) < PATH_BUSY_MIN)
 		return NAN;
 	mid = path_others_median(typical, i, ret_m);
-	/* no others to compare with: its own baseline, on a tick it paced
-	 * (header) */
-	if (isnan(mid)) {
-		if (p->base.count < PATH_BASE_MIN || p->open_s < PATH_PACING_S)
-			return NAN;
-		mid = window_median(&p->base, 0, p->base.count);
-		*ret_m = 0;
-	}
 	*ret_mid = mid;
 	return mid > 0 ? p->busy_now / mid : NAN;
-}
-
-/* Adds peer p's sample this tick to its baseline unless it is slow against
- * it (header), once a tick however often it is judged. */
-static void path_base_add(struct path_peer *p, const struct path_config *cfg, int64_t now_ms)
-{
-	if (p->busy_ms != now_ms || p->base_ms == now_ms)
-		return;
-	p->base_ms = now_ms;
-	if (p->base.count < PATH_BASE_MIN ||
-	    p->busy_now >= cfg->straggler_fraction * window_median(&p->base, 0, p->base.count))
-		window_add(&p->base, p->busy_now);
 }
 
 /* A straggler verdict of the given weight on peer p, at share of the others. */
@@ -262,11 +240,10 @@ static void path_straggler_verdict(struct event_verdict *v, const struct path_pe
 	v->weight = weight;
 	snprintf(v->subject, sizeof(v->subject), "peer=%s", p->peer);
 	v->score = share > 0 ? cfg->straggler_fraction / share : cfg->straggler_fraction * 1e6;
-	/* m 0: set against its own baseline */
 	snprintf(v->evidence, sizeof(v->evidence),
-		 "{\"busy_rate_share\":%.3f,\"%s\":%.0f,\"sender_fanout\":%.0f,\"peers\":%zu}",
-		 share, m ? "others_median_bytes_per_second" : "baseline_bytes_per_second", mid,
-		 p->fanout, m + 1);
+		 "{\"busy_rate_share\":%.3f,\"others_median_bytes_per_second\":%.0f,"
+		 "\"sender_fanout\":%.0f,\"peers\":%zu}",
+		 share, mid, p->fanout, m + 1);
 }
 
 /*
@@ -292,7 +269,6 @@ static size_t path_straggler(struct path_history *h, const struct path_config *c
 		held_share[i] = isnan(share[i]) ? NAN : h->peers[i].busy_alone / mid[i];
 		if (h->peers[i].straggling && held_share[i] < hold)
 			held = i;
-		path_base_add(&h->peers[i], cfg, now_ms);
 		/* its sender's port is slow inbound: its ACKs wait there (header) */
 		if (!(share[i] < cfg->straggler_fraction) ||
 		    path_under(typical, i, h->peers[i].upstream_rate, PATH_UPSTREAM_SHARE) ||

@@ -49,8 +49,6 @@ struct path_input {
 	 * connections deliver to too (a ring's previous link): what those gave
 	 * while busy this tick, bytes/s; else 0 */
 	double upstream_rate;
-	/* how long its longest transfer under way has run, s (0: none) */
-	double open_s;
 };
 
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
@@ -89,17 +87,6 @@ struct path_input {
  * of its 203 such ticks (0.52-0.66), under 0.8 on 13.
  */
 #define PATH_UPSTREAM_SHARE 0.7
-/*
- * A ring peer with fewer than two others to compare with (a node's one ring
- * neighbour: it sends to no one else) is set against its own baseline, once
- * that holds PATH_BASE_MIN samples, and only on a tick its transfer under
- * way had run for PATH_PACING_S: the link that paces a ring has a backlog
- * that does not drain, while one fed by a slow link before it drains
- * between the pieces it forwards (and would read the upstream's rate as its
- * own), and a hand-off's transfers that complete are slow_handoff's.
- */
-#define PATH_BASE_MIN 5
-#define PATH_PACING_S 1.0
 #define PATH_PEERS 1024
 
 struct path_peer {
@@ -107,17 +94,12 @@ struct path_peer {
 	struct window rate; /* delivery rate samples */
 	struct window goodput; /* transfer goodput samples */
 	struct window busy; /* busy rate samples: acked bytes over busy seconds */
-	/* its judged samples (busy_now) that were not slow against it: its
-	 * own baseline, which a lasting slowdown does not lower */
-	struct window base;
-	int64_t base_ms; /* the tick whose sample it last judged for it */
 	int64_t busy_ms; /* the last tick with one */
 	double busy_now; /* that tick's sample as judged (detect_path()) */
 	double busy_alone; /* and its busy rate alone, without the delivery rate */
 	double upstream_rate; /* its sender's receiving's, that tick */
 	/* the last tick's acknowledged bytes and busy seconds per second */
 	double prev_acked, prev_busy;
-	double open_s; /* and its transfer under way's age */
 	int64_t input_ms; /* that tick: the last the peer was in the input */
 	double fanout; /* largest fan-out seen within the window */
 	int64_t fanout_ms; /* when it was seen */
@@ -257,12 +239,6 @@ size_t path_history_active(const struct path_history *h, int64_t window_ms, int6
  *    runs), and the stopped reader's path, acknowledging the last of what
  *    it took, reads 0.1-0.6 of the others' on both ticks before its read
  *    stall shows: a bench run named it a straggler beside its stall.
- * A ring peer with fewer than two others to compare with is set against its
- * own baseline instead (PATH_BASE_MIN): the median of its samples that were
- * not under straggler_fraction of it when they came. With bpf_netns a node
- * sees only its own connections, and a ring node sends to one peer: the
- * others' paths are on other nodes. Judged so, a path is named when its
- * busy rate falls and stays under the bound from what it gave before.
  * A peer is judged only once it has the samples its verdict looks at, so a
  * new connection's slow start is not one. Score: the bound over the
  * observed share (1 at the threshold).

@@ -596,61 +596,6 @@ START_TEST(test_straggler_ring_stopped)
 }
 END_TEST
 
-/* Feeds peer 1 alone, fan-out 1, busy all of each 100 ms tick, at rate,
- * with a transfer under way open_s old, for ticks after *now (which it
- * advances); returns the last tick's verdicts not holds into out, each tick
- * judged once as the agent does. */
-static size_t feed_alone(struct path_history *h, int64_t *now, unsigned ticks, double rate,
-			 double open_s, struct event_verdict *out)
-{
-	struct path_input in = { .peer = peers[0],
-				 .rate = rate,
-				 .fanout = 1,
-				 .acked = rate,
-				 .busy = 1,
-				 .open_s = open_s };
-	size_t k = 0;
-
-	for (unsigned t = 0; t < ticks; t++) {
-		*now += 100;
-		path_history_update(h, &in, 1, cfg.window_ms, *now);
-		k = judged(h, *now, out);
-	}
-	return k;
-}
-
-/*
- * A node's one ring neighbour (with bpf_netns a node sees no other ring
- * link): set against its own baseline. Its path throttled to 0.4 of what it
- * gave, with a transfer under way for PATH_PACING_S, is named on its first
- * tick there, and stays named: its slow samples do not join the baseline.
- * Not before PATH_BASE_MIN samples, nor while its transfers drain (a link
- * fed by a slow one; a hand-off, slow_handoff's).
- */
-START_TEST(test_straggler_alone)
-{
-	struct path_history *h = history();
-	struct event_verdict out[4];
-	int64_t now = 0;
-
-	feed_alone(h, &now, PATH_BASE_MIN - 1, 25e6, 2, out);
-	ck_assert_uint_eq(feed_alone(h, &now, 1, 10e6, 2, out), 0); /* a baseline too short */
-	h = history();
-	ck_assert_uint_eq(feed_alone(h, &now, 10, 25e6, 2, out), 0);
-	for (unsigned t = 0; t < 3 * PATH_SAMPLES; t++) {
-		ck_assert_uint_eq(feed_alone(h, &now, 1, 10e6, 2, out), 1);
-		ck_assert(out[0].kind == EVENT_STRAGGLER);
-		ck_assert_str_eq(out[0].subject, "peer=198.18.0.1");
-	}
-	ck_assert_double_eq_tol(out[0].score, 0.6 / 0.4, 1e-9);
-	ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"baseline_bytes_per_second\":25000000"));
-	ck_assert_ptr_nonnull(strstr(out[0].evidence, "\"peers\":1"));
-	h = history();
-	feed_alone(h, &now, 10, 25e6, 2, out);
-	ck_assert_uint_eq(feed_alone(h, &now, 5, 10e6, PATH_PACING_S / 2, out), 0);
-}
-END_TEST
-
 /* Comparing needs two other active peers: one peer against one is no
  * median; peers idle past the window are forgotten and not compared. */
 START_TEST(test_needs_others)
@@ -821,7 +766,6 @@ Suite *detect_path_suite(void)
 	tcase_add_test(tc, test_straggler_hold);
 	tcase_add_test(tc, test_straggler_hold_rate_burst);
 	tcase_add_test(tc, test_straggler_next_link_held);
-	tcase_add_test(tc, test_straggler_alone);
 	tcase_add_test(tc, test_needs_others);
 	tcase_add_test(tc, test_zero_rate_ignored);
 	tcase_add_test(tc, test_stall_aftermath);
