@@ -15,7 +15,8 @@
                            agent's events
   score EXPECT RESULTS NAME=SEEDS...  a table for each set, from the JSON lines
   line EXPECT JSON         one run in one line
-  verdict EXPECT RESULTS SEED  found, missed; quiet or noisy N for a clean run
+  verdict EXPECT RESULTS SEED  found, missed, inert (a fault that slows nothing);
+                           quiet or noisy N for a clean run
   seeds SPEC               "1000-1009", "5001,5223" or both: the seeds
 
 A seed draws every parameter in one fixed order (params()), so the same seed
@@ -308,6 +309,21 @@ def judge(run, expect):
     return run
 
 
+def inert(run):
+    """Why the run's fault slows nothing, or None: a throttle shapes the switch
+    port towards the culprit, and a hand-off's prefill rank (1) receives only
+    requests and ACKs through it. Such a run is not scored for recall; its
+    events are still judged."""
+    if run["fault"] == "throttle" and run["gen"] == "loadgen:handoff" and run["culprit"] == 1:
+        return "a throttle on the prefill rank's port carries no hand-off data"
+    return None
+
+
+def scored(runs):
+    """The runs with a fault that slows something."""
+    return [r for r in runs if r["fault"] != "none" and not inert(r)]
+
+
 def pct(vals, q):
     if not vals:
         return None
@@ -334,7 +350,7 @@ def goal(w, text, value, ok, shown):
 
 
 def goals(w, runs, expect, evs, clean):
-    faults = [r for r in runs if r["fault"] != "none"]
+    faults = scored(runs)
     rec = sum(r["found_cause"] for r in faults) / len(faults) if faults else None
     goal(w, "recall >= 0.99, right kind, culprit and cause", rec, rec is not None and rec >= 0.99,
          fmt(rec))
@@ -364,9 +380,13 @@ def goals(w, runs, expect, evs, clean):
 
 def score(runs, expect, label, out):
     w = out.write
-    faults = [r for r in runs if r["fault"] != "none"]
-    w("\n%s: %d runs (%d clean, %d with a fault)\n" % (label, len(runs), len(runs) - len(faults),
+    faults = scored(runs)
+    idle = [r for r in runs if inert(r)]
+    w("\n%s: %d runs (%d clean, %d with a fault)\n" % (label, len(runs),
+                                                     len(runs) - len(faults) - len(idle),
                                                      len(faults)))
+    for r in idle:
+        w("  seed %d not scored for recall: %s\n" % (r["seed"], inert(r)))
     if not runs:
         return
     w("  %-10s %-38s %-8s %4s %6s %6s   %-12s %-11s\n" % (
@@ -449,7 +469,7 @@ def cmd_verdict(expect_path, results, seed):
         n = len(runs[-1]["events"])
         print("noisy %d" % n if n else "quiet")
     else:
-        print("found" if runs[-1]["found"] else "missed")
+        print("inert" if inert(runs[-1]) else "found" if runs[-1]["found"] else "missed")
     return 0
 
 
@@ -465,7 +485,8 @@ def cmd_line(expect_path, result_line):
            for k, v in groups.items()]
     evs = "; ".join(evs[:8]) + ("; and %d more" % (len(evs) - 8) if len(evs) > 8 else "") \
         if evs else "no events"
-    verdict = "-" if r["fault"] == "none" else ("found" if r["found"] else "MISSED")
+    verdict = "-" if r["fault"] == "none" else "not scored (%s)" % inert(r) if inert(r) \
+        else "found" if r["found"] else "MISSED"
     lat = "" if r["latency_ms"] is None else " %.2f s" % (r["latency_ms"] / 1000)
     print("seed %d: %d ranks, tick %s, %s, %s, load %s, fault %s on rank %d: %s%s; events: %s" % (
         r["seed"], r["ranks"], r["tick"], "%d Mbit/s" % r["rate_mbit"] if r["rate_mbit"]
