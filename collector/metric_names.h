@@ -67,7 +67,6 @@
 #define M_TCP_TRANSFER_DURATION_SECONDS_COUNT "fabmon_tcp_transfer_duration_seconds_count"
 #define M_TCP_TRANSFER_DURATION_SECONDS_SUM "fabmon_tcp_transfer_duration_seconds_sum"
 #define M_TCP_TRANSFER_OPEN_SECONDS "fabmon_tcp_transfer_open_seconds"
-#define M_TCP_TRANSFER_OPEN_BYTES "fabmon_tcp_transfer_open_bytes"
 #define M_TCP_AWAITED_SECONDS "fabmon_tcp_awaited_seconds"
 #define M_TCP_READING_CONNECTIONS "fabmon_tcp_reading_connections"
 #define M_TCP_UNREAD_BYTES "fabmon_tcp_unread_bytes"

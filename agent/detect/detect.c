@@ -234,7 +234,6 @@ static const struct {
 	{ M_TCP_SENDER_READ_STALL_SECONDS, PART_STALL, 0, STALL_FIELD(sender_read_stall_s) },
 	{ M_TCP_SENDER_BUSY_SECONDS, PART_STALL, 0, STALL_FIELD(sender_busy_s) },
 	{ M_TCP_TRANSFER_OPEN_SECONDS, PART_STALL, 0, STALL_FIELD(open_s) },
-	{ M_TCP_TRANSFER_OPEN_BYTES, PART_PATH, 0, PATH_FIELD(open_bytes) },
 	{ M_TCP_PROGRESS_AGE_SECONDS, PART_STALL, 0, STALL_FIELD(progress_age_s) },
 	{ M_TCP_DELIVERY_RATE_BYTES_PER_SECOND, PART_PATH, 0, PATH_FIELD(rate) },
 	{ M_TCP_PATH_RETRANSMITS_TOTAL, PART_PATH, 1, PATH_FIELD(retransmits) },
@@ -816,15 +815,9 @@ size_t detect_run(struct detect *d, struct registry *reg, struct event_verdict *
 			sg->path[i].busy = 0;
 		sg->path[i].unread = sg->in[i].read_stall_s > 0;
 		/* transfer bytes and seconds, both per second of the tick */
-		sg->handoff[i].goodput = sg->handoff[i].seconds > 0
-						 ? sg->path[i].goodput / sg->handoff[i].seconds
-						 : 0;
-		/* none completed: a transfer under way long enough gives what
-		 * it moved so far (path.h) */
-		sg->path[i].goodput = sg->handoff[i].goodput > 0 ? sg->handoff[i].goodput
-				      : sg->in[i].open_s >= PATH_OPEN_MIN_S
-					      ? sg->path[i].open_bytes / sg->in[i].open_s
-					      : 0;
+		sg->path[i].goodput = sg->handoff[i].goodput =
+			sg->handoff[i].seconds > 0 ? sg->path[i].goodput / sg->handoff[i].seconds
+						   : 0;
 	}
 	path_history_update(&d->ph, sg->path, sg->n, pcfg.window_ms, registry_now(reg));
 	n = detect_path(&d->ph, &pcfg, registry_now(reg), out, max);

@@ -24,13 +24,7 @@ struct path_input {
 	const char *peer; /* the remote address */
 	double rate; /* delivery rate, bytes/s; 0 when nothing was delivered this tick */
 	double fanout; /* most peers one of its senders delivered to this tick */
-	/* bytes/s of the bulk transfers completed this tick; with none, of its
-	 * transfer under way PATH_OPEN_MIN_S old or more, what it moved so far
-	 * over that time; else 0 */
-	double goodput;
-	/* bytes of its longest transfer under way acknowledged so far (the
-	 * caller's, for goodput) */
-	double open_bytes;
+	double goodput; /* bytes/s of the bulk transfers completed this tick; 0 if none */
 	int stalled; /* over the stall detector's bound this tick, or not reading */
 	/* retransmissions towards it its own path explains, per second
 	 * (fabmon_tcp_path_retransmits_total: not its senders' ports') */
@@ -57,13 +51,6 @@ struct path_input {
 	double upstream_rate;
 };
 
-/*
- * A transfer under way this long gives a goodput sample on a tick when none
- * to its peer completed: a path throttled under a backlog completes none
- * while it lasts, and its completed samples, all from before, would read
- * it as fast as ever. A second old, it is past a transfer's slow start.
- */
-#define PATH_OPEN_MIN_S 1.0
 /* The last PATH_SAMPLES delivered ticks of each of up to PATH_PEERS peers. */
 #define PATH_SAMPLES WINDOW_SAMPLES
 /*

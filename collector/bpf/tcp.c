@@ -514,7 +514,7 @@ static const struct metric_desc tcp_gauge_descs[] = {
 	  .help = "How long the longest bulk transfer to the peer still in progress has run (data "
 		  "pending since the connection was last idle); 0 when none is.",
 	  .type = METRIC_GAUGE },
-	{ .name = M_TCP_TRANSFER_OPEN_BYTES,
+	{ .name = "fabmon_tcp_transfer_open_bytes",
 	  .help = "Bytes of that transfer acknowledged so far.",
 	  .type = METRIC_GAUGE },
 	{ .name = M_TCP_PROGRESS_AGE_SECONDS,

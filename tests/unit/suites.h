@@ -28,7 +28,6 @@ Suite *detect_hotspot_suite(void);
 Suite *detect_lossy_suite(void);
 Suite *detect_link_suite(void);
 Suite *detect_path_suite(void);
-Suite *detect_run_tcp_suite(void);
 Suite *detect_handoff_suite(void);
 Suite *lldp_suite(void);
 Suite *packet_suite(void);
